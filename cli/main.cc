@@ -1,0 +1,2 @@
+#include <iostream>
+int main() { std::cout << "rlx\n"; return 0; }

@@ -1,0 +1,72 @@
+#include "envs/registry.h"
+
+#include <stdexcept>
+
+#include "envs/classic/classic_control.h"
+#include "envs/mujoco/mujoco_envs.h"
+
+namespace rlx {
+
+void EnvRegistry::add(const EnvSpec& spec, EnvFactory factory) {
+  if (spec.id.empty()) throw std::invalid_argument("cannot register an environment with an empty id");
+  if (!factory) throw std::invalid_argument("environment '" + spec.id + "' was registered without a factory");
+  if (!spec.observation_space.is_box()) {
+    throw std::invalid_argument("environment '" + spec.id + "' must have a Box observation space");
+  }
+  spec.observation_space.validate();
+  spec.action_space.validate();
+  if (spec.max_episode_steps < 0) {
+    throw std::invalid_argument("environment '" + spec.id + "' has a negative max_episode_steps");
+  }
+  if (entries_.count(spec.id)) throw std::invalid_argument("environment id '" + spec.id + "' is already registered");
+  entries_.emplace(spec.id, Entry{spec, std::move(factory)});
+}
+
+bool EnvRegistry::contains(const std::string& id) const { return entries_.count(id) > 0; }
+
+std::optional<EnvSpec> EnvRegistry::find(const std::string& id) const {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.spec;
+}
+
+const EnvRegistry::Entry& EnvRegistry::entry(const std::string& id) const {
+  auto it = entries_.find(id);
+  if (it != entries_.end()) return it->second;
+  std::string known;
+  for (const auto& [name, unused] : entries_) known += (known.empty() ? "" : ", ") + name;
+  throw std::invalid_argument("unknown environment id '" + id + "'; known ids: " + known);
+}
+
+const EnvSpec& EnvRegistry::spec(const std::string& id) const { return entry(id).spec; }
+
+const EnvFactory& EnvRegistry::factory(const std::string& id) const { return entry(id).factory; }
+
+std::unique_ptr<Env> EnvRegistry::make(const std::string& id) const {
+  auto env = entry(id).factory();
+  if (!env) throw std::runtime_error("the factory of environment '" + id + "' returned no environment");
+  return env;
+}
+
+std::vector<std::string> EnvRegistry::ids() const {
+  std::vector<std::string> result;
+  result.reserve(entries_.size());
+  for (const auto& [name, unused] : entries_) result.push_back(name);
+  return result;
+}
+
+void register_builtin_envs(EnvRegistrar& registrar) {
+  register_classic_control(registrar);
+  register_mujoco_envs(registrar);
+}
+
+EnvRegistry& global_env_registry() {
+  static EnvRegistry registry = [] {
+    EnvRegistry built;
+    register_builtin_envs(built);
+    return built;
+  }();
+  return registry;
+}
+
+}  // namespace rlx

@@ -1,0 +1,60 @@
+// EnvRegistry: env ids -> specs and factories; built-ins plus whatever plugins add.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "envs/env.h"
+
+namespace rlx {
+
+// Makes a fresh environment instance.
+using EnvFactory = std::function<std::unique_ptr<Env>()>;
+
+// The interface a plugin's registration function receives (kept abstract so a plugin
+// needs only headers, never rlx's libraries).
+class EnvRegistrar {
+ public:
+  virtual ~EnvRegistrar() = default;
+  // Adds an env id; throws std::invalid_argument if the id is taken or the spec is malformed.
+  virtual void add(const EnvSpec& spec, EnvFactory factory) = 0;
+};
+
+// A set of registered environments.
+class EnvRegistry : public EnvRegistrar {
+ public:
+  void add(const EnvSpec& spec, EnvFactory factory) override;
+
+  // True when the id is registered.
+  bool contains(const std::string& id) const;
+  // The spec of a registered id; std::nullopt when unknown.
+  std::optional<EnvSpec> find(const std::string& id) const;
+  // The spec of a registered id; throws std::invalid_argument listing the known ids when unknown.
+  const EnvSpec& spec(const std::string& id) const;
+  // A new instance of the env; throws std::invalid_argument listing the known ids when unknown.
+  std::unique_ptr<Env> make(const std::string& id) const;
+  // The factory of a registered id; throws like make().
+  const EnvFactory& factory(const std::string& id) const;
+  // All ids in sorted order.
+  std::vector<std::string> ids() const;
+
+ private:
+  struct Entry {
+    EnvSpec spec;
+    EnvFactory factory;
+  };
+  const Entry& entry(const std::string& id) const;
+  std::map<std::string, Entry> entries_;
+};
+
+// Adds every built-in environment (classic control and MuJoCo) to a registry.
+void register_builtin_envs(EnvRegistrar& registrar);
+
+// The process-wide registry, holding the built-ins from first use and any loaded plugins.
+EnvRegistry& global_env_registry();
+
+}  // namespace rlx
