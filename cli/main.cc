@@ -1,2 +1,62 @@
+// The `rlx` binary: dispatches to one subcommand per file.
+#include <exception>
 #include <iostream>
-int main() { std::cout << "rlx\n"; return 0; }
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+const Subcommand kSubcommands[] = {
+    {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
+};
+
+void print_usage(std::ostream& out) {
+  out << "usage: rlx [--help] [--version] COMMAND [ARGS...]\n\n"
+         "rlx: distributed reinforcement learning in C++.\n\ncommands:\n";
+  for (const Subcommand& sub : kSubcommands) out << "  " << sub.name << "    " << sub.summary << "\n";
+  out << "\n`rlx COMMAND --help` describes a command.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    print_usage(std::cerr);
+    return rlx::cli::kExitUsage;
+  }
+  const std::string& name = args.front();
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(std::cout);
+    return rlx::cli::kExitOk;
+  }
+  if (name == "--version") {
+    std::cout << "rlx " << kVersion << "\n";
+    return rlx::cli::kExitOk;
+  }
+  for (const Subcommand& sub : kSubcommands) {
+    if (name != sub.name) continue;
+    try {
+      return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const rlx::cli::UsageError& e) {
+      std::cerr << "rlx " << name << ": " << e.what() << "\n(see `rlx " << name << " --help`)\n";
+      return rlx::cli::kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "rlx " << name << ": error: " << e.what() << "\n";
+      return rlx::cli::kExitError;
+    }
+  }
+  std::cerr << "rlx: unknown command '" << name << "'\n\n";
+  print_usage(std::cerr);
+  return rlx::cli::kExitUsage;
+}

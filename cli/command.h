@@ -1,0 +1,37 @@
+// The `rlx` subcommands: each lives in its own file and is listed in main.cc.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace rlx::cli {
+
+// Bad command-line input: printed with the command's usage, exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Exit statuses shared by every subcommand.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+// `rlx envs ...`: list, info, rollout, bench. args excludes "rlx envs".
+int run_envs_command(const std::vector<std::string>& args);
+
+// Adds the repeatable `--env-plugin PATH` option to a subcommand's options.
+void add_env_plugin_option(boost::program_options::options_description& options);
+
+// Loads every `--env-plugin` given into the global env registry; throws on a bad plugin.
+void load_env_plugins_from(const boost::program_options::variables_map& values);
+
+// Parses args against options and positionals; throws UsageError with the parser's message.
+boost::program_options::variables_map parse_command_line(
+    const std::vector<std::string>& args, const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description& positionals);
+
+}  // namespace rlx::cli

@@ -1,0 +1,69 @@
+// `rlx envs bench`: raw single-core stepping speed with random actions.
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/envs_subcommands.h"
+#include "envs/registry.h"
+#include "envs/stepping_benchmark.h"
+
+namespace po = boost::program_options;
+
+namespace rlx::cli {
+
+int run_envs_bench(const std::vector<std::string>& args) {
+  po::options_description options("rlx envs bench ID: raw single-core stepping speed, random actions");
+  options.add_options()("help,h", "show this help")("id", po::value<std::string>(), "env id")(
+      "envs", po::value<int>()->default_value(1), "envs stepped as one VectorEnv")(
+      "steps", po::value<int64_t>()->default_value(0), "steps per env per repeat (default: about one second's worth)")(
+      "repeats", po::value<int>()->default_value(3), "timed repeats; the final line is their median")(
+      "seed", po::value<uint64_t>()->default_value(0), "seed of envs and actions");
+  add_env_plugin_option(options);
+  po::positional_options_description positionals;
+  positionals.add("id", 1);
+  const po::variables_map values = parse_command_line(args, options, positionals);
+  if (values.count("help")) {
+    std::cout << "usage: rlx envs bench ID [--envs K] [--steps N] [--repeats R]\n\n" << options;
+    return kExitOk;
+  }
+  if (!values.count("id")) throw UsageError("missing env ID");
+  const int num_envs = values["envs"].as<int>();
+  int64_t steps = values["steps"].as<int64_t>();
+  const int repeats = values["repeats"].as<int>();
+  const uint64_t seed = values["seed"].as<uint64_t>();
+  if (num_envs < 1) throw UsageError("--envs must be >= 1, got " + std::to_string(num_envs));
+  if (steps < 0) throw UsageError("--steps must be >= 0, got " + std::to_string(steps));
+  if (repeats < 1) throw UsageError("--repeats must be >= 1, got " + std::to_string(repeats));
+  load_env_plugins_from(values);
+
+  const std::string id = values["id"].as<std::string>();
+  const EnvFactory& factory = global_env_registry().factory(id);
+  if (steps == 0) {
+    // Calibrate: grow a trial run until it takes 0.1 s, then aim for about one second.
+    int64_t trial = 256;
+    SteppingMeasurement probe = measure_env_stepping(factory, num_envs, trial, seed);
+    while (probe.seconds < 0.1 && trial < (int64_t{1} << 34)) {
+      trial *= 4;
+      probe = measure_env_stepping(factory, num_envs, trial, seed);
+    }
+    steps = std::max<int64_t>(1, static_cast<int64_t>(trial * (1.0 / std::max(probe.seconds, 1e-9))));
+  }
+
+  std::vector<double> rates;
+  for (int r = 0; r < repeats; ++r) {
+    const SteppingMeasurement m = measure_env_stepping(factory, num_envs, steps, seed + r);
+    rates.push_back(m.env_steps_per_s());
+    std::cout << "env=" << id << " envs=" << num_envs << " repeat=" << r + 1 << " env_steps=" << m.env_steps
+              << " episodes=" << m.episodes << " seconds=" << m.seconds
+              << " env_steps_per_s=" << static_cast<int64_t>(m.env_steps_per_s()) << "\n";
+  }
+  std::sort(rates.begin(), rates.end());
+  const double median = rates.size() % 2 ? rates[rates.size() / 2]
+                                         : 0.5 * (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]);
+  std::cout << "env_steps_per_s=" << static_cast<int64_t>(median) << std::endl;
+  return kExitOk;
+}
+
+}  // namespace rlx::cli

@@ -1,0 +1,157 @@
+// `rlx envs rollout`: reset with a seed, optionally set the physical state, step with given or
+// random actions and print one JSON object per step.
+#include <charconv>
+#include <cmath>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/envs_subcommands.h"
+#include "cli/number_list.h"
+#include "envs/random_actions.h"
+#include "envs/registry.h"
+
+namespace po = boost::program_options;
+
+namespace rlx::cli {
+
+namespace {
+
+// Shortest text that reads back as the same float32 (JSON null for non-finite values).
+void append_float(std::string& out, float value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out.append(buffer, result.ptr);
+}
+
+void append_double(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out.append(buffer, result.ptr);
+}
+
+// Actions given on the command line, checked against the action space.
+struct GivenActions {
+  std::vector<int64_t> indices;
+  std::vector<float> values;
+  int64_t count = 0;
+};
+
+GivenActions parse_actions(const std::string& text, const Space& space) {
+  const std::vector<double> numbers = parse_number_list(text, "actions");
+  GivenActions actions;
+  if (space.is_discrete()) {
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      const double a = numbers[i];
+      if (a != std::floor(a) || a < 0 || a >= static_cast<double>(space.n)) {
+        throw UsageError("--actions: item " + std::to_string(i + 1) + " (" + std::to_string(a) +
+                         ") is not an action of " + space.to_string() + " (expected an integer in [0, " +
+                         std::to_string(space.n) + "))");
+      }
+      actions.indices.push_back(static_cast<int64_t>(a));
+    }
+    actions.count = static_cast<int64_t>(actions.indices.size());
+    return actions;
+  }
+  const auto size = static_cast<size_t>(space.size());
+  if (numbers.size() % size != 0) {
+    throw UsageError("--actions: " + std::to_string(numbers.size()) + " numbers do not split into actions of " +
+                     std::to_string(size) + " values for " + space.to_string());
+  }
+  for (double a : numbers) actions.values.push_back(static_cast<float>(a));
+  actions.count = static_cast<int64_t>(numbers.size() / size);
+  return actions;
+}
+
+}  // namespace
+
+int run_envs_rollout(const std::vector<std::string>& args) {
+  po::options_description options("rlx envs rollout ID --seed S: step an env, one JSON object per step");
+  options.add_options()("help,h", "show this help")("id", po::value<std::string>(), "env id")(
+      "seed", po::value<uint64_t>(), "reset seed (required)")(
+      "state", po::value<std::string>(), "physical state to set after reset, comma separated")(
+      "actions", po::value<std::string>(),
+      "actions, comma separated (Box actions: action-size numbers each); random when absent")(
+      "steps", po::value<int64_t>(), "most steps to take (default: to the end of the episode)");
+  add_env_plugin_option(options);
+  po::positional_options_description positionals;
+  positionals.add("id", 1);
+  const po::variables_map values = parse_command_line(args, options, positionals);
+  if (values.count("help")) {
+    std::cout << "usage: rlx envs rollout ID --seed S [--state v1,v2,...] [--actions a1,a2,...] [--steps N]\n\n"
+              << options;
+    return kExitOk;
+  }
+  if (!values.count("id")) throw UsageError("missing env ID");
+  if (!values.count("seed")) throw UsageError("missing --seed");
+  load_env_plugins_from(values);
+
+  const std::string id = values["id"].as<std::string>();
+  const uint64_t seed = values["seed"].as<uint64_t>();
+  std::unique_ptr<Env> env = global_env_registry().make(id);
+  const Space& action_space = env->spec().action_space;
+  std::vector<float> obs(static_cast<size_t>(env->spec().observation_space.size()));
+  env->reset(seed, obs.data());
+
+  if (values.count("state")) {
+    const std::vector<double> state = parse_number_list(values["state"].as<std::string>(), "state");
+    const size_t expected = env->state().size();
+    if (expected == 0) throw UsageError(id + " does not expose a physical state, so --state cannot be used");
+    if (state.size() != expected) {
+      throw UsageError("--state: " + id + " has a state of " + std::to_string(expected) + " values, got " +
+                       std::to_string(state.size()));
+    }
+    env->set_state(state, obs.data());
+  }
+
+  std::optional<GivenActions> given;
+  if (values.count("actions")) given = parse_actions(values["actions"].as<std::string>(), action_space);
+  int64_t max_steps = values.count("steps") ? values["steps"].as<int64_t>() : -1;
+  if (values.count("steps") && max_steps < 0) throw UsageError("--steps must be >= 0");
+  if (given && (max_steps < 0 || max_steps > given->count)) max_steps = given->count;
+
+  Rng action_rng(seed ^ 0x5eedacc1005eedULL);
+  std::vector<int64_t> random_index(1);
+  std::vector<float> random_values(static_cast<size_t>(action_space.size()));
+  std::string line;
+  for (int64_t t = 0; max_steps < 0 || t < max_steps; ++t) {
+    Action action;
+    if (given) {
+      if (action_space.is_discrete()) {
+        action.index = given->indices[static_cast<size_t>(t)];
+      } else {
+        action.values = given->values.data() + t * action_space.size();
+      }
+    } else {
+      sample_actions(action_space, action_rng, 1, random_index.data(), random_values.data());
+      action.index = random_index[0];
+      action.values = random_values.data();
+    }
+    const StepResult result = env->step(action, obs.data());
+    line = "{\"obs\": [";
+    for (size_t i = 0; i < obs.size(); ++i) {
+      if (i) line += ", ";
+      append_float(line, obs[i]);
+    }
+    line += "], \"reward\": ";
+    append_double(line, result.reward);
+    line += result.terminated ? ", \"terminated\": true" : ", \"terminated\": false";
+    line += result.truncated ? ", \"truncated\": true}\n" : ", \"truncated\": false}\n";
+    std::cout << line;
+    if (result.terminated || result.truncated) break;
+  }
+  std::cout.flush();
+  return kExitOk;
+}
+
+}  // namespace rlx::cli

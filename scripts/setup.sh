@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages rlx needs (only when some are missing), then
+# configures and builds rlx into build/. Idempotent; run as root (or with sudo available).
+#   scripts/setup.sh [--build-dir DIR] [--build-type TYPE] [--no-tests] [--no-build]
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+build_dir=build
+build_type=Release
+build_tests=ON
+do_build=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --build-type) build_type="$2"; shift 2 ;;
+    --no-tests) build_tests=OFF; shift ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  g++ cmake ninja-build ccache pkg-config git
+  libtorch-dev libopenblas0-pthread
+  libmujoco-dev libqhull-dev
+  libzmq3-dev cppzmq-dev
+  libboost-program-options-dev
+  catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  [ "${status:0:2}" = "ii" ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages present"
+fi
+
+[ "$do_build" = 1 ] || exit 0
+generator=()
+if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+if [ -f "$build_dir/CMakeCache.txt" ]; then generator=(); fi
+cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$build_type" -DRLX_BUILD_TESTS="$build_tests"
+cmake --build "$build_dir" -j "$(nproc)"
+echo "setup: built $build_dir/rlx"

@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run_rlx.h"
+
+using rlx::test::run_rlx;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string join(const nlohmann::json& values) {
+  std::string text;
+  for (const auto& v : values) {
+    std::ostringstream item;
+    item.precision(17);
+    item << v.get<double>();
+    text += (text.empty() ? "" : ",") + item.str();
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("rlx --help and every subcommand's --help succeed", "[cli]") {
+  for (const char* args : {"--help", "envs --help", "envs list --help", "envs info --help", "envs rollout --help",
+                           "envs bench --help"}) {
+    INFO(args);
+    const auto r = run_rlx(args);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("usage: rlx"));
+  }
+}
+
+TEST_CASE("rlx envs list shows every built-in id with its spaces", "[cli]") {
+  const auto r = run_rlx("envs list");
+  REQUIRE(r.exit_code == 0);
+  for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1",
+                         "Hopper-v4", "HalfCheetah-v4", "Walker2d-v4", "Ant-v4", "InvertedPendulum-v4"}) {
+    CHECK_THAT(r.out, Catch::Contains(std::string(id) + "  observation=Box("));
+  }
+  CHECK_THAT(r.out, Catch::Contains("CartPole-v1  observation=Box([-4.8 -inf -0.418879 -inf], "
+                                    "[4.8 inf 0.418879 inf], (4,), float32)  action=Discrete(2)"));
+}
+
+TEST_CASE("rlx envs info prints the spec as JSON", "[cli]") {
+  const auto r = run_rlx("envs info Pendulum-v1");
+  REQUIRE(r.exit_code == 0);
+  const auto spec = nlohmann::json::parse(r.out);
+  CHECK(spec["id"] == "Pendulum-v1");
+  CHECK(spec["max_episode_steps"] == 200);
+  CHECK(spec["action_space"]["type"] == "Box");
+  CHECK(spec["action_space"]["high"][0] == 2.0);
+  CHECK(spec["observation_space"]["shape"] == nlohmann::json::array({3}));
+}
+
+TEST_CASE("an unknown env id is an error that lists the known ones", "[cli]") {
+  for (const char* args : {"envs info NoSuchEnv-v0", "envs rollout NoSuchEnv-v0 --seed 1", "envs bench NoSuchEnv-v0"}) {
+    INFO(args);
+    const auto r = run_rlx(args);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("NoSuchEnv-v0") && Catch::Contains("CartPole-v1"));
+  }
+}
+
+TEST_CASE("rlx envs rollout replays a reference trajectory", "[cli]") {
+  std::ifstream in(std::string(RLX_TEST_DATA_DIR) + "/gymnasium-classic.jsonl");
+  std::string line;
+  bool checked_pendulum = false, checked_cartpole = false;
+  while (std::getline(in, line) && !(checked_pendulum && checked_cartpole)) {
+    const auto ref = nlohmann::json::parse(line);
+    const std::string env = ref["env"];
+    if (env != "Pendulum-v1" && env != "CartPole-v1") continue;
+    if ((env == "Pendulum-v1" && checked_pendulum) || (env == "CartPole-v1" && checked_cartpole)) continue;
+    nlohmann::json flat_actions = nlohmann::json::array();
+    for (const auto& a : ref["actions"]) {
+      if (a.is_array()) {
+        for (const auto& v : a) flat_actions.push_back(v);
+      } else {
+        flat_actions.push_back(a);
+      }
+    }
+    const auto r = run_rlx("envs rollout " + env + " --seed " + std::to_string(ref["seed"].get<int>()) + " --state " +
+                           join(ref["state"]) + " --actions " + join(flat_actions));
+    REQUIRE(r.exit_code == 0);
+    const auto lines = lines_of(r.out);
+    REQUIRE(lines.size() == ref["steps"].size());
+    for (size_t t = 0; t < lines.size(); ++t) {
+      const auto step = nlohmann::json::parse(lines[t]);
+      const auto& expected = ref["steps"][t];
+      for (size_t i = 0; i < expected["obs"].size(); ++i) {
+        REQUIRE(step["obs"][i].get<double>() == Approx(expected["obs"][i].get<double>()).margin(1e-4));
+      }
+      REQUIRE(step["reward"].get<double>() == Approx(expected["reward"].get<double>()).margin(1e-4));
+      REQUIRE(step["terminated"] == expected["terminated"]);
+      REQUIRE(step["truncated"] == expected["truncated"]);
+    }
+    (env == "Pendulum-v1" ? checked_pendulum : checked_cartpole) = true;
+  }
+  CHECK(checked_pendulum);
+  CHECK(checked_cartpole);
+}
+
+TEST_CASE("rlx envs rollout with random actions stops at the end of the episode", "[cli]") {
+  const auto a = run_rlx("envs rollout CartPole-v1 --seed 3");
+  const auto b = run_rlx("envs rollout CartPole-v1 --seed 3");
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+  const auto lines = lines_of(a.out);
+  REQUIRE(!lines.empty());
+  const auto last = nlohmann::json::parse(lines.back());
+  CHECK((last["terminated"].get<bool>() || last["truncated"].get<bool>()));
+  for (size_t t = 0; t + 1 < lines.size(); ++t) CHECK_FALSE(nlohmann::json::parse(lines[t])["terminated"].get<bool>());
+  const auto limited = run_rlx("envs rollout Pendulum-v1 --seed 3 --steps 7");
+  CHECK(lines_of(limited.out).size() == 7);
+}
+
+TEST_CASE("rlx envs rollout names bad input", "[cli]") {
+  auto r = run_rlx("envs rollout CartPole-v1 --seed 1 --actions 0,1,2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--actions: item 3") && Catch::Contains("Discrete(2)"));
+  r = run_rlx("envs rollout CartPole-v1 --seed 1 --actions 0,x");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("item 2 'x' is not a number"));
+  r = run_rlx("envs rollout CartPole-v1 --seed 1 --state 0.1,0.2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("state of 4 values, got 2"));
+  r = run_rlx("envs rollout CartPole-v1");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--seed"));
+  r = run_rlx("envs rollout CartPole-v1 --seed 1 --bogus 3");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("bogus"));
+}
+
+TEST_CASE("rlx envs bench prints a final machine-readable figure", "[cli]") {
+  const auto r = run_rlx("envs bench CartPole-v1 --envs 4 --steps 2000 --repeats 3");
+  REQUIRE(r.exit_code == 0);
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  REQUIRE(lines.back().rfind("env_steps_per_s=", 0) == 0);
+  CHECK(std::stod(lines.back().substr(16)) > 0.0);
+  CHECK(run_rlx("envs bench CartPole-v1 --envs 0").exit_code == 2);
+}
+
+TEST_CASE("unknown commands and missing plugins are clear errors", "[cli]") {
+  auto r = run_rlx("frobnicate");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown command 'frobnicate'"));
+  r = run_rlx("envs list --env-plugin /nonexistent/libnothing.so");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/libnothing.so"));
+}

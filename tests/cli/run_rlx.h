@@ -1,0 +1,42 @@
+// Runs the built `rlx` binary as a user would and captures what it prints.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace rlx::test {
+
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Runs `build/rlx ARGS` through the shell (ARGS is shell text) and returns its exit status,
+// standard output and standard error.
+inline CommandOutput run_rlx(const std::string& args) {
+  const std::string base = std::string(RLX_BINARY_DIR) + "/tests/cli_run_" + std::to_string(::getpid());
+  const std::string command = std::string(RLX_BINARY_DIR) + "/rlx " + args + " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(command.c_str());
+  CommandOutput result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text_file(base + ".out");
+  result.err = read_text_file(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return result;
+}
+
+}  // namespace rlx::test
