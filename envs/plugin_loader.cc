@@ -1,0 +1,144 @@
+#include "envs/plugin_loader.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "envs/plugin.h"
+
+namespace rlx {
+namespace {
+
+// The start of every error message about the plugin at path.
+std::string plugin_error(const std::string& path, const std::string& what) {
+  return "env plugin '" + path + "': " + what;
+}
+
+// The file's canonical path; throws "no such file" when it does not exist.
+std::string canonical_plugin_path(const std::string& path) {
+  std::error_code error;
+  const bool exists = std::filesystem::exists(path, error);
+  if (error || !exists) throw std::runtime_error(plugin_error(path, "no such file"));
+  const std::filesystem::path canonical = std::filesystem::canonical(path, error);
+  if (error) throw std::runtime_error(plugin_error(path, "cannot resolve the path: " + error.message()));
+  if (std::filesystem::is_directory(canonical)) {
+    throw std::runtime_error(plugin_error(path, "is a directory, not a shared library"));
+  }
+  return canonical.string();
+}
+
+// A dlopen handle, closed on destruction. Libraries are opened with RTLD_NODELETE, so their
+// code stays mapped after the close: envs and factories made by a plugin outlive the handle.
+class SharedLibrary {
+ public:
+  // Opens the library at file; throws with dlerror's text (message naming path) on failure.
+  SharedLibrary(const std::string& path, const std::string& file) : path_(path) {
+    dlerror();  // clear any stale error
+    handle_ = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!handle_) {
+      const char* reason = dlerror();
+      throw std::runtime_error(plugin_error(path, std::string("cannot load: ") + (reason ? reason : "unknown dlopen error")));
+    }
+  }
+  ~SharedLibrary() { dlclose(handle_); }
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+
+  // The address of an exported symbol; throws naming the symbol when it is missing.
+  void* symbol(const char* name) const {
+    dlerror();
+    void* address = dlsym(handle_, name);
+    const char* reason = dlerror();
+    if (reason || !address) {
+      throw std::runtime_error(plugin_error(path_, std::string("missing symbol '") + name +
+                                                       "' (plugins define it with RLX_ENV_PLUGIN from envs/plugin.h)"));
+    }
+    return address;
+  }
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+};
+
+// Collects a plugin's registrations, checking each spec as EnvRegistry does, so that nothing
+// reaches the real registrar unless the whole registration succeeds.
+class StagingRegistrar : public EnvRegistrar {
+ public:
+  void add(const EnvSpec& spec, EnvFactory factory) override {
+    checker_.add(spec, factory);  // validates the spec and rejects ids repeated within the plugin
+    entries_.emplace_back(spec, std::move(factory));
+  }
+  std::vector<std::pair<EnvSpec, EnvFactory>>& entries() { return entries_; }
+
+ private:
+  EnvRegistry checker_;
+  std::vector<std::pair<EnvSpec, EnvFactory>> entries_;
+};
+
+// Loads the plugin whose canonical path is file (path is how the caller named it).
+void load_plugin_file(const std::string& path, const std::string& file, EnvRegistrar& registrar) {
+  const SharedLibrary library(path, file);
+  const auto abi_version = reinterpret_cast<EnvPluginAbiVersionFn>(library.symbol(kEnvPluginAbiVersionSymbol));
+  const auto register_envs = reinterpret_cast<EnvPluginRegisterFn>(library.symbol(kEnvPluginRegisterSymbol));
+
+  const int plugin_version = abi_version();
+  if (plugin_version != kEnvPluginAbiVersion) {
+    throw std::runtime_error(plugin_error(
+        path, "built for env plugin ABI version " + std::to_string(plugin_version) + ", but this rlx uses version " +
+                  std::to_string(kEnvPluginAbiVersion) + "; rebuild the plugin against this rlx's headers"));
+  }
+
+  StagingRegistrar staged;
+  try {
+    register_envs(staged);
+  } catch (const std::exception& error) {
+    throw std::runtime_error(plugin_error(path, std::string("registration failed: ") + error.what()));
+  } catch (...) {
+    throw std::runtime_error(plugin_error(path, "registration failed with a non-standard exception"));
+  }
+
+  // Refuse taken ids before adding any, so a clash leaves an EnvRegistry untouched.
+  if (const auto* registry = dynamic_cast<const EnvRegistry*>(&registrar)) {
+    for (const auto& [spec, factory] : staged.entries()) {
+      if (registry->contains(spec.id)) {
+        throw std::runtime_error(plugin_error(path, "environment id '" + spec.id + "' is already registered"));
+      }
+    }
+  }
+  for (auto& [spec, factory] : staged.entries()) {
+    try {
+      registrar.add(spec, std::move(factory));
+    } catch (const std::exception& error) {
+      throw std::runtime_error(plugin_error(path, error.what()));
+    }
+  }
+}
+
+}  // namespace
+
+void load_env_plugin(const std::string& path, EnvRegistrar& registrar) {
+  load_plugin_file(path, canonical_plugin_path(path), registrar);
+}
+
+bool EnvPluginLoader::load(const std::string& path) {
+  std::string file = canonical_plugin_path(path);
+  if (loaded_.count(file)) return false;
+  load_plugin_file(path, file, registrar_);
+  loaded_.insert(file);
+  loaded_paths_.push_back(std::move(file));
+  return true;
+}
+
+void load_env_plugins(const std::vector<std::string>& paths) {
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  static EnvPluginLoader loader(global_env_registry());
+  for (const std::string& path : paths) loader.load(path);
+}
+
+}  // namespace rlx
