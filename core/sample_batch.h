@@ -1,0 +1,85 @@
+// SampleBatch: a time-major trajectory fragment of T steps from K envs, the one column
+// layout that rollout workers produce, the wire carries, and PPO and DQN learners consume.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+// Columns are flat row-major arrays; [T, K, ...] means step-major, env-minor.
+struct SampleBatch {
+  uint64_t worker_id = 0;
+  uint64_t policy_version = 0;  // version of the weights that chose these actions
+  int32_t num_steps = 0;        // T
+  int32_t num_envs = 0;         // K
+  int64_t obs_size = 0;         // O
+  int64_t action_size = 0;      // A for Box actions; 0 for Discrete
+
+  std::vector<float> obs;                // [T, K, O] observation the action was chosen on
+  std::vector<int64_t> action_indices;   // [T, K] Discrete actions (empty for Box)
+  std::vector<float> action_values;      // [T, K, A] Box actions as sampled, before clipping (empty for Discrete)
+  std::vector<float> rewards;            // [T, K]
+  std::vector<uint8_t> terminated;       // [T, K] 1 where the step ended the episode in a terminal state
+  std::vector<uint8_t> truncated;        // [T, K] 1 where the step was cut by a time limit
+  std::vector<float> log_probs;          // [T, K] log pi(a|s) of the behaviour policy (empty if unused)
+  std::vector<float> values;             // [T, K] V(s) of the behaviour policy (empty if unused)
+  std::vector<float> bootstrap_obs;      // [K, O] observation after the fragment's last step
+  std::vector<int32_t> final_obs_index;  // [D] flat t * K + k of the steps that ended an episode
+  std::vector<float> final_obs;          // [D, O] last observation of each such episode
+
+  bool discrete() const { return action_size == 0; }
+  int64_t num_transitions() const { return int64_t{num_steps} * num_envs; }
+
+  // Sizes every column for T steps of K envs (log_probs/values only when with_policy_outputs).
+  void resize(int32_t steps, int32_t envs, int64_t obs_dim, int64_t action_dim, bool with_policy_outputs) {
+    num_steps = steps;
+    num_envs = envs;
+    obs_size = obs_dim;
+    action_size = action_dim;
+    const auto n = static_cast<size_t>(num_transitions());
+    obs.resize(n * obs_dim);
+    action_indices.resize(action_dim == 0 ? n : 0);
+    action_values.resize(n * action_dim);
+    rewards.resize(n);
+    terminated.resize(n);
+    truncated.resize(n);
+    log_probs.resize(with_policy_outputs ? n : 0);
+    values.resize(with_policy_outputs ? n : 0);
+    bootstrap_obs.resize(static_cast<size_t>(envs) * obs_dim);
+    final_obs_index.clear();
+    final_obs.clear();
+  }
+
+  // Throws std::invalid_argument naming the first column whose size disagrees with T, K, O, A.
+  void validate() const {
+    const auto n = static_cast<size_t>(num_transitions());
+    const auto o = static_cast<size_t>(obs_size);
+    if (num_steps < 0 || num_envs < 0 || obs_size < 0 || action_size < 0) throw std::invalid_argument("SampleBatch has a negative dimension");
+    check("obs", obs.size(), n * o);
+    check("action_indices", action_indices.size(), discrete() ? n : 0);
+    check("action_values", action_values.size(), n * static_cast<size_t>(action_size));
+    check("rewards", rewards.size(), n);
+    check("terminated", terminated.size(), n);
+    check("truncated", truncated.size(), n);
+    if (!log_probs.empty()) check("log_probs", log_probs.size(), n);
+    if (!values.empty()) check("values", values.size(), n);
+    check("bootstrap_obs", bootstrap_obs.size(), static_cast<size_t>(num_envs) * o);
+    check("final_obs", final_obs.size(), final_obs_index.size() * o);
+    for (int32_t index : final_obs_index) {
+      if (index < 0 || static_cast<size_t>(index) >= n) throw std::invalid_argument("SampleBatch final_obs_index out of range");
+    }
+  }
+
+ private:
+  static void check(const char* column, size_t got, size_t expected) {
+    if (got != expected) {
+      throw std::invalid_argument(std::string("SampleBatch column ") + column + " holds " + std::to_string(got) +
+                                  " values, expected " + std::to_string(expected));
+    }
+  }
+};
+
+}  // namespace rlx

@@ -1,0 +1,50 @@
+#include "envs/mujoco/hopper.h"
+
+namespace rlx {
+
+EnvSpec HopperEnv::make_spec() {
+  EnvSpec spec;
+  spec.id = kId;
+  spec.observation_space = Space::box({11}, -kInf, kInf);
+  spec.action_space = Space::box({3}, -1.0f, 1.0f);
+  spec.max_episode_steps = 1000;
+  spec.reward_threshold = 3800.0;
+  return spec;
+}
+
+HopperEnv::HopperEnv() : MujocoEnv(make_spec(), kAsset, kFrameSkip, 6, 6) {}
+
+bool HopperEnv::is_healthy() const {
+  const mjModel& m = model();
+  const mjData& d = data();
+  for (int i = 2; i < m.nq; ++i) {
+    if (!(-kHealthyStateLimit < d.qpos[i] && d.qpos[i] < kHealthyStateLimit)) return false;
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    if (!(-kHealthyStateLimit < d.qvel[i] && d.qvel[i] < kHealthyStateLimit)) return false;
+  }
+  const double z = d.qpos[1];
+  const double angle = d.qpos[2];
+  return kMinHealthyZ < z && -kMaxHealthyAngle < angle && angle < kMaxHealthyAngle;
+}
+
+void HopperEnv::reset_episode(Rng& rng, float* obs) {
+  reset_with_noise(rng, kResetNoiseScale, /*normal_qvel_noise=*/false);
+  write_observation(obs);
+}
+
+StepResult HopperEnv::step_episode(const Action& action, float* obs) {
+  const double x_before = data().qpos[0];
+  do_simulation(action);
+  const double x_after = data().qpos[0];
+  const double forward_reward = kForwardRewardWeight * (x_after - x_before) / dt();
+  StepResult result;
+  result.reward = (forward_reward + kHealthyReward) - control_cost(action, kCtrlCostWeight);
+  result.terminated = !is_healthy();
+  write_observation(obs);
+  return result;
+}
+
+void HopperEnv::write_observation(float* obs) const { write_qpos_qvel(obs, 1, kQvelObsLimit); }
+
+}  // namespace rlx
