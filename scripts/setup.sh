@@ -23,7 +23,7 @@ done
 packages=(
   g++ cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread
-  libmujoco-dev libqhull-dev
+  libmujoco-dev libqhull-dev libopengl-dev libgl-dev
   libzmq3-dev cppzmq-dev
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev

@@ -1,0 +1,65 @@
+// FragmentCollector: steps a VectorEnv with a RolloutPolicy and cuts the stream into
+// SampleBatch fragments of T steps, continuing across fragments without resets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/sample_batch.h"
+#include "envs/vector_env.h"
+#include "rollout/rollout_policy.h"
+
+namespace rlx {
+
+// One finished episode seen by a collector.
+struct EpisodeStats {
+  double episode_return = 0.0;
+  int32_t length = 0;
+};
+
+// Records, per step t and env k: the observation the action was chosen on (raw, before any
+// policy-side normalisation), the action (Box: the unclipped sample; the env receives it
+// clipped to the action space), reward, terminated, truncated, and the policy's log-prob and
+// value when it has them; final_obs / final_obs_index for every step that ended an episode;
+// bootstrap_obs = the observation after step T-1 (the next fragment's obs[0]).
+class FragmentCollector {
+ public:
+  // Borrows envs and policy (both must outlive the collector) and resets env i with seed + i.
+  // Throws std::invalid_argument when T < 1 or the policy's obs size / action kind do not match.
+  FragmentCollector(VectorEnv& envs, RolloutPolicy& policy, int fragment_length, uint64_t seed);
+  // Same, owning the envs.
+  FragmentCollector(std::unique_ptr<VectorEnv> envs, RolloutPolicy& policy, int fragment_length, uint64_t seed);
+
+  // Steps T times and fills out (resized as needed; reusing one SampleBatch avoids allocation).
+  // Sets out.policy_version to the policy's version; leaves out.worker_id alone.
+  void collect(SampleBatch& out);
+
+  // Episodes finished since the last call, in the order they ended; clears the list.
+  std::vector<EpisodeStats> take_finished_episodes();
+
+  int fragment_length() const { return fragment_length_; }
+  int num_envs() const { return envs_->num_envs(); }
+  // Env steps taken so far over all envs (T * K per fragment).
+  int64_t env_steps() const { return env_steps_; }
+  VectorEnv& envs() { return *envs_; }
+
+ private:
+  std::unique_ptr<VectorEnv> owned_;
+  VectorEnv* envs_;
+  RolloutPolicy& policy_;
+  int fragment_length_;
+  bool discrete_;
+  int64_t obs_size_;
+  int64_t action_size_;  // A, 0 for Discrete
+  std::vector<float> action_low_, action_high_;
+  std::vector<float> current_obs_;     // [K, O] the observation the next step acts on
+  std::vector<float> clipped_actions_; // [K, A]
+  std::vector<float> final_obs_;       // [K, O] scratch for VectorEnv::step
+  std::vector<double> episode_returns_;
+  std::vector<int32_t> episode_lengths_;
+  std::vector<EpisodeStats> finished_;
+  int64_t env_steps_ = 0;
+};
+
+}  // namespace rlx

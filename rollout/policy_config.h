@@ -1,0 +1,34 @@
+// PolicyModelConfig: what the policy and Q networks are built from (torch-free, so workers,
+// the CLI and configs can name a model without pulling in LibTorch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/env_spec.h"
+#include "core/space.h"
+
+namespace rlx {
+
+// Network shape for ActorCritic (PPO) and QNetwork (DQN). Fields a model does not use are ignored.
+struct PolicyModelConfig {
+  int64_t obs_size = 0;                      // O: flat observation size
+  Space action_space;                        // Discrete(n) or Box (flattened to A = prod(shape))
+  std::vector<int64_t> hidden_sizes{64, 64}; // hidden layer widths; empty means a linear model
+  std::string activation = "tanh";           // "tanh" or "relu"
+  bool shared_trunk = false;                 // ActorCritic: one trunk for policy and value heads
+  double log_std_init = 0.0;                 // ActorCritic with Box actions: initial log-std
+  bool dueling = false;                      // QNetwork: value + advantage - mean(advantage) heads
+
+  // A config with obs_size and action_space taken from an env spec, other fields default.
+  static PolicyModelConfig for_env(const EnvSpec& spec);
+
+  // Number of policy outputs: n logits for Discrete, A means for Box.
+  int64_t policy_output_size() const;
+
+  // Throws std::invalid_argument naming what is wrong (size, space, hidden width, activation).
+  void validate() const;
+};
+
+}  // namespace rlx

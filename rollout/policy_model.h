@@ -1,0 +1,167 @@
+// LibTorch models built from a PolicyModelConfig: ActorCritic (PPO), QNetwork (DQN), the
+// action distributions over their outputs, and flat float32 parameter vectors (the wire form
+// of weights).
+//
+// Flat parameter order is Module::parameters() order, which is fixed by construction:
+//   ActorCritic: [log_std (Box only)], then per policy trunk layer i (or shared trunk layer i)
+//                "pi_i.weight" [out, in], "pi_i.bias"; "pi_out.weight", "pi_out.bias";
+//                then "vf_i.weight", "vf_i.bias" (separate networks only); "vf_out.weight",
+//                "vf_out.bias". With a shared trunk the trunk layers are named "trunk_i".
+//   QNetwork:    "q_i.weight", "q_i.bias" per hidden layer; then "q_out.*" or, when dueling,
+//                "value_out.*" followed by "advantage_out.*".
+// Each tensor contributes its elements row-major. parameter_names() lists the same order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Generator.h>
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/types.h>
+
+#include "rollout/policy_config.h"
+
+namespace rlx {
+
+// Orthogonal-init gains (PPO implementation details): hidden layers, policy output, value output.
+constexpr double kHiddenGain = 1.4142135623730951;  // sqrt(2)
+constexpr double kPolicyOutputGain = 0.01;
+constexpr double kValueOutputGain = 1.0;
+constexpr double kObsNormEpsilon = 1e-8;  // added to the variance before the square root
+constexpr double kObsNormClip = 10.0;     // normalised observations are clipped to [-10, 10]
+
+// ---- flat parameters (shared by every model) ----
+
+// Number of scalars over all parameters of a module.
+int64_t num_flat_parameters(const torch::nn::Module& module);
+// The parameters' names in flat order ("pi_0.weight", ...).
+std::vector<std::string> flat_parameter_names(const torch::nn::Module& module);
+// Copies all parameters (any device or dtype) into out as float32; count must equal num_flat_parameters.
+void copy_flat_parameters(const torch::nn::Module& module, float* out, size_t count);
+// All parameters as one float32 vector in flat order.
+std::vector<float> flat_parameters(const torch::nn::Module& module);
+// Overwrites all parameters from count float32 values; throws std::invalid_argument on a count mismatch.
+void load_flat_parameters(torch::nn::Module& module, const float* params, size_t count);
+
+// A CPU generator for reproducible sampling.
+torch::Generator make_cpu_generator(uint64_t seed);
+
+// clip((obs - mean) / sqrt(var + 1e-8), -10, 10) with mean and var of shape [O]; the learner's
+// twin of what RolloutPolicy applies on workers.
+torch::Tensor normalize_observations(const torch::Tensor& obs, const torch::Tensor& mean, const torch::Tensor& var);
+
+// ---- distributions ----
+
+// A batch of action distributions: Categorical over logits [B, n] or a diagonal Gaussian
+// with mean [B, A] and a log-std broadcastable to it ([A] or [B, A]).
+class ActionDistribution {
+ public:
+  // Categorical from unnormalised logits [B, n].
+  static ActionDistribution categorical(const torch::Tensor& logits);
+  // Diagonal Gaussian from mean [B, A] and log_std [A] or [B, A].
+  static ActionDistribution diagonal_gaussian(const torch::Tensor& mean, const torch::Tensor& log_std);
+
+  bool discrete() const { return discrete_; }
+  // Draws actions: int64 indices [B] or float [B, A]; an undefined generator uses the global one
+  // (seeded by torch::manual_seed). No gradient flows through the sample.
+  torch::Tensor sample(const torch::Generator& generator = torch::Generator()) const;
+  // log pi(a) per row [B] of indices [B] (any integer dtype) or values [B, A].
+  torch::Tensor log_prob(const torch::Tensor& actions) const;
+  // Entropy per row [B].
+  torch::Tensor entropy() const;
+  // The most likely action: argmax [B] (int64) or the mean [B, A].
+  torch::Tensor deterministic() const;
+  // Categorical: normalised log-probabilities [B, n]. Gaussian: the mean [B, A].
+  const torch::Tensor& log_probs_or_mean() const { return discrete_ ? log_probs_ : mean_; }
+
+ private:
+  bool discrete_ = true;
+  torch::Tensor log_probs_;  // categorical: log_softmax(logits)
+  torch::Tensor mean_;       // gaussian
+  torch::Tensor log_std_;    // gaussian, broadcast to mean's shape
+};
+
+// ---- models ----
+
+// Outputs of ActorCritic::forward.
+struct PolicyOutput {
+  torch::Tensor policy;  // logits [B, n] (Discrete) or mean [B, A] (Box)
+  torch::Tensor value;   // V(s) [B]
+};
+
+// Policy and value networks (separate by default, or one shared trunk with two heads), MLPs
+// with orthogonal init: hidden gain sqrt(2), policy output 0.01, value output 1, biases 0.
+// Box actions add a state-independent learned log_std [A] initialised to config.log_std_init.
+class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
+ public:
+  // Builds and initialises the networks; throws std::invalid_argument on a bad config.
+  explicit ActorCritic(PolicyModelConfig config);
+
+  // (Re)creates and initialises every layer (Cloneable's hook; clone() calls it).
+  void reset() override;
+
+  // Policy output and value for observations [B, O].
+  PolicyOutput forward(const torch::Tensor& obs);
+  // Policy output only: logits [B, n] or mean [B, A].
+  torch::Tensor policy_forward(const torch::Tensor& obs);
+  // Value only [B].
+  torch::Tensor value_forward(const torch::Tensor& obs);
+  // The action distribution for a policy output of this model.
+  ActionDistribution distribution(const torch::Tensor& policy_output) const;
+
+  const PolicyModelConfig& config() const { return config_; }
+  bool discrete() const { return config_.action_space.is_discrete(); }
+  // The learned log-std [A]; undefined for Discrete actions.
+  const torch::Tensor& log_std() const { return log_std_; }
+
+  // Flat parameters in the order documented at the top of this file.
+  int64_t num_parameters() const { return num_flat_parameters(*this); }
+  std::vector<float> flat_parameters() const { return rlx::flat_parameters(*this); }
+  void load_flat_parameters(const float* params, size_t count) { rlx::load_flat_parameters(*this, params, count); }
+
+ private:
+  torch::Tensor trunk(const std::vector<torch::nn::Linear>& layers, torch::Tensor x) const;
+
+  PolicyModelConfig config_;
+  bool relu_ = false;
+  std::vector<torch::nn::Linear> policy_layers_;  // or the shared trunk
+  std::vector<torch::nn::Linear> value_layers_;   // empty with a shared trunk
+  torch::nn::Linear policy_head_{nullptr};
+  torch::nn::Linear value_head_{nullptr};
+  torch::Tensor log_std_;
+};
+
+// Q(s, .) for Discrete actions: an MLP to n action values, optionally with dueling heads
+// Q = V + A - mean(A). Orthogonal init: hidden gain sqrt(2), output heads gain 1, biases 0.
+class QNetwork : public torch::nn::Cloneable<QNetwork> {
+ public:
+  // Throws std::invalid_argument on a bad config or a non-Discrete action space.
+  explicit QNetwork(PolicyModelConfig config);
+
+  // (Re)creates and initialises every layer (Cloneable's hook; clone() calls it).
+  void reset() override;
+
+  // Action values [B, n] for observations [B, O].
+  torch::Tensor forward(const torch::Tensor& obs);
+
+  const PolicyModelConfig& config() const { return config_; }
+  int64_t num_actions() const { return config_.action_space.n; }
+
+  // Flat parameters in the order documented at the top of this file.
+  int64_t num_parameters() const { return num_flat_parameters(*this); }
+  std::vector<float> flat_parameters() const { return rlx::flat_parameters(*this); }
+  void load_flat_parameters(const float* params, size_t count) { rlx::load_flat_parameters(*this, params, count); }
+
+ private:
+  PolicyModelConfig config_;
+  bool relu_ = false;
+  std::vector<torch::nn::Linear> layers_;
+  torch::nn::Linear q_head_{nullptr};          // non-dueling
+  torch::nn::Linear value_head_{nullptr};      // dueling
+  torch::nn::Linear advantage_head_{nullptr};  // dueling
+};
+
+}  // namespace rlx

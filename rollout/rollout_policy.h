@@ -1,0 +1,166 @@
+// RolloutPolicy: what a rollout worker runs each step, one batched inference call for all K
+// envs, writing into caller-owned buffers. Torch-free header (models live behind pointers).
+//
+// Threads: a worker process should call set_inference_threads(1) once at start-up (workers are
+// one per core; torch's intra-op pool would only oversubscribe it). measure_local_sampling
+// does the same for the duration of its measurement.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/rng.h"
+#include "rollout/policy_config.h"
+
+namespace rlx {
+
+class ActorCritic;
+class QNetwork;
+
+// Sets LibTorch's intra-op thread count for this process (torch::set_num_threads) and, when
+// OpenBLAS is loaded, its thread pool too; returns the previous LibTorch count.
+int set_inference_threads(int num_threads);
+
+// Caller-owned outputs of RolloutPolicy::act, each with K rows.
+struct ActOutput {
+  int64_t* action_indices = nullptr;  // [K] for Discrete actions
+  float* action_values = nullptr;     // [K, A] for Box actions, as sampled (unclipped)
+  float* log_probs = nullptr;         // [K] log pi(a|s), when has_policy_outputs()
+  float* values = nullptr;            // [K] V(s), when has_policy_outputs()
+};
+
+// Observation normalisation with running statistics shipped by the learner:
+// clip((obs - mean) / sqrt(var + 1e-8), -10, 10), elementwise over [O].
+class ObsNormalizer {
+ public:
+  // Installs statistics; throws std::invalid_argument when mean/var sizes differ from obs_size or var < 0.
+  void set(int64_t obs_size, const std::vector<float>& mean, const std::vector<float>& var, double count);
+  // Drops the statistics: apply() becomes a plain copy.
+  void clear();
+  bool active() const { return !mean_.empty(); }
+  const std::vector<float>& mean() const { return mean_; }
+  const std::vector<float>& var() const { return var_; }
+  double count() const { return count_; }
+  // Normalises rows [rows, O] from in to out (which may alias); requires active().
+  void apply(const float* in, int64_t rows, float* out) const;
+
+ private:
+  std::vector<float> mean_, var_, std_;
+  double count_ = 0.0;
+};
+
+// The policy a rollout worker steps with. Not thread-safe: one per worker thread.
+class RolloutPolicy {
+ public:
+  virtual ~RolloutPolicy() = default;
+
+  // Chooses actions for obs [num_envs, O] (raw, unnormalised) with one forward call and fills
+  // out's buffers: action_indices or action_values, and log_probs/values when has_policy_outputs().
+  virtual void act(const float* obs, int num_envs, const ActOutput& out) = 0;
+  // Overwrites the weights from a flat float32 vector (see policy_model.h for the order) and
+  // records its version; throws std::invalid_argument when count differs from num_parameters().
+  virtual void load_weights(const float* params, size_t count, uint64_t version) = 0;
+  // Number of floats load_weights expects.
+  virtual size_t num_parameters() const = 0;
+  // The current weights as a flat float32 vector.
+  virtual std::vector<float> weights() const = 0;
+  // True when act() fills log_probs and values.
+  virtual bool has_policy_outputs() const = 0;
+
+  // Version of the loaded weights (0 until the first load_weights).
+  uint64_t version() const { return version_; }
+  const PolicyModelConfig& config() const { return config_; }
+  int64_t obs_size() const { return config_.obs_size; }
+  // A for Box actions, 0 for Discrete (the SampleBatch convention).
+  int64_t action_size() const { return config_.action_space.is_discrete() ? 0 : config_.action_space.size(); }
+
+  // Normalise observations before the network with learner-shipped running statistics.
+  void set_obs_normalizer(const std::vector<float>& mean, const std::vector<float>& var, double count) {
+    normalizer_.set(config_.obs_size, mean, var, count);
+  }
+  // Feed observations to the network unnormalised again.
+  void clear_obs_normalizer() { normalizer_.clear(); }
+  const ObsNormalizer& obs_normalizer() const { return normalizer_; }
+
+ protected:
+  explicit RolloutPolicy(PolicyModelConfig config);
+  // obs itself, or a normalised copy in a reused buffer when a normalizer is set.
+  const float* prepare_obs(const float* obs, int num_envs);
+  void set_version(uint64_t version) { version_ = version; }
+
+  PolicyModelConfig config_;
+
+ private:
+  ObsNormalizer normalizer_;
+  std::vector<float> normalized_obs_;
+  uint64_t version_ = 0;
+};
+
+// PPO-style policy: samples from the ActorCritic's categorical / diagonal Gaussian (or takes
+// argmax / mean when deterministic) and reports log pi(a|s) and V(s). Sampling draws from an
+// rlx::Rng seeded at construction, so a seed fixes the action stream. For speed, act() runs
+// an inference-only copy of the weights with policy and value layers fused side by side
+// (block-diagonal), rebuilt on every load_weights: one matmul per layer for both networks.
+class ActorCriticPolicy : public RolloutPolicy {
+ public:
+  // A freshly initialised model from config (weights normally arrive via load_weights).
+  ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic = false);
+  ~ActorCriticPolicy() override;
+
+  void act(const float* obs, int num_envs, const ActOutput& out) override;
+  void load_weights(const float* params, size_t count, uint64_t version) override;
+  size_t num_parameters() const override;
+  std::vector<float> weights() const override;
+  bool has_policy_outputs() const override { return true; }
+
+  // Switch between sampling and argmax / mean actions.
+  void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
+  bool deterministic() const { return deterministic_; }
+  // The underlying model (for tests and local evaluation).
+  ActorCritic& model() { return *model_; }
+
+ private:
+  struct Fused;
+  void refresh_inference_weights();
+
+  std::shared_ptr<ActorCritic> model_;
+  std::unique_ptr<Fused> fused_;
+  Rng rng_;
+  bool deterministic_ = false;
+  std::vector<float> log_std_;  // Box: cached copy of the model's log_std
+  std::vector<float> std_;      // Box: exp(log_std)
+};
+
+// DQN-style policy: argmax of Q(s, .) with probability 1 - epsilon, else a uniformly random
+// action drawn with an rlx::Rng seeded at construction. Fills no log_probs / values.
+class EpsilonGreedyQPolicy : public RolloutPolicy {
+ public:
+  // Throws std::invalid_argument unless the action space is Discrete and 0 <= epsilon <= 1.
+  EpsilonGreedyQPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed);
+  ~EpsilonGreedyQPolicy() override;
+
+  void act(const float* obs, int num_envs, const ActOutput& out) override;
+  void load_weights(const float* params, size_t count, uint64_t version) override;
+  size_t num_parameters() const override;
+  std::vector<float> weights() const override;
+  bool has_policy_outputs() const override { return false; }
+
+  // Sets the exploration rate; throws std::invalid_argument outside [0, 1].
+  void set_epsilon(double epsilon);
+  double epsilon() const { return epsilon_; }
+  // The underlying model (for tests and local evaluation).
+  QNetwork& model() { return *model_; }
+
+ private:
+  std::shared_ptr<QNetwork> model_;
+  Rng rng_;
+  double epsilon_ = 0.0;
+};
+
+// Ape-X's per-worker exploration: epsilon_i = base^(1 + alpha * i / (N - 1)) (0.4, 7 by
+// default); a single worker gets base.
+double apex_worker_epsilon(int worker_index, int num_workers, double base = 0.4, double alpha = 7.0);
+
+}  // namespace rlx

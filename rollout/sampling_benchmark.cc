@@ -1,0 +1,100 @@
+#include "rollout/sampling_benchmark.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "core/sample_batch.h"
+#include "rollout/fragment_collector.h"
+#include "rollout/rollout_policy.h"
+
+namespace rlx {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Forwards to a policy and adds up the wall time of act().
+class TimedPolicy : public RolloutPolicy {
+ public:
+  explicit TimedPolicy(RolloutPolicy& inner) : RolloutPolicy(inner.config()), inner_(inner) {}
+
+  void act(const float* obs, int num_envs, const ActOutput& out) override {
+    const auto start = Clock::now();
+    inner_.act(obs, num_envs, out);
+    seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+    ++calls_;
+  }
+  void load_weights(const float* params, size_t count, uint64_t version) override {
+    inner_.load_weights(params, count, version);
+  }
+  size_t num_parameters() const override { return inner_.num_parameters(); }
+  std::vector<float> weights() const override { return inner_.weights(); }
+  bool has_policy_outputs() const override { return inner_.has_policy_outputs(); }
+
+  void restart() {
+    seconds_ = 0.0;
+    calls_ = 0;
+  }
+  double seconds() const { return seconds_; }
+  int64_t calls() const { return calls_; }
+
+ private:
+  RolloutPolicy& inner_;
+  double seconds_ = 0.0;
+  int64_t calls_ = 0;
+};
+
+// Sets torch's intra-op threads to one for a scope (worker-style inference), then restores them.
+class SingleInferenceThread {
+ public:
+  SingleInferenceThread() : previous_(set_inference_threads(1)) {}
+  ~SingleInferenceThread() { set_inference_threads(previous_); }
+  SingleInferenceThread(const SingleInferenceThread&) = delete;
+  SingleInferenceThread& operator=(const SingleInferenceThread&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace
+
+LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,
+                                                const PolicyModelConfig& policy_config, double seconds, uint64_t seed) {
+  if (!(seconds >= 0.0)) throw std::invalid_argument("measure_local_sampling needs seconds >= 0");
+  SingleInferenceThread threads;
+  VectorEnv envs(factory, num_envs);
+  PolicyModelConfig config = policy_config;
+  config.obs_size = envs.obs_size();
+  config.action_space = envs.spec().action_space;
+  ActorCriticPolicy policy(config, seed);
+  TimedPolicy timed(policy);
+  FragmentCollector collector(envs, timed, fragment_length, seed);
+  SampleBatch batch;
+  collector.collect(batch);  // warm-up: sizes the batch, first torch calls
+  collector.take_finished_episodes();
+  timed.restart();
+
+  LocalSamplingMeasurement result;
+  result.num_parameters = static_cast<int64_t>(policy.num_parameters());
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  do {
+    collector.collect(batch);
+    ++result.fragments;
+  } while (Clock::now() < deadline);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.env_steps = result.fragments * fragment_length * static_cast<int64_t>(num_envs);
+  result.episodes = static_cast<int64_t>(collector.take_finished_episodes().size());
+  result.inference_seconds = timed.seconds();
+  result.inference_calls = timed.calls();
+  return result;
+}
+
+LocalSamplingMeasurement measure_local_sampling(const std::string& env_id, int num_envs, int fragment_length,
+                                                const PolicyModelConfig& policy_config, double seconds, uint64_t seed) {
+  return measure_local_sampling(global_env_registry().factory(env_id), num_envs, fragment_length, policy_config, seconds,
+                                seed);
+}
+
+}  // namespace rlx

@@ -1,0 +1,88 @@
+#include "torch_catch.h"
+
+#include <cmath>
+
+#include "rollout/policy_model.h"
+
+namespace {
+
+constexpr double kHalfLog2Pi = 0.91893853320467274178;
+
+}  // namespace
+
+TEST_CASE("Categorical log_prob and entropy match hand-computed values", "[rollout][distribution]") {
+  const auto d = rlx::ActionDistribution::categorical(torch::tensor({{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 0.0f}}));
+  REQUIRE(d.discrete());
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  const torch::Tensor lp = d.log_prob(torch::tensor({2, 1}));
+  CHECK(lp[0].item<double>() == Approx(3.0 - lse));
+  CHECK(lp[1].item<double>() == Approx(-std::log(3.0)));
+  CHECK(d.log_prob(torch::tensor({0, 0}, torch::kInt))[0].item<double>() == Approx(1.0 - lse));
+
+  double h0 = 0.0;
+  for (double logit : {1.0, 2.0, 3.0}) h0 -= std::exp(logit - lse) * (logit - lse);
+  const torch::Tensor h = d.entropy();
+  CHECK(h[0].item<double>() == Approx(h0));
+  CHECK(h[1].item<double>() == Approx(std::log(3.0)));
+  CHECK(d.deterministic()[0].item<int64_t>() == 2);
+}
+
+TEST_CASE("Diagonal Gaussian log_prob and entropy match hand-computed values", "[rollout][distribution]") {
+  // mean (0, 1), std (1, 2), action (1, 0): z = (1, -0.5).
+  const auto d = rlx::ActionDistribution::diagonal_gaussian(torch::tensor({{0.0f, 1.0f}}),
+                                                            torch::tensor({0.0f, static_cast<float>(std::log(2.0))}));
+  REQUIRE_FALSE(d.discrete());
+  const double expected = (-0.5 * 1.0 - 0.0 - kHalfLog2Pi) + (-0.5 * 0.25 - std::log(2.0) - kHalfLog2Pi);
+  CHECK(d.log_prob(torch::tensor({{1.0f, 0.0f}}))[0].item<double>() == Approx(expected));
+  CHECK(d.entropy()[0].item<double>() == Approx(2 * (0.5 + kHalfLog2Pi) + std::log(2.0)));
+  CHECK(d.deterministic()[0][1].item<float>() == 1.0f);
+}
+
+TEST_CASE("Sampling is reproducible under a generator and follows the distribution", "[rollout][distribution]") {
+  const torch::Tensor logits = torch::log(torch::tensor({0.1f, 0.2f, 0.7f})).repeat({20000, 1});
+  const auto categorical = rlx::ActionDistribution::categorical(logits);
+  const torch::Tensor a = categorical.sample(rlx::make_cpu_generator(7));
+  const torch::Tensor b = categorical.sample(rlx::make_cpu_generator(7));
+  CHECK(a.dtype() == torch::kLong);
+  CHECK(torch::equal(a, b));
+  CHECK((a == 2).to(torch::kDouble).mean().item<double>() == Approx(0.7).margin(0.02));
+  CHECK((a == 0).to(torch::kDouble).mean().item<double>() == Approx(0.1).margin(0.02));
+
+  const torch::Tensor mean = torch::tensor({{1.0f, -2.0f}}).repeat({20000, 1});
+  const auto gaussian = rlx::ActionDistribution::diagonal_gaussian(mean, torch::tensor({0.0f, std::log(0.5f)}));
+  const torch::Tensor x = gaussian.sample(rlx::make_cpu_generator(9));
+  CHECK(torch::equal(x, gaussian.sample(rlx::make_cpu_generator(9))));
+  CHECK(x.mean(0)[0].item<double>() == Approx(1.0).margin(0.05));
+  CHECK(x.std(0)[1].item<double>() == Approx(0.5).margin(0.02));
+
+  // Without a generator, torch::manual_seed fixes the stream.
+  torch::manual_seed(11);
+  const torch::Tensor g1 = gaussian.sample();
+  torch::manual_seed(11);
+  CHECK(torch::equal(g1, gaussian.sample()));
+}
+
+TEST_CASE("ActorCritic builds its distribution; gradients reach log_std", "[rollout][distribution]") {
+  rlx::PolicyModelConfig config;
+  config.obs_size = 3;
+  config.action_space = rlx::Space::box({2}, -1.0f, 1.0f);
+  config.hidden_sizes = {8};
+  rlx::ActorCritic model(config);
+  const torch::Tensor obs = torch::randn({4, 3});
+  const auto d = model.distribution(model.policy_forward(obs));
+  const torch::Tensor actions = d.sample(rlx::make_cpu_generator(1));
+  CHECK(actions.sizes() == torch::IntArrayRef({4, 2}));
+  const torch::Tensor loss = -(d.log_prob(actions).mean() + d.entropy().mean());
+  loss.backward();
+  REQUIRE(model.log_std().grad().defined());
+  CHECK(model.log_std().grad().abs().sum().item<float>() > 0.0f);
+}
+
+TEST_CASE("normalize_observations centres, scales and clips", "[rollout][distribution]") {
+  const torch::Tensor obs = torch::tensor({{1.0f, 100.0f}, {3.0f, -100.0f}});
+  const torch::Tensor out = rlx::normalize_observations(obs, torch::tensor({2.0f, 0.0f}), torch::tensor({4.0f, 1.0f}));
+  CHECK(out[0][0].item<float>() == Approx(-0.5));
+  CHECK(out[1][0].item<float>() == Approx(0.5));
+  CHECK(out[0][1].item<float>() == 10.0f);
+  CHECK(out[1][1].item<float>() == -10.0f);
+}
