@@ -23,6 +23,9 @@ constexpr int kExitUsage = 2;
 // `rlx envs ...`: list, info, rollout, bench. args excludes "rlx envs".
 int run_envs_command(const std::vector<std::string>& args);
 
+// `rlx bench ...`: transport. args excludes "rlx bench".
+int run_bench_command(const std::vector<std::string>& args);
+
 // Adds the repeatable `--env-plugin PATH` option to a subcommand's options.
 void add_env_plugin_option(boost::program_options::options_description& options);
 

@@ -18,6 +18,7 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
+    {"bench", "throughput benchmarks (transport)", rlx::cli::run_bench_command},
 };
 
 void print_usage(std::ostream& out) {

@@ -109,8 +109,8 @@ void FragmentCollector::collect(SampleBatch& out) {
   env_steps_ += static_cast<int64_t>(t_max) * k;
 }
 
-std::vector<EpisodeStats> FragmentCollector::take_finished_episodes() {
-  std::vector<EpisodeStats> taken;
+std::vector<FinishedEpisode> FragmentCollector::take_finished_episodes() {
+  std::vector<FinishedEpisode> taken;
   taken.swap(finished_);
   return taken;
 }

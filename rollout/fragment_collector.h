@@ -13,7 +13,7 @@
 namespace rlx {
 
 // One finished episode seen by a collector.
-struct EpisodeStats {
+struct FinishedEpisode {
   double episode_return = 0.0;
   int32_t length = 0;
 };
@@ -36,7 +36,7 @@ class FragmentCollector {
   void collect(SampleBatch& out);
 
   // Episodes finished since the last call, in the order they ended; clears the list.
-  std::vector<EpisodeStats> take_finished_episodes();
+  std::vector<FinishedEpisode> take_finished_episodes();
 
   int fragment_length() const { return fragment_length_; }
   int num_envs() const { return envs_->num_envs(); }
@@ -58,7 +58,7 @@ class FragmentCollector {
   std::vector<float> final_obs_;       // [K, O] scratch for VectorEnv::step
   std::vector<double> episode_returns_;
   std::vector<int32_t> episode_lengths_;
-  std::vector<EpisodeStats> finished_;
+  std::vector<FinishedEpisode> finished_;
   int64_t env_steps_ = 0;
 };
 

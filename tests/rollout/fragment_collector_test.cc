@@ -240,7 +240,7 @@ TEST_CASE("Finished episode stats match the recorded steps", "[rollout][collecto
   rlx::VectorEnv envs(factory, k);
   rlx::FragmentCollector collector(envs, policy, t, 3);
   std::vector<int32_t> running(k, 0);
-  std::vector<rlx::EpisodeStats> expected;
+  std::vector<rlx::FinishedEpisode> expected;
   for (int n = 0; n < 4; ++n) {
     rlx::SampleBatch batch;
     collector.collect(batch);

@@ -1,0 +1,111 @@
+#include "rollout/worker_setup.h"
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace rlx {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxEnvsPerWorker = 1 << 16;
+constexpr int kMaxFragmentLength = 1 << 16;
+
+const char* kind_name(RolloutPolicyKind kind) {
+  return kind == RolloutPolicyKind::kActorCritic ? "actor_critic" : "epsilon_greedy_q";
+}
+
+// The value at key with type T; throws std::invalid_argument naming the key when it is
+// missing or of another type.
+template <typename T>
+T required(const json& object, const char* key, const char* expected) {
+  auto it = object.find(key);
+  if (it == object.end()) throw std::invalid_argument(std::string("worker setup: missing key '") + key + "'");
+  try {
+    return it->template get<T>();
+  } catch (const json::exception&) {
+    throw std::invalid_argument(std::string("worker setup: key '") + key + "' must be " + expected + ", got " +
+                                it->dump());
+  }
+}
+
+void check_range(const char* key, double value, double low, double high) {
+  if (!(value >= low && value <= high)) {
+    throw std::invalid_argument(std::string("worker setup: key '") + key + "' = " + std::to_string(value) +
+                                " is outside [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+  }
+}
+
+}  // namespace
+
+PolicyModelConfig WorkerSetup::model_config(const EnvSpec& spec) const {
+  PolicyModelConfig config = PolicyModelConfig::for_env(spec);
+  config.hidden_sizes = hidden_sizes;
+  config.activation = activation;
+  config.shared_trunk = shared_trunk;
+  config.log_std_init = log_std_init;
+  config.dueling = dueling;
+  config.validate();
+  return config;
+}
+
+std::string WorkerSetup::to_json() const {
+  const json out = {{"env_id", env_id},
+                    {"num_envs", num_envs},
+                    {"fragment_length", fragment_length},
+                    {"seed", seed},
+                    {"worker_index", worker_index},
+                    {"policy_kind", kind_name(policy_kind)},
+                    {"hidden_sizes", hidden_sizes},
+                    {"activation", activation},
+                    {"shared_trunk", shared_trunk},
+                    {"log_std_init", log_std_init},
+                    {"dueling", dueling},
+                    {"epsilon", epsilon},
+                    {"deterministic", deterministic}};
+  return out.dump();
+}
+
+WorkerSetup WorkerSetup::from_json(const std::string& text) {
+  json in;
+  try {
+    in = json::parse(text);
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("worker setup: not valid JSON: ") + e.what());
+  }
+  if (!in.is_object()) throw std::invalid_argument("worker setup: expected a JSON object");
+  WorkerSetup setup;
+  setup.env_id = required<std::string>(in, "env_id", "a string");
+  if (setup.env_id.empty() || setup.env_id.size() > 256) throw std::invalid_argument("worker setup: bad 'env_id'");
+  setup.num_envs = required<int>(in, "num_envs", "an integer");
+  check_range("num_envs", setup.num_envs, 1, kMaxEnvsPerWorker);
+  setup.fragment_length = required<int>(in, "fragment_length", "an integer");
+  check_range("fragment_length", setup.fragment_length, 1, kMaxFragmentLength);
+  setup.seed = required<uint64_t>(in, "seed", "a non-negative integer");
+  setup.worker_index = required<int>(in, "worker_index", "an integer");
+  check_range("worker_index", setup.worker_index, 0, 1 << 30);
+  const std::string kind = required<std::string>(in, "policy_kind", "a string");
+  if (kind == "actor_critic") {
+    setup.policy_kind = RolloutPolicyKind::kActorCritic;
+  } else if (kind == "epsilon_greedy_q") {
+    setup.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
+  } else {
+    throw std::invalid_argument("worker setup: 'policy_kind' must be actor_critic or epsilon_greedy_q, got '" + kind + "'");
+  }
+  setup.hidden_sizes = required<std::vector<int64_t>>(in, "hidden_sizes", "a list of integers");
+  if (setup.hidden_sizes.size() > 16) throw std::invalid_argument("worker setup: 'hidden_sizes' has more than 16 layers");
+  for (int64_t width : setup.hidden_sizes) check_range("hidden_sizes", static_cast<double>(width), 1, 1 << 16);
+  setup.activation = required<std::string>(in, "activation", "a string");
+  setup.shared_trunk = required<bool>(in, "shared_trunk", "a boolean");
+  setup.log_std_init = required<double>(in, "log_std_init", "a number");
+  check_range("log_std_init", setup.log_std_init, -20, 5);
+  setup.dueling = required<bool>(in, "dueling", "a boolean");
+  setup.epsilon = required<double>(in, "epsilon", "a number");
+  check_range("epsilon", setup.epsilon, 0, 1);
+  setup.deterministic = required<bool>(in, "deterministic", "a boolean");
+  return setup;
+}
+
+}  // namespace rlx

@@ -1,0 +1,44 @@
+// WorkerSetup: what the learner tells a rollout worker in its Welcome (env, fragment length,
+// seeds, policy kind and network shape), as JSON over the wire.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rollout/policy_config.h"
+
+namespace rlx {
+
+// How a worker chooses actions.
+enum class RolloutPolicyKind { kActorCritic, kEpsilonGreedyQ };
+
+// Everything a worker needs to build its VectorEnv, policy and collector.
+struct WorkerSetup {
+  std::string env_id;
+  int num_envs = 8;            // K, unless the worker was started with its own --envs
+  int fragment_length = 64;    // T
+  uint64_t seed = 0;           // worker i seeds its envs with seed + 1'000'003 * i
+  int worker_index = 0;        // assigned by the learner, in join order
+  RolloutPolicyKind policy_kind = RolloutPolicyKind::kActorCritic;
+  std::vector<int64_t> hidden_sizes{64, 64};
+  std::string activation = "tanh";
+  bool shared_trunk = false;
+  double log_std_init = 0.0;
+  bool dueling = false;
+  double epsilon = 0.0;        // kEpsilonGreedyQ: this worker's exploration rate
+  bool deterministic = false;  // kActorCritic: argmax / mean actions
+
+  // The seed of this worker's envs and action sampling.
+  uint64_t worker_seed() const { return seed + 1'000'003ULL * static_cast<uint64_t>(worker_index); }
+  // The network config for an env with this spec.
+  PolicyModelConfig model_config(const EnvSpec& spec) const;
+
+  // JSON text for the Welcome message.
+  std::string to_json() const;
+  // Parses and validates Welcome JSON; throws std::invalid_argument naming the key and what
+  // was expected (the text comes from the network).
+  static WorkerSetup from_json(const std::string& text);
+};
+
+}  // namespace rlx

@@ -1,0 +1,187 @@
+// Encode -> decode round trips of every message type, and zero-copy frame lifetimes.
+#include <memory>
+
+#include <catch2/catch.hpp>
+
+#include "tests/transport/transport_test_util.h"
+#include "transport/decode.h"
+#include "transport/encode.h"
+
+namespace rlx {
+namespace {
+
+// The accepted message as a T (a copy: callers pass temporaries).
+template <typename T>
+T decoded_as(const DecodeResult& result) {
+  INFO("rejected: " << (result.reject ? reject_reason_name(*result.reject) : "-") << " " << result.detail);
+  REQUIRE(result.ok());
+  REQUIRE(!result.reject);
+  REQUIRE(std::holds_alternative<T>(*result.message));
+  return std::get<T>(*result.message);
+}
+
+TEST_CASE("a hello round-trips with its worker id and env description", "[transport]") {
+  Hello hello;
+  hello.worker_id = 12;
+  hello.env_id = "Hopper-v4";
+  hello.num_envs = 16;
+  hello.obs_size = 11;
+  hello.action_size = 3;
+  hello.num_actions = 0;
+  hello.pid = 4242;
+  hello.hostname = "worker-node-7";
+  const auto frames = encode_hello(hello, 5);
+  const DecodeResult result = decode_message(frames);
+  const Hello got = decoded_as<Hello>(result);
+  CHECK(result.info.type == MessageType::kHello);
+  CHECK(result.info.sequence == 5);
+  CHECK(got.worker_id == 12);
+  CHECK(got.protocol_version == kProtocolVersion);
+  CHECK(got.env_id == "Hopper-v4");
+  CHECK(got.num_envs == 16);
+  CHECK(got.obs_size == 11);
+  CHECK(got.action_size == 3);
+  CHECK(got.num_actions == 0);
+  CHECK(got.pid == 4242);
+  CHECK(got.hostname == "worker-node-7");
+
+  hello.action_size = 0;
+  hello.num_actions = 2;
+  const Hello discrete = decoded_as<Hello>(decode_message(encode_hello(hello, 6)));
+  CHECK(discrete.num_actions == 2);
+}
+
+TEST_CASE("heartbeat and stop round-trip with their header fields", "[transport]") {
+  const DecodeResult beat = decode_message(encode_heartbeat(99, 1234));
+  decoded_as<Heartbeat>(beat);
+  CHECK(beat.info.sender_id == 99);
+  CHECK(beat.info.sequence == 1234);
+  const DecodeResult stop = decode_message(encode_stop(3, 4));
+  decoded_as<Stop>(stop);
+  CHECK(stop.info.type == MessageType::kStop);
+  CHECK(stop.info.sender_id == 3);
+}
+
+TEST_CASE("sample fragments round-trip for discrete and Box actions", "[transport]") {
+  const bool discrete = GENERATE(true, false);
+  const bool with_policy_outputs = GENERATE(true, false);
+  auto batch = test::make_batch(5, 3, 4, discrete, with_policy_outputs);
+  const auto frames = encode_sample_fragment(batch, 77);
+  const DecodeResult result = decode_message(frames);
+  const SampleBatch got = decoded_as<SampleBatch>(result);
+  CHECK(result.info.sender_id == 17);
+  CHECK(result.info.policy_version == 42);
+  CHECK(result.info.sequence == 77);
+  test::require_same_batch(*batch, got);
+  got.validate();
+}
+
+TEST_CASE("an empty fragment and one without episode ends round-trip", "[transport]") {
+  auto empty = test::make_batch(0, 2, 3, true);
+  test::require_same_batch(*empty, decoded_as<SampleBatch>(decode_message(encode_sample_fragment(empty, 0))));
+  auto single = test::make_batch(1, 1, 2, false, false);
+  REQUIRE(single->final_obs_index.empty());
+  test::require_same_batch(*single, decoded_as<SampleBatch>(decode_message(encode_sample_fragment(single, 1))));
+}
+
+TEST_CASE("episode statistics round-trip", "[transport]") {
+  EpisodeStats stats{{1.5, -2.0, 500.0}, {10, 20, 500}};
+  const DecodeResult result = decode_message(encode_episode_stats(stats, 8, 2));
+  const EpisodeStats got = decoded_as<EpisodeStats>(result);
+  CHECK(got.returns == stats.returns);
+  CHECK(got.lengths == stats.lengths);
+  CHECK(result.info.sender_id == 8);
+  CHECK(decoded_as<EpisodeStats>(decode_message(encode_episode_stats({}, 8, 3))).returns.empty());
+}
+
+TEST_CASE("weights round-trip with and without an observation normalizer", "[transport]") {
+  auto weights = std::make_shared<Weights>();
+  weights->policy_version = 31;
+  weights->params.resize(5000);
+  for (size_t i = 0; i < weights->params.size(); ++i) weights->params[i] = 0.001f * static_cast<float>(i);
+  weights->obs_mean = {0.5, -0.5, 2.0};
+  weights->obs_var = {1.0, 0.25, 4.0};
+  weights->obs_count = 1e6;
+  const DecodeResult result = decode_message(encode_weights(weights, 0, 9));
+  const Weights got = decoded_as<Weights>(result);
+  CHECK(got.policy_version == 31);
+  CHECK(result.info.policy_version == 31);
+  CHECK(got.params == weights->params);
+  CHECK(got.obs_mean == weights->obs_mean);
+  CHECK(got.obs_var == weights->obs_var);
+  CHECK(got.obs_count == 1e6);
+
+  auto plain = std::make_shared<Weights>();
+  plain->policy_version = 2;
+  plain->params = {1.f, 2.f};
+  const Weights got_plain = decoded_as<Weights>(decode_message(encode_weights(plain, 0, 10)));
+  CHECK(got_plain.params == plain->params);
+  CHECK(got_plain.obs_mean.empty());
+  CHECK(got_plain.obs_var.empty());
+  CHECK(got_plain.obs_count == 0);
+}
+
+TEST_CASE("credit grants round-trip", "[transport]") {
+  CHECK(decoded_as<CreditGrant>(decode_message(encode_credit_grant({1}, 0, 1))).credits == 1);
+  CHECK(decoded_as<CreditGrant>(decode_message(encode_credit_grant({kMaxCredits}, 0, 1))).credits == kMaxCredits);
+}
+
+TEST_CASE("encoders refuse messages a decoder would reject", "[transport]") {
+  CHECK_THROWS_AS(encode_credit_grant({0}, 0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(encode_credit_grant({kMaxCredits + 1}, 0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(encode_episode_stats({{1.0}, {}}, 0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(encode_episode_stats({{1.0}, {-1}}, 0, 0), std::invalid_argument);
+  Hello hello;
+  CHECK_THROWS_AS(encode_hello(hello, 0), std::invalid_argument);  // no env id
+  hello.env_id = "CartPole-v1";
+  hello.num_envs = 1;
+  CHECK_THROWS_AS(encode_hello(hello, 0), std::invalid_argument);  // discrete without num_actions
+  hello.num_actions = 2;
+  CHECK_NOTHROW(encode_hello(hello, 0));
+  hello.hostname = std::string(300, 'h');
+  CHECK_THROWS_AS(encode_hello(hello, 0), std::invalid_argument);
+  auto batch = test::make_batch(2, 2, 3, true);
+  batch->rewards.pop_back();
+  CHECK_THROWS_AS(encode_sample_fragment(batch, 0), std::invalid_argument);
+  batch = test::make_batch(2, 2, 3, true);
+  batch->terminated[0] = 2;
+  CHECK_THROWS_AS(encode_sample_fragment(batch, 0), std::invalid_argument);
+  auto weights = std::make_shared<Weights>();
+  weights->obs_mean = {1.0};
+  CHECK_THROWS_AS(encode_weights(weights, 0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(encode_sample_fragment(nullptr, 0), std::invalid_argument);
+}
+
+TEST_CASE("large fragment columns are sent without copies and keep the batch alive", "[transport]") {
+  auto batch = test::make_batch(64, 8, 17, true);
+  const float* obs = batch->obs.data();
+  std::weak_ptr<const SampleBatch> watch = batch;
+  auto frames = encode_sample_fragment(batch, 0);
+  batch.reset();
+  REQUIRE(!watch.expired());  // the frames hold it
+  bool obs_frame_aliases = false;
+  for (const zmq::message_t& frame : frames) obs_frame_aliases = obs_frame_aliases || frame.data() == obs;
+  CHECK(obs_frame_aliases);
+  {
+    auto survivor = std::move(frames[1]);  // one frame outliving the rest still holds the batch
+    frames.clear();
+    CHECK(!watch.expired());
+  }
+  CHECK(watch.expired());
+}
+
+TEST_CASE("weights params are sent without copies", "[transport]") {
+  auto weights = std::make_shared<Weights>();
+  weights->params.assign(4096, 1.f);
+  const float* params = weights->params.data();
+  std::weak_ptr<const Weights> watch = weights;
+  auto frames = encode_weights(std::move(weights), 0, 0);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[1].data() == params);
+  CHECK(!watch.expired());
+  frames.clear();
+  CHECK(watch.expired());
+}
+
+}  // namespace
+}  // namespace rlx

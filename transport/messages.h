@@ -1,0 +1,65 @@
+// Typed wire messages. A sample fragment is a SampleBatch; a sender's id, the sequence
+// number and the policy version travel in the header and are reported in MessageInfo.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/sample_batch.h"
+#include "transport/wire_format.h"
+
+namespace rlx {
+
+// Worker -> learner, first message of a worker: who it is and what it steps.
+struct Hello {
+  uint64_t worker_id = 0;                       // header sender_id
+  uint16_t protocol_version = kProtocolVersion; // header protocol_version
+  std::string env_id;
+  int64_t num_envs = 0;      // K
+  int64_t obs_size = 0;      // O
+  int64_t action_size = 0;   // A for Box actions; 0 for Discrete
+  int64_t num_actions = 0;   // n for Discrete actions; 0 for Box
+  int64_t pid = 0;
+  std::string hostname;
+};
+
+// Either direction: "I am alive"; carries only the header.
+struct Heartbeat {};
+
+// Worker -> learner: episodes that ended since the last report.
+struct EpisodeStats {
+  std::vector<double> returns;   // [E]
+  std::vector<int32_t> lengths;  // [E]
+};
+
+// Learner -> workers: a policy's flat parameters and its observation normalizer.
+struct Weights {
+  uint64_t policy_version = 0;    // header policy_version
+  std::vector<float> params;      // [P] in the policy's fixed parameter order
+  std::vector<double> obs_mean;   // [O] empty when the policy normalizes nothing
+  std::vector<double> obs_var;    // [O]
+  double obs_count = 0;           // samples behind mean/var
+};
+
+// Learner -> worker: the worker may send this many more fragments.
+struct CreditGrant {
+  int64_t credits = 0;
+};
+
+// Either direction: stop and disconnect.
+struct Stop {};
+
+using Message = std::variant<Hello, Heartbeat, SampleBatch, EpisodeStats, Weights, CreditGrant, Stop>;
+
+// The header fields of a decoded message.
+struct MessageInfo {
+  MessageType type = MessageType::kHeartbeat;
+  uint64_t sender_id = 0;
+  uint64_t sequence = 0;
+  uint64_t policy_version = 0;
+  uint64_t payload_bytes = 0;
+};
+
+}  // namespace rlx

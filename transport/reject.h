@@ -1,0 +1,63 @@
+// Why a wire message was rejected, and thread-safe counts of rejections by reason.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rlx {
+
+enum class RejectReason : uint8_t {
+  kNoFrames,            // an empty message
+  kTooManyFrames,       // more frames than max_columns + 1
+  kMessageTooLarge,     // frames add up to more than max_message_bytes
+  kHeaderTruncated,     // frame 0 shorter than the fixed header
+  kBadMagic,
+  kBadVersion,
+  kUnknownType,
+  kBadFlags,            // reserved header or descriptor bits set
+  kTooManyColumns,      // num_columns over max_columns
+  kHeaderSizeMismatch,  // frame 0 is not exactly header + num_columns descriptors
+  kFrameCountMismatch,  // frames != 1 + num_columns
+  kUnknownDType,
+  kBadShape,            // ndim over the limit, a negative dim, or a dim set beyond ndim
+  kSizeOverflow,        // an element or byte count overflows 64 bits
+  kColumnSizeMismatch,  // descriptor bytes != product(dims) * dtype size
+  kFrameSizeMismatch,   // a column frame's size != its descriptor's bytes
+  kPayloadSizeMismatch, // header payload_bytes != sum of column bytes
+  kDuplicateColumn,
+  kUnexpectedColumn,    // a column this message type does not carry
+  kMissingColumn,
+  kWrongDType,
+  kWrongRank,           // a column with the wrong number of dims for its role
+  kInconsistentDims,    // columns disagree on T, K, O, A, D or E
+  kLimitExceeded,       // a dimension over its DecodeLimits bound
+  kValueOutOfRange,     // an index, flag, count or credit outside its range
+  kBadHelloInfo,        // hello JSON unparsable, missing or mistyped fields
+};
+
+constexpr size_t kNumRejectReasons = static_cast<size_t>(RejectReason::kBadHelloInfo) + 1;
+
+// snake_case name of a reason ("bad_magic").
+const char* reject_reason_name(RejectReason reason);
+
+// Counts of rejected messages by reason; safe to update from several threads.
+class RejectCounters {
+ public:
+  // Counts one rejected message.
+  void record(RejectReason reason);
+  // Messages rejected for this reason so far.
+  uint64_t count(RejectReason reason) const;
+  // Messages rejected for any reason so far.
+  uint64_t total() const;
+  // One line "rejected_total=N bad_magic=N ..." listing every reason.
+  std::string snapshot() const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kNumRejectReasons> counts_{};
+  std::atomic<uint64_t> total_{0};
+};
+
+}  // namespace rlx
