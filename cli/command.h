@@ -19,12 +19,16 @@ class UsageError : public std::runtime_error {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitLearnerGone = 4;  // `rlx worker`: the learner stayed silent past --learner-timeout
 
 // `rlx envs ...`: list, info, rollout, bench. args excludes "rlx envs".
 int run_envs_command(const std::vector<std::string>& args);
 
 // `rlx bench ...`: transport. args excludes "rlx bench".
 int run_bench_command(const std::vector<std::string>& args);
+
+// `rlx worker --connect ENDPOINT ...`.
+int run_worker_command(const std::vector<std::string>& args);
 
 // Adds the repeatable `--env-plugin PATH` option to a subcommand's options.
 void add_env_plugin_option(boost::program_options::options_description& options);

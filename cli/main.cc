@@ -18,7 +18,8 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
-    {"bench", "throughput benchmarks (transport)", rlx::cli::run_bench_command},
+    {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},
+    {"bench", "throughput benchmarks (transport, sampling)", rlx::cli::run_bench_command},
 };
 
 void print_usage(std::ostream& out) {

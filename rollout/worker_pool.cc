@@ -28,6 +28,9 @@ pid_t WorkerPool::spawn(int worker_index) {
   const pid_t pid = ::fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of rollout worker");
   if (pid == 0) {
+    // Until exec, this is a copy of the parent: its signal handlers must not run here.
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent_pid_) ::_exit(0);  // the parent died before prctl took effect
     ::execv(argv[0], argv.data());
@@ -46,7 +49,10 @@ int WorkerPool::poll() {
     ++died;
     ++deaths_;
     pids_[i] = -1;
-    if (restarts_ < options_.max_restarts) {
+    const bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (clean_exit) {
+      ++clean_exits_;  // told to stop: not a failure, not restarted
+    } else if (restarts_ < options_.max_restarts) {
       ++restarts_;
       pids_[i] = spawn(static_cast<int>(i));
     }

@@ -31,8 +31,9 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Reaps dead workers and restarts them while the restart budget lasts. Returns the number
-  // of workers found dead in this call. Call it regularly from the driver loop.
+  // Reaps exited workers and restarts those that died (a signal or a non-zero exit status)
+  // while the restart budget lasts; a worker that exits with status 0 was told to stop and
+  // stays down. Returns the number of workers found exited in this call. Call it regularly.
   int poll();
 
   // Sends SIGTERM to all, waits up to stop_grace, then SIGKILLs the rest and reaps them.
@@ -40,7 +41,8 @@ class WorkerPool {
 
   int num_running() const;
   int restarts() const { return restarts_; }
-  int deaths() const { return deaths_; }
+  int deaths() const { return deaths_; }            // exits of any kind
+  int clean_exits() const { return clean_exits_; }  // exits with status 0
   // Pid of worker i, or -1 when it is not running.
   pid_t pid(int worker_index) const { return pids_.at(static_cast<size_t>(worker_index)); }
 
@@ -53,6 +55,7 @@ class WorkerPool {
   pid_t parent_pid_;
   int restarts_ = 0;
   int deaths_ = 0;
+  int clean_exits_ = 0;
 };
 
 }  // namespace rlx

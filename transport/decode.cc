@@ -321,6 +321,21 @@ Check decode_credit_grant(const Columns& columns, const DecodeLimits& limits, st
   return std::nullopt;
 }
 
+Check decode_welcome(const Columns& columns, const DecodeLimits& limits, std::optional<Message>& out) {
+  if (auto bad = columns.allow_only({ColumnId::kWelcomeInfo})) return bad;
+  const ColumnDescriptor* text_column = nullptr;
+  if (auto bad = columns.get(ColumnId::kWelcomeInfo, DType::kUInt8, 1, true, text_column)) return bad;
+  if (text_column->bytes > limits.max_welcome_bytes) return reject(RejectReason::kLimitExceeded, "welcome info too long");
+  std::vector<uint8_t> text;
+  columns.copy(text_column, text);
+  const nlohmann::json parsed = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return reject(RejectReason::kBadHelloInfo, "welcome info is not a JSON object");
+  }
+  out = Welcome{std::string(text.begin(), text.end())};
+  return std::nullopt;
+}
+
 Check decode_body(const Columns& columns, const MessageInfo& info, const DecodeLimits& limits,
                   std::optional<Message>& out) {
   switch (info.type) {
@@ -336,6 +351,11 @@ Check decode_body(const Columns& columns, const MessageInfo& info, const DecodeL
     case MessageType::kStop:
       if (auto bad = decode_no_columns(columns)) return bad;
       out = Stop{};
+      return std::nullopt;
+    case MessageType::kWelcome: return decode_welcome(columns, limits, out);
+    case MessageType::kJoin:
+      if (auto bad = decode_no_columns(columns)) return bad;
+      out = Join{};
       return std::nullopt;
   }
   return reject(RejectReason::kUnknownType, "type");

@@ -35,6 +35,7 @@ struct DecodeLimits {
   int64_t max_params = int64_t{1} << 28;             // P of one weights message
   int64_t max_credits = kMaxCredits;                 // of one credit grant
   size_t max_hello_bytes = kMaxHelloInfoBytes;       // hello JSON text
+  size_t max_welcome_bytes = kMaxWelcomeInfoBytes;   // welcome JSON text
   int64_t num_actions = 0;  // when > 0, fragment action indices must lie in [0, num_actions)
 };
 

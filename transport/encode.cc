@@ -112,4 +112,18 @@ std::vector<zmq::message_t> encode_stop(uint64_t sender_id, uint64_t sequence) {
   return FrameBuilder(MessageType::kStop, sender_id, sequence, 0).finish();
 }
 
+std::vector<zmq::message_t> encode_welcome(const Welcome& welcome, uint64_t sender_id, uint64_t sequence) {
+  require(welcome.setup_json.size() <= kMaxWelcomeInfoBytes, "Welcome info exceeds 16384 bytes");
+  const nlohmann::json parsed = nlohmann::json::parse(welcome.setup_json, nullptr, /*allow_exceptions=*/false);
+  require(!parsed.is_discarded() && parsed.is_object(), "Welcome info must be a JSON object");
+  FrameBuilder builder(MessageType::kWelcome, sender_id, sequence, 0);
+  builder.add_copied(ColumnId::kWelcomeInfo, DType::kUInt8, {static_cast<int64_t>(welcome.setup_json.size())},
+                     welcome.setup_json.data(), welcome.setup_json.size());
+  return builder.finish();
+}
+
+std::vector<zmq::message_t> encode_join(uint64_t sender_id, uint64_t sequence) {
+  return FrameBuilder(MessageType::kJoin, sender_id, sequence, 0).finish();
+}
+
 }  // namespace rlx

@@ -39,4 +39,11 @@ std::vector<zmq::message_t> encode_credit_grant(const CreditGrant& grant, uint64
 // Stop from sender_id.
 std::vector<zmq::message_t> encode_stop(uint64_t sender_id, uint64_t sequence);
 
+// Join from sender_id.
+std::vector<zmq::message_t> encode_join(uint64_t sender_id, uint64_t sequence);
+
+// Welcome from sender_id (copied); throws std::invalid_argument unless setup_json is a JSON
+// object of at most kMaxWelcomeInfoBytes bytes.
+std::vector<zmq::message_t> encode_welcome(const Welcome& welcome, uint64_t sender_id, uint64_t sequence);
+
 }  // namespace rlx

@@ -10,7 +10,7 @@ namespace rlx {
 namespace {
 
 bool known_type(uint16_t type) {
-  return type >= static_cast<uint16_t>(MessageType::kHello) && type <= static_cast<uint16_t>(MessageType::kStop);
+  return type >= static_cast<uint16_t>(MessageType::kHello) && type <= static_cast<uint16_t>(MessageType::kJoin);
 }
 
 // a * b into out unless it overflows 64 bits.

@@ -51,7 +51,17 @@ struct CreditGrant {
 // Either direction: stop and disconnect.
 struct Stop {};
 
-using Message = std::variant<Hello, Heartbeat, SampleBatch, EpisodeStats, Weights, CreditGrant, Stop>;
+// Learner -> worker, the answer to a heartbeat from a worker it does not know: how to set up
+// (a JSON object; rollout/worker_setup.h gives its keys and checks them).
+struct Welcome {
+  std::string setup_json;
+};
+
+// Worker -> learner: "set me up" (answered with a Welcome); sent by a new or restarted worker
+// and by one whose learner went quiet. Carries only the header.
+struct Join {};
+
+using Message = std::variant<Hello, Heartbeat, SampleBatch, EpisodeStats, Weights, CreditGrant, Stop, Welcome, Join>;
 
 // The header fields of a decoded message.
 struct MessageInfo {

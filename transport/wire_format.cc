@@ -11,6 +11,8 @@ const char* message_type_name(MessageType type) {
     case MessageType::kWeights: return "weights";
     case MessageType::kCreditGrant: return "credit_grant";
     case MessageType::kStop: return "stop";
+    case MessageType::kWelcome: return "welcome";
+    case MessageType::kJoin: return "join";
   }
   return "unknown";
 }

@@ -16,6 +16,7 @@ constexpr uint16_t kProtocolVersion = 1;
 constexpr uint32_t kMaxColumnDims = 4;
 constexpr size_t kMaxHelloInfoBytes = 4096;    // hello JSON text, the default decode bound
 constexpr size_t kMaxHelloStringBytes = 256;   // env_id and hostname
+constexpr size_t kMaxWelcomeInfoBytes = 16384; // welcome JSON text (a worker setup)
 constexpr int64_t kMaxCredits = int64_t{1} << 20;  // of one credit grant, the default decode bound
 
 enum class MessageType : uint16_t {
@@ -26,6 +27,8 @@ enum class MessageType : uint16_t {
   kWeights = 5,
   kCreditGrant = 6,
   kStop = 7,
+  kWelcome = 8,
+  kJoin = 9,
 };
 
 enum class DType : uint8_t { kUInt8 = 1, kInt32 = 2, kInt64 = 3, kFloat32 = 4, kFloat64 = 5 };
@@ -44,6 +47,7 @@ enum class ColumnId : uint16_t {
   kFinalObsIndex = 10,
   kFinalObs = 11,
   kHelloInfo = 20,
+  kWelcomeInfo = 21,
   kEpisodeReturns = 30,
   kEpisodeLengths = 31,
   kParams = 40,

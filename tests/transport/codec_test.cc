@@ -56,10 +56,23 @@ TEST_CASE("heartbeat and stop round-trip with their header fields", "[transport]
   decoded_as<Heartbeat>(beat);
   CHECK(beat.info.sender_id == 99);
   CHECK(beat.info.sequence == 1234);
+  decoded_as<Join>(decode_message(encode_join(8, 9)));
   const DecodeResult stop = decode_message(encode_stop(3, 4));
   decoded_as<Stop>(stop);
   CHECK(stop.info.type == MessageType::kStop);
   CHECK(stop.info.sender_id == 3);
+}
+
+TEST_CASE("a welcome round-trips its setup text and refuses what is not a JSON object", "[transport]") {
+  const Welcome welcome{R"({"env_id": "CartPole-v1", "fragment_length": 64})"};
+  const DecodeResult result = decode_message(encode_welcome(welcome, 1, 2));
+  CHECK(decoded_as<Welcome>(result).setup_json == welcome.setup_json);
+  CHECK(result.info.type == MessageType::kWelcome);
+  CHECK_THROWS_AS(encode_welcome(Welcome{"[1, 2]"}, 1, 2), std::invalid_argument);
+  CHECK_THROWS_AS(encode_welcome(Welcome{std::string(kMaxWelcomeInfoBytes + 1, ' ')}, 1, 2), std::invalid_argument);
+  DecodeLimits small;
+  small.max_welcome_bytes = 8;
+  CHECK(decode_message(encode_welcome(welcome, 1, 2), small).reject == RejectReason::kLimitExceeded);
 }
 
 TEST_CASE("sample fragments round-trip for discrete and Box actions", "[transport]") {

@@ -27,6 +27,8 @@ std::vector<zmq::message_t> reencode(const rlx::Message& message, const rlx::Mes
         }
         if constexpr (std::is_same_v<T, rlx::CreditGrant>) return rlx::encode_credit_grant(m, info.sender_id, info.sequence);
         if constexpr (std::is_same_v<T, rlx::Stop>) return rlx::encode_stop(info.sender_id, info.sequence);
+        if constexpr (std::is_same_v<T, rlx::Join>) return rlx::encode_join(info.sender_id, info.sequence);
+        if constexpr (std::is_same_v<T, rlx::Welcome>) return rlx::encode_welcome(m, info.sender_id, info.sequence);
       },
       message);
 }

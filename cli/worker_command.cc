@@ -1,0 +1,58 @@
+// `rlx worker --connect ENDPOINT`: a rollout worker process that joins a learner, local or remote.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "rollout/rollout_policy.h"
+#include "rollout/rollout_worker.h"
+
+namespace po = boost::program_options;
+
+namespace rlx::cli {
+
+int run_worker_command(const std::vector<std::string>& args) {
+  po::options_description options("rlx worker: step envs with the learner's policy and stream fragments to it");
+  options.add_options()("help,h", "show this help")("connect", po::value<std::string>(),
+                                                     "the learner's endpoint, e.g. tcp://head:5555 (required)")(
+      "envs", po::value<int>()->default_value(0), "envs in this worker (0: as the learner says)")(
+      "worker-id", po::value<uint64_t>()->default_value(0), "worker id (0: random)")(
+      "auth-keys", po::value<std::string>(),
+      "directory with this worker's CURVE key pair (client.key, client.pub) and the learner's server.pub")(
+      "learner-timeout", po::value<double>()->default_value(30.0), "exit after the learner is silent this many seconds");
+  add_env_plugin_option(options);
+  const po::variables_map values = parse_command_line(args, options, {});
+  if (values.count("help")) {
+    std::cout << "usage: rlx worker --connect ENDPOINT [--envs K] [--env-plugin PATH ...] [--auth-keys DIR]\n\n"
+              << options;
+    return kExitOk;
+  }
+  if (!values.count("connect")) throw UsageError("missing --connect ENDPOINT");
+  const double timeout_s = values["learner-timeout"].as<double>();
+  if (!(timeout_s > 0)) throw UsageError("--learner-timeout must be > 0");
+  if (values["envs"].as<int>() < 0) throw UsageError("--envs must be >= 0");
+  load_env_plugins_from(values);
+
+  RolloutWorkerOptions worker_options;
+  worker_options.endpoint = values["connect"].as<std::string>();
+  worker_options.num_envs = values["envs"].as<int>();
+  worker_options.worker_id = values["worker-id"].as<uint64_t>();
+  worker_options.learner_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  if (values.count("auth-keys")) {
+    const std::filesystem::path dir = values["auth-keys"].as<std::string>();
+    worker_options.curve_client = load_curve_keypair(dir / "client");
+    worker_options.curve_server_public_key = load_curve_public_key(dir / "server.pub");
+  }
+  set_inference_threads(1);  // one worker per core: torch's own pool would only oversubscribe it
+  zmq::context_t context(1);
+  RolloutWorker worker(context, worker_options);
+  const WorkerExit exit = worker.run();
+  const RolloutWorkerStats& stats = worker.stats();
+  std::cerr << "rlx worker " << worker.worker_id() << ": "
+            << (exit == WorkerExit::kStopped ? "stopped by the learner" : "the learner is gone, exiting")
+            << " (fragments_sent=" << stats.fragments_sent << " env_steps_sent=" << stats.env_steps_sent
+            << " weights_received=" << stats.weights_received << ")\n";
+  return exit == WorkerExit::kStopped ? kExitOk : kExitLearnerGone;
+}
+
+}  // namespace rlx::cli

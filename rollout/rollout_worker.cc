@@ -1,0 +1,187 @@
+#include "rollout/rollout_worker.h"
+
+#include <unistd.h>
+
+#include <random>
+#include <stdexcept>
+#include <variant>
+
+#include "envs/registry.h"
+#include "envs/vector_env.h"
+#include "rollout/fragment_collector.h"
+#include "rollout/rollout_policy.h"
+#include "transport/encode.h"
+#include "transport/sockets.h"
+
+namespace rlx {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kMaxHeldCredits = 1 << 20;
+
+uint64_t random_worker_id() {
+  std::random_device device;
+  uint64_t id = 0;
+  while (id == 0) id = (static_cast<uint64_t>(device()) << 32) ^ device();
+  return id;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+bool same_setup(const WorkerSetup& a, const WorkerSetup& b) { return a.to_json() == b.to_json(); }
+
+}  // namespace
+
+RolloutWorker::RolloutWorker(zmq::context_t& context, RolloutWorkerOptions options) : options_(std::move(options)) {
+  if (options_.worker_id == 0) options_.worker_id = random_worker_id();
+  SocketOptions socket_options = socket_options_for(options_.limits);
+  socket_ = make_socket(context, zmq::socket_type::dealer, socket_options);
+  // A stable identity lets the learner's ROUTER hand the connection over on reconnect.
+  socket_.set(zmq::sockopt::routing_id, "w" + std::to_string(options_.worker_id));
+  if (options_.curve_client) configure_curve_client(socket_, *options_.curve_client, options_.curve_server_public_key);
+  socket_.connect(options_.endpoint);
+}
+
+RolloutWorker::~RolloutWorker() = default;
+
+void RolloutWorker::send(std::vector<zmq::message_t> frames) {
+  // Bounded wait: a learner that stopped reading must not freeze the worker's heartbeats.
+  send_frames(socket_, frames, std::chrono::milliseconds(100));
+}
+
+void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
+  if (setup_ && same_setup(*setup_, incoming)) return;
+  WorkerSetup setup = incoming;
+  if (options_.num_envs > 0) setup.num_envs = options_.num_envs;
+  const EnvFactory& factory = global_env_registry().factory(setup.env_id);
+  auto envs = std::make_unique<VectorEnv>(factory, setup.num_envs);
+  const PolicyModelConfig config = setup.model_config(envs->spec());
+  collector_.reset();
+  if (setup.policy_kind == RolloutPolicyKind::kActorCritic) {
+    policy_ = std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic);
+  } else {
+    policy_ = std::make_unique<EpsilonGreedyQPolicy>(config, setup.epsilon, setup.worker_seed());
+  }
+  collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,
+                                                   setup.worker_seed());
+  have_weights_ = false;
+  setup_ = incoming;
+}
+
+void RolloutWorker::send_hello() {
+  const EnvSpec& spec = collector_->envs().spec();
+  Hello hello;
+  hello.worker_id = options_.worker_id;
+  hello.env_id = spec.id;
+  hello.num_envs = collector_->num_envs();
+  hello.obs_size = spec.observation_space.size();
+  hello.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
+  hello.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
+  hello.pid = ::getpid();
+  hello.hostname = host_name();
+  send(encode_hello(hello, ++sequence_));
+}
+
+std::shared_ptr<SampleBatch> RolloutWorker::free_batch() {
+  for (auto& batch : batches_) {
+    if (batch.use_count() == 1) return batch;  // ZeroMQ has released every frame of it
+  }
+  batches_.push_back(std::make_shared<SampleBatch>());
+  return batches_.back();
+}
+
+void RolloutWorker::send_fragment() {
+  std::shared_ptr<SampleBatch> batch = free_batch();
+  collector_->collect(*batch);
+  batch->worker_id = options_.worker_id;
+  send(encode_sample_fragment(batch, ++sequence_));
+  --credits_;
+  ++stats_.fragments_sent;
+  stats_.env_steps_sent += static_cast<uint64_t>(batch->num_transitions());
+  const std::vector<FinishedEpisode> finished = collector_->take_finished_episodes();
+  if (finished.empty()) return;
+  EpisodeStats report;
+  for (const FinishedEpisode& episode : finished) {
+    report.returns.push_back(episode.episode_return);
+    report.lengths.push_back(episode.length);
+  }
+  send(encode_episode_stats(report, options_.worker_id, ++sequence_));
+}
+
+WorkerExit RolloutWorker::run() {
+  auto last_heard = Clock::now();
+  auto last_join = Clock::now() - options_.rejoin_after;
+  auto next_heartbeat = Clock::now();
+  bool joined = false;  // the learner has welcomed us since the last (re-)join
+  for (;;) {
+    const bool can_sample = collector_ && have_weights_ && credits_ > 0;
+    const auto now = Clock::now();
+    // Wait for the learner only when there is nothing to sample; otherwise just drain.
+    const auto wait = can_sample ? std::chrono::milliseconds(0)
+                                 : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::max(next_heartbeat - now, Clock::duration::zero()));
+    std::optional<std::vector<zmq::message_t>> frames = recv_frames(socket_, wait);
+    while (frames) {
+      DecodeResult result = decode_message(*frames, options_.limits);
+      if (!result.ok()) {
+        ++stats_.messages_rejected;
+      } else {
+        last_heard = Clock::now();
+        Message& message = *result.message;
+        if (auto* welcome = std::get_if<Welcome>(&message)) {
+          ++stats_.welcomes;
+          apply_setup(WorkerSetup::from_json(welcome->setup_json));
+          joined = true;
+          credits_ = 0;  // the learner grants afresh after our hello
+          send_hello();
+        } else if (auto* weights = std::get_if<Weights>(&message)) {
+          if (policy_) {
+            policy_->load_weights(weights->params.data(), weights->params.size(), weights->policy_version);
+            if (!weights->obs_mean.empty()) {
+              policy_->set_obs_normalizer(std::vector<float>(weights->obs_mean.begin(), weights->obs_mean.end()),
+                                          std::vector<float>(weights->obs_var.begin(), weights->obs_var.end()),
+                                          weights->obs_count);
+            }
+            have_weights_ = true;
+            ++stats_.weights_received;
+            stats_.last_policy_version = weights->policy_version;
+          }
+        } else if (auto* grant = std::get_if<CreditGrant>(&message)) {
+          credits_ = std::min(credits_ + grant->credits, kMaxHeldCredits);
+        } else if (std::holds_alternative<Stop>(message)) {
+          // Goodbye after every fragment sent (one connection keeps their order); linger so
+          // the queued frames leave before the socket closes.
+          send(encode_stop(options_.worker_id, ++sequence_));
+          socket_.set(zmq::sockopt::linger, 2000);
+          return WorkerExit::kStopped;
+        }
+      }
+      frames = recv_frames(socket_, std::chrono::milliseconds(0));
+    }
+
+    const auto after = Clock::now();
+    if (after - last_heard > options_.learner_timeout) return WorkerExit::kLearnerGone;
+    if (after - last_heard > options_.rejoin_after && after - last_join > options_.rejoin_after) {
+      joined = false;  // the learner went quiet: maybe it restarted and forgot us
+      credits_ = 0;
+    }
+    if (!joined && after - last_join >= options_.rejoin_after) {
+      send(encode_join(options_.worker_id, ++sequence_));  // answered with a Welcome
+      last_join = after;
+      ++stats_.joins;
+      next_heartbeat = after + options_.heartbeat_interval;
+    } else if (after >= next_heartbeat) {
+      send(encode_heartbeat(options_.worker_id, ++sequence_));
+      next_heartbeat = after + options_.heartbeat_interval;
+    }
+    if (collector_ && have_weights_ && credits_ > 0) send_fragment();
+  }
+}
+
+}  // namespace rlx

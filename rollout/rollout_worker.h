@@ -1,0 +1,88 @@
+// RolloutWorker: the worker side of rollout (`rlx worker`). It joins a learner, builds its env
+// and policy from the learner's Welcome, and streams SampleBatch fragments as credits allow,
+// taking new weights as soon as they arrive. It re-joins when the learner goes quiet (e.g.
+// restarted) and gives up after learner_timeout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "core/sample_batch.h"
+#include "rollout/worker_setup.h"
+#include "transport/curve.h"
+#include "transport/decode.h"
+
+namespace rlx {
+
+class FragmentCollector;
+class RolloutPolicy;
+class VectorEnv;
+
+struct RolloutWorkerOptions {
+  std::string endpoint;                 // the learner's, e.g. tcp://head:5555
+  uint64_t worker_id = 0;               // 0: drawn at random
+  int num_envs = 0;                     // K; 0: as the learner's setup says
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds rejoin_after{3000};      // no word from the learner this long: join again
+  std::chrono::milliseconds learner_timeout{30000};  // no word this long: exit
+  DecodeLimits limits;
+  // With keys: CURVE client with this key pair, trusting this server public key.
+  std::optional<CurveKeyPair> curve_client;
+  std::string curve_server_public_key;
+};
+
+// How a worker's run ended.
+enum class WorkerExit { kStopped, kLearnerGone };
+
+// Counts for tests and logs.
+struct RolloutWorkerStats {
+  uint64_t fragments_sent = 0;
+  uint64_t env_steps_sent = 0;
+  uint64_t weights_received = 0;
+  uint64_t welcomes = 0;
+  uint64_t joins = 0;                 // join requests sent (the first and every re-join)
+  uint64_t messages_rejected = 0;
+  uint64_t last_policy_version = 0;
+};
+
+class RolloutWorker {
+ public:
+  // Connects (lazily, as ZeroMQ does); throws zmq::error_t on a malformed endpoint.
+  RolloutWorker(zmq::context_t& context, RolloutWorkerOptions options);
+  ~RolloutWorker();
+  RolloutWorker(const RolloutWorker&) = delete;
+  RolloutWorker& operator=(const RolloutWorker&) = delete;
+
+  // Runs until the learner says stop or has been silent longer than learner_timeout. Throws
+  // std::invalid_argument when the learner's setup names an unknown env or bad network.
+  WorkerExit run();
+
+  const RolloutWorkerStats& stats() const { return stats_; }
+  uint64_t worker_id() const { return options_.worker_id; }
+
+ private:
+  void apply_setup(const WorkerSetup& setup);
+  void send_hello();
+  void send_fragment();
+  void send(std::vector<zmq::message_t> frames);
+  std::shared_ptr<SampleBatch> free_batch();
+
+  RolloutWorkerOptions options_;
+  zmq::socket_t socket_;
+  uint64_t sequence_ = 0;
+  std::optional<WorkerSetup> setup_;
+  std::unique_ptr<RolloutPolicy> policy_;
+  std::unique_ptr<FragmentCollector> collector_;
+  bool have_weights_ = false;
+  int64_t credits_ = 0;
+  std::vector<std::shared_ptr<SampleBatch>> batches_;  // reused once ZeroMQ has released them
+  RolloutWorkerStats stats_;
+};
+
+}  // namespace rlx

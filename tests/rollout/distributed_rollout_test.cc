@@ -1,0 +1,240 @@
+// Workers and the learner-side receiver talking over real ZeroMQ sockets on loopback.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <thread>
+
+#include "envs/registry.h"
+#include "rollout/rollout_policy.h"
+#include "rollout/rollout_worker.h"
+#include "rollout/worker_pool.h"
+#include "transport/encode.h"
+#include "transport/sample_receiver.h"
+#include "transport/sockets.h"
+
+namespace rlx {
+namespace {
+
+using namespace std::chrono_literals;
+
+WorkerSetup cartpole_setup(int worker_index) {
+  WorkerSetup setup;
+  setup.env_id = "CartPole-v1";
+  setup.num_envs = 4;
+  setup.fragment_length = 16;
+  setup.seed = 7;
+  setup.worker_index = worker_index;
+  return setup;
+}
+
+ReceiverOptions cartpole_receiver(int credits, uint64_t max_lag) {
+  ReceiverOptions options;
+  options.env = {"CartPole-v1", 4, 0, 2};
+  options.credits_per_worker = credits;
+  options.max_policy_lag = max_lag;
+  options.heartbeat_interval = 100ms;
+  options.worker_timeout = 1500ms;
+  options.make_welcome = [](int index) { return cartpole_setup(index).to_json(); };
+  return options;
+}
+
+std::shared_ptr<Weights> cartpole_weights(uint64_t version) {
+  const EnvSpec& spec = global_env_registry().spec("CartPole-v1");
+  ActorCriticPolicy policy(cartpole_setup(0).model_config(spec), 1);
+  auto weights = std::make_shared<Weights>();
+  weights->policy_version = version;
+  weights->params = policy.weights();
+  return weights;
+}
+
+// A RolloutWorker on its own thread; run() returns how it ended.
+struct WorkerThread {
+  WorkerThread(zmq::context_t& context, const std::string& endpoint, uint64_t id,
+               std::chrono::milliseconds learner_timeout = 5000ms) {
+    RolloutWorkerOptions options;
+    options.endpoint = endpoint;
+    options.worker_id = id;
+    options.heartbeat_interval = 100ms;
+    options.rejoin_after = 400ms;
+    options.learner_timeout = learner_timeout;
+    worker = std::make_unique<RolloutWorker>(context, options);
+    exit = std::async(std::launch::async, [this] { return worker->run(); });
+  }
+  std::unique_ptr<RolloutWorker> worker;
+  std::future<WorkerExit> exit;
+};
+
+template <typename Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds limit = 5000ms) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return predicate();
+}
+
+void check_accounting(const ReceiverStats& s) {
+  CHECK(s.fragments_received ==
+        s.fragments_consumed + s.dropped_stale + s.dropped_unknown_worker + s.dropped_at_stop + s.queued);
+}
+
+}  // namespace
+
+TEST_CASE("workers join, sample with the current weights, and credits bound what is queued", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_receiver(2, 1));
+  receiver.publish_weights(cartpole_weights(3));
+  WorkerThread a(context, receiver.endpoint(), 1), b(context, receiver.endpoint(), 2);
+
+  REQUIRE(eventually([&] { return receiver.stats().workers_joined == 2; }));
+  // Nobody pops: each worker may fill only its two credits.
+  REQUIRE(eventually([&] { return receiver.stats().queued == 4; }));
+  std::this_thread::sleep_for(300ms);
+  CHECK(receiver.stats().queued == 4);
+  CHECK(receiver.stats().fragments_received == 4);
+
+  for (int i = 0; i < 20; ++i) {
+    std::optional<SampleBatch> batch = receiver.pop(3000ms);
+    REQUIRE(batch);
+    CHECK(batch->policy_version == 3);
+    CHECK(batch->num_steps == 16);
+    CHECK(batch->num_envs == 4);
+    CHECK((batch->worker_id == 1 || batch->worker_id == 2));
+    CHECK_NOTHROW(batch->validate());
+  }
+  REQUIRE(eventually([&] { return receiver.take_episodes().returns.size() > 0 || receiver.stats().episodes > 0; }));
+  receiver.stop_workers();
+  CHECK(a.exit.get() == WorkerExit::kStopped);
+  CHECK(b.exit.get() == WorkerExit::kStopped);
+  // Each worker's goodbye follows its last fragment: after both, every fragment is counted.
+  REQUIRE(eventually([&] { return receiver.stats().workers_left == 2; }));
+  const ReceiverStats stats = receiver.stats();
+  CHECK(stats.fragments_consumed == 20);
+  check_accounting(stats);
+  CHECK(a.worker->stats().fragments_sent + b.worker->stats().fragments_sent == stats.fragments_received);
+}
+
+TEST_CASE("a worker joining late gets the current weights before it samples", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_receiver(1, 0));
+  for (uint64_t v = 1; v <= 5; ++v) receiver.publish_weights(cartpole_weights(v));
+  WorkerThread late(context, receiver.endpoint(), 9);
+  std::optional<SampleBatch> first = receiver.pop(5000ms);
+  REQUIRE(first);
+  CHECK(first->policy_version == 5);
+  receiver.stop_workers();
+  CHECK(late.exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("fragments older than max_policy_lag are dropped and counted", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_receiver(2, 0));
+  receiver.publish_weights(cartpole_weights(1));
+  WorkerThread worker(context, receiver.endpoint(), 4);
+  REQUIRE(eventually([&] { return receiver.stats().queued == 2; }));
+  receiver.publish_weights(cartpole_weights(2));  // the two queued v1 fragments are now stale
+  std::optional<SampleBatch> fresh = receiver.pop(5000ms);
+  REQUIRE(fresh);
+  CHECK(fresh->policy_version == 2);
+  const ReceiverStats stats = receiver.stats();
+  CHECK(stats.dropped_stale >= 2);
+  check_accounting(stats);
+  receiver.stop_workers();
+  CHECK(worker.exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("bad messages are rejected and counted, a peer that keeps sending them is dropped", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  ReceiverOptions options = cartpole_receiver(1, 1);
+  options.peer_guard.max_consecutive_bad = 3;
+  SampleReceiver receiver(context, options);
+  receiver.publish_weights(cartpole_weights(1));
+  WorkerThread good(context, receiver.endpoint(), 5);
+
+  zmq::socket_t rogue = make_socket(context, zmq::socket_type::dealer);
+  rogue.connect(receiver.endpoint());
+  for (int i = 0; i < 10; ++i) {
+    std::vector<zmq::message_t> junk;
+    junk.emplace_back(std::string("not a header"));
+    junk.emplace_back(std::string(100, 'x'));
+    send_frames(rogue, junk, 1000ms);
+  }
+  REQUIRE(eventually([&] { return receiver.stats().messages_rejected == 10; }));
+  CHECK(receiver.stats().peers_dropped >= 1);
+  CHECK_THAT(receiver.stats().reject_counts, Catch::Contains("rejected_total=10"));
+  // The good worker is still served.
+  REQUIRE(receiver.pop(5000ms));
+  receiver.stop_workers();
+  CHECK(good.exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("a worker exits when the learner stays silent past its timeout", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  const auto start = std::chrono::steady_clock::now();
+  WorkerThread orphan(context, "tcp://127.0.0.1:1", 3, 800ms);  // nothing listens there
+  CHECK(orphan.exit.get() == WorkerExit::kLearnerGone);
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+}
+
+TEST_CASE("a worker re-joins a learner that restarted on the same endpoint", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  std::string endpoint;
+  auto first = std::make_unique<SampleReceiver>(context, cartpole_receiver(1, 1));
+  endpoint = first->endpoint();
+  first->publish_weights(cartpole_weights(1));
+  WorkerThread worker(context, endpoint, 6);
+  REQUIRE(first->pop(5000ms));
+  // Simulate a crash: the receiver goes away without its workers hearing a stop.
+  first->stop_workers_on_exit(false);
+  first.reset();
+  std::unique_ptr<SampleReceiver> second;
+  ReceiverOptions options = cartpole_receiver(1, 1);
+  options.endpoint = endpoint;
+  REQUIRE(eventually([&] {
+    try {
+      second = std::make_unique<SampleReceiver>(context, options);
+      return true;
+    } catch (const zmq::error_t&) {
+      return false;  // the old socket may hold the port for a moment
+    }
+  }));
+  second->publish_weights(cartpole_weights(7));
+  std::optional<SampleBatch> batch = second->pop(8000ms);
+  REQUIRE(batch);
+  CHECK(batch->policy_version == 7);
+  CHECK(worker.worker->stats().welcomes >= 2);  // the new learner welcomed it again
+  second->stop_workers();
+  CHECK(worker.exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("worker processes that die are restarted and re-join", "[rollout][distributed]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_receiver(1, 1));
+  receiver.publish_weights(cartpole_weights(1));
+  const std::string endpoint = receiver.endpoint();
+  WorkerPool pool({2, 3, 2000ms}, [&](int i) {
+    return std::vector<std::string>{std::string(RLX_BINARY_DIR) + "/rlx", "worker", "--connect", endpoint,
+                                    "--worker-id", std::to_string(100 + i), "--learner-timeout", "10"};
+  });
+  REQUIRE(eventually([&] { return receiver.stats().workers_joined == 2; }, 15000ms));
+  ::kill(pool.pid(0), SIGKILL);
+  REQUIRE(eventually([&] { return pool.poll() > 0 || pool.restarts() > 0; }));
+  CHECK(pool.restarts() == 1);
+  // The restarted process (same worker id) joins again and streams.
+  REQUIRE(eventually([&] { return receiver.stats().workers_restarted >= 1; }, 15000ms));
+  for (int i = 0; i < 4; ++i) REQUIRE(receiver.pop(5000ms));
+  receiver.stop_workers();
+  REQUIRE(eventually([&] {
+    pool.poll();
+    return pool.clean_exits() == 2;  // both stop cleanly and are not restarted
+  }, 5000ms));
+  CHECK(pool.restarts() == 1);
+  CHECK(pool.num_running() == 0);
+}
+
+}  // namespace rlx

@@ -1,0 +1,338 @@
+#include "transport/sample_receiver.h"
+
+#include <stdexcept>
+
+#include "transport/encode.h"
+#include "transport/sockets.h"
+#include "transport/zap_authenticator.h"
+
+namespace rlx {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxMessagesPerPoll = 256;   // then look at commands and timers again
+constexpr size_t kMaxPendingWorkers = 1 << 16;  // welcomed but not yet hello'd
+constexpr size_t kMaxEpisodesKept = 1 << 20;
+
+std::string next_wake_endpoint() {
+  static std::atomic<uint64_t> counter{0};
+  return "inproc://rlx-receiver-wake-" + std::to_string(counter++);
+}
+
+}  // namespace
+
+SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
+    : options_(std::move(options)), context_(context), peer_guard_(options_.peer_guard) {
+  if (options_.credits_per_worker < 1) throw std::invalid_argument("credits_per_worker must be >= 1");
+  if (!options_.make_welcome) throw std::invalid_argument("SampleReceiver needs a make_welcome function");
+  if (options_.env.env_id.empty()) throw std::invalid_argument("SampleReceiver needs the expected env");
+  options_.limits.num_actions = options_.env.num_actions;
+  if (options_.curve_server) authenticator_ = std::make_unique<ZapAuthenticator>(context_, options_.authorized_client_keys);
+  SocketOptions socket_options = socket_options_for(options_.limits);
+  socket_options.send_hwm = 10000;
+  socket_options.recv_hwm = 10000;
+  router_ = make_socket(context_, zmq::socket_type::router, socket_options);
+  router_.set(zmq::sockopt::router_handover, 1);  // a reconnecting worker takes over its identity
+  if (options_.curve_server) configure_curve_server(router_, *options_.curve_server);
+  endpoint_ = bind_endpoint(router_, options_.endpoint);
+  wake_endpoint_ = next_wake_endpoint();
+  wake_receive_ = zmq::socket_t(context_, zmq::socket_type::pull);
+  wake_receive_.bind(wake_endpoint_);
+  wake_send_ = zmq::socket_t(context_, zmq::socket_type::push);
+  wake_send_.set(zmq::sockopt::linger, 0);
+  wake_send_.connect(wake_endpoint_);
+  thread_ = std::thread([this] { run(); });
+}
+
+SampleReceiver::~SampleReceiver() {
+  if (stop_workers_on_exit_) stop_workers();
+  running_ = false;
+  post(Command{Command::Kind::kWeights, {}});  // wakes the thread
+  thread_.join();
+}
+
+void SampleReceiver::post(Command command) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  commands_.push_back(std::move(command));
+  wake_send_.send(zmq::const_buffer("", 0), zmq::send_flags::dontwait);
+}
+
+void SampleReceiver::publish_weights(std::shared_ptr<const Weights> weights) {
+  if (!weights) throw std::invalid_argument("publish_weights needs weights");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_weights_ = weights;
+    current_version_ = weights->policy_version;
+  }
+  post(Command{Command::Kind::kWeights, {}});
+}
+
+void SampleReceiver::stop_workers() { post(Command{Command::Kind::kStopWorkers, {}}); }
+
+bool SampleReceiver::stale(uint64_t policy_version) const {
+  const uint64_t current = current_version_.load();
+  return current > policy_version && current - policy_version > options_.max_policy_lag;
+}
+
+std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (!queue_ready_.wait_until(lock, deadline, [this] { return !queue_.empty(); })) return std::nullopt;
+    auto [identity, batch] = std::move(queue_.front());
+    queue_.pop_front();
+    --stats_.queued;
+    commands_.push_back(Command{Command::Kind::kCredit, identity});
+    wake_send_.send(zmq::const_buffer("", 0), zmq::send_flags::dontwait);
+    if (stale(batch.policy_version)) {
+      ++stats_.dropped_stale;
+      continue;
+    }
+    ++stats_.fragments_consumed;
+    stats_.env_steps_consumed += static_cast<uint64_t>(batch.num_transitions());
+    return std::move(batch);
+  }
+}
+
+EpisodeReport SampleReceiver::take_episodes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EpisodeReport taken = std::move(episodes_);
+  episodes_ = {};
+  return taken;
+}
+
+ReceiverStats SampleReceiver::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ReceiverStats copy = stats_;
+  copy.reject_counts = reject_counters_.snapshot();
+  return copy;
+}
+
+void SampleReceiver::run() {
+  zmq::pollitem_t items[] = {{router_.handle(), 0, ZMQ_POLLIN, 0}, {wake_receive_.handle(), 0, ZMQ_POLLIN, 0}};
+  auto next_heartbeat = Clock::now() + options_.heartbeat_interval;
+  while (running_) {
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_heartbeat - Clock::now());
+    zmq::poll(items, 2, std::max(wait, std::chrono::milliseconds(0)));
+    for (size_t n = 0; n < kMaxMessagesPerPoll; ++n) {
+      std::optional<std::vector<zmq::message_t>> frames = recv_frames(router_, std::chrono::milliseconds(0));
+      if (!frames) break;
+      if (frames->size() < 2) continue;  // an identity alone: nothing to decode
+      const std::string identity = take_identity(*frames);
+      handle_message(identity, *frames);
+    }
+    zmq::message_t wake;
+    while (wake_receive_.recv(wake, zmq::recv_flags::dontwait)) {
+    }
+    run_commands();
+    if (Clock::now() >= next_heartbeat) {
+      heartbeat_and_expire();
+      next_heartbeat = Clock::now() + options_.heartbeat_interval;
+    }
+  }
+  run_commands();  // the last commands, e.g. the destructor's stop_workers()
+  router_.set(zmq::sockopt::linger, 500);  // let those stops leave before the socket closes
+  router_.close();
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.dropped_at_stop += queue_.size();
+  stats_.queued = 0;
+  queue_.clear();
+}
+
+void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq::message_t>& frames) {
+  DecodeResult result = decode_message(frames, options_.limits, &reject_counters_);
+  if (!result.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.messages_rejected;
+    }
+    if (peer_guard_.record_bad(identity)) {
+      // Forget the peer: no more credits or weights; its fragments now count as unknown.
+      if (workers_.erase(identity) > 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stats_.workers_active = workers_.size();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.peers_dropped;
+    }
+    return;
+  }
+  peer_guard_.record_good(identity);
+  Message& message = *result.message;
+  auto it = workers_.find(identity);
+  if (it != workers_.end()) it->second.last_seen = Clock::now();
+
+  const bool join = std::holds_alternative<Join>(message);
+  if (join || std::holds_alternative<Heartbeat>(message)) {
+    if (!join && it != workers_.end() && it->second.ready) {
+      send(identity, encode_heartbeat(0, ++sequence_));
+      return;
+    }
+    // A join, or a heartbeat from a peer this learner does not know (it restarted): welcome
+    // it, at most once per heartbeat interval.
+    welcome(identity, result.info.sender_id);
+  } else if (auto* hello = std::get_if<Hello>(&message)) {
+    handle_hello(identity, *hello, result.info.sequence);
+  } else if (auto* batch = std::get_if<SampleBatch>(&message)) {
+    handle_fragment(identity, std::move(*batch));
+  } else if (auto* stats = std::get_if<EpisodeStats>(&message)) {
+    if (it == workers_.end() || !it->second.ready) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.episodes += stats->returns.size();
+    if (episodes_.returns.size() + stats->returns.size() > kMaxEpisodesKept) return;  // the learner is not reading
+    episodes_.returns.insert(episodes_.returns.end(), stats->returns.begin(), stats->returns.end());
+    episodes_.lengths.insert(episodes_.lengths.end(), stats->lengths.begin(), stats->lengths.end());
+  } else if (std::holds_alternative<Stop>(message)) {
+    // The worker is leaving (its last message, after all its fragments): forget it.
+    const bool was_ready = it != workers_.end() && it->second.ready;
+    workers_.erase(identity);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (was_ready) ++stats_.workers_left;
+    stats_.workers_active = workers_.size();
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.unexpected_messages;
+  }
+}
+
+void SampleReceiver::welcome(const std::string& identity, uint64_t sender_id) {
+  const auto now = Clock::now();
+  auto it = workers_.find(identity);
+  if (it == workers_.end()) {
+    if (workers_.size() >= kMaxPendingWorkers) return;
+    Worker fresh;
+    fresh.worker_index = next_worker_index_++;
+    fresh.last_welcome = now - options_.heartbeat_interval;
+    it = workers_.emplace(identity, fresh).first;
+  }
+  Worker& worker = it->second;
+  worker.worker_id = sender_id;
+  worker.last_seen = now;
+  if (worker.ready) {
+    // A restarted worker process under the same identity: it holds no credits now and must
+    // send its hello again; its queued fragments keep their credits until popped.
+    worker.ready = false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.workers_restarted;
+  }
+  if (now - worker.last_welcome < options_.heartbeat_interval) return;
+  worker.last_welcome = now;
+  send(identity, encode_welcome(Welcome{options_.make_welcome(worker.worker_index)}, 0, ++sequence_));
+}
+
+void SampleReceiver::handle_hello(const std::string& identity, const Hello& hello, uint64_t) {
+  auto it = workers_.find(identity);
+  const ExpectedEnv& env = options_.env;
+  const bool matches = hello.env_id == env.env_id && hello.obs_size == env.obs_size &&
+                       hello.action_size == env.action_size && hello.num_actions == env.num_actions;
+  if (it == workers_.end() || !matches) {
+    // Not welcomed first, or stepping another env: tell it to stop.
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.hellos_refused;
+    if (it != workers_.end()) workers_.erase(it);
+    stats_.workers_active = workers_.size();
+    send(identity, encode_stop(0, ++sequence_));
+    return;
+  }
+  Worker& worker = it->second;
+  if (!worker.ready) {
+    worker.ready = true;
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.workers_joined;
+    stats_.workers_active = workers_.size();
+  }
+  worker.worker_id = hello.worker_id;
+  send_weights(identity);
+  // A hello means the worker holds no credits: grant what its queued fragments leave free.
+  const int64_t grant = options_.credits_per_worker - worker.queued;
+  if (grant > 0) send_credits(identity, grant);
+}
+
+void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& batch) {
+  auto it = workers_.find(identity);
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++stats_.fragments_received;
+  if (it == workers_.end() || !it->second.ready) {
+    ++stats_.dropped_unknown_worker;
+    return;
+  }
+  if (stale(batch.policy_version)) {
+    ++stats_.dropped_stale;
+    lock.unlock();
+    send_credits(identity, 1);
+    return;
+  }
+  // The fragment keeps its credit while queued; pop() returns it (Command::kCredit).
+  ++it->second.queued;
+  queue_.emplace_back(identity, std::move(batch));
+  ++stats_.queued;
+  lock.unlock();
+  queue_ready_.notify_one();
+}
+
+void SampleReceiver::run_commands() {
+  std::vector<Command> commands;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    commands.swap(commands_);
+  }
+  bool weights_changed = false;
+  for (const Command& command : commands) {
+    switch (command.kind) {
+      case Command::Kind::kWeights: weights_changed = true; break;
+      case Command::Kind::kCredit: {
+        auto it = workers_.find(command.identity);
+        if (it == workers_.end() || !it->second.ready) break;  // forgotten meanwhile
+        --it->second.queued;
+        send_credits(command.identity, 1);
+        break;
+      }
+      case Command::Kind::kStopWorkers:
+        for (const auto& [identity, worker] : workers_) send(identity, encode_stop(0, ++sequence_));
+        break;
+    }
+  }
+  if (weights_changed) {
+    for (const auto& [identity, worker] : workers_) {
+      if (worker.ready) send_weights(identity);
+    }
+  }
+}
+
+void SampleReceiver::heartbeat_and_expire() {
+  const auto now = Clock::now();
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (now - it->second.last_seen > options_.worker_timeout) {
+      const bool was_ready = it->second.ready;
+      it = workers_.erase(it);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (was_ready) ++stats_.workers_lost;
+      stats_.workers_active = workers_.size();
+      continue;
+    }
+    ++it;
+  }
+}
+
+void SampleReceiver::send(const std::string& identity, std::vector<zmq::message_t> frames) {
+  prepend_identity(frames, identity);
+  // A ROUTER never blocks: a peer that is gone or full simply misses this message.
+  send_frames(router_, frames, std::chrono::milliseconds(0));
+}
+
+void SampleReceiver::send_weights(const std::string& identity) {
+  std::shared_ptr<const Weights> weights;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    weights = current_weights_;
+  }
+  if (weights) send(identity, encode_weights(weights, 0, ++sequence_));
+}
+
+void SampleReceiver::send_credits(const std::string& identity, int64_t credits) {
+  send(identity, encode_credit_grant(CreditGrant{credits}, 0, ++sequence_));
+}
+
+}  // namespace rlx

@@ -1,0 +1,174 @@
+// SampleReceiver: the learner's side of rollout. One ingestion thread serves any number of
+// workers on one ROUTER socket without blocking on any of them: it welcomes joining workers,
+// checks their env against the learner's, sends them the current weights, grants each a
+// bounded number of fragments in flight (credits), drops fragments older than
+// max_policy_lag versions and counts every fragment it does not hand to the learner.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "transport/curve.h"
+#include "transport/decode.h"
+#include "transport/messages.h"
+#include "transport/peer_guard.h"
+
+namespace rlx {
+
+class ZapAuthenticator;
+
+// What every worker's env must look like (from the learner's EnvSpec).
+struct ExpectedEnv {
+  std::string env_id;
+  int64_t obs_size = 0;
+  int64_t action_size = 0;   // A for Box, 0 for Discrete
+  int64_t num_actions = 0;   // n for Discrete, 0 for Box
+};
+
+struct ReceiverOptions {
+  std::string endpoint = "tcp://127.0.0.1:*";  // ":*" picks a free port; see endpoint()
+  ExpectedEnv env;
+  int credits_per_worker = 2;                   // fragments a worker may have in flight or queued
+  uint64_t max_policy_lag = 1;                  // older fragments are dropped as stale
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds worker_timeout{10000};  // a silent worker is forgotten after this
+  DecodeLimits limits;
+  PeerGuardOptions peer_guard;
+  // Setup JSON (rollout/worker_setup.h) for the worker_index-th worker to join.
+  std::function<std::string(int worker_index)> make_welcome;
+  // With keys: CURVE server, accepting only the authorized client keys.
+  std::optional<CurveKeyPair> curve_server;
+  std::vector<std::string> authorized_client_keys;
+};
+
+// Counts since the receiver started. Every fragment received ends as exactly one of:
+// consumed, dropped_stale, dropped_unknown_worker, dropped_at_stop, or still queued.
+struct ReceiverStats {
+  uint64_t fragments_received = 0;
+  uint64_t fragments_consumed = 0;        // handed to the learner by pop()
+  uint64_t dropped_stale = 0;             // older than max_policy_lag, at arrival or at pop
+  uint64_t dropped_unknown_worker = 0;    // from a peer that has not completed its hello
+  uint64_t dropped_at_stop = 0;           // still queued when the receiver stopped
+  uint64_t queued = 0;
+  uint64_t env_steps_consumed = 0;
+  uint64_t messages_rejected = 0;         // failed decoding (reasons in reject_counts)
+  uint64_t unexpected_messages = 0;       // well-formed, but not a worker's to send
+  uint64_t peers_dropped = 0;             // by the peer guard
+  uint64_t hellos_refused = 0;            // env did not match
+  uint64_t workers_joined = 0;
+  uint64_t workers_lost = 0;              // timed out
+  uint64_t workers_left = 0;              // said goodbye (a Stop) after their last fragment
+  uint64_t workers_restarted = 0;         // joined again under an identity that was active
+  uint64_t workers_active = 0;
+  uint64_t episodes = 0;
+  std::string reject_counts;              // RejectCounters::snapshot()
+};
+
+// Finished episodes reported by workers.
+struct EpisodeReport {
+  std::vector<double> returns;
+  std::vector<int32_t> lengths;
+};
+
+class SampleReceiver {
+ public:
+  // Binds and starts the ingestion thread; throws zmq::error_t if the endpoint cannot be bound,
+  // std::invalid_argument on bad options.
+  SampleReceiver(zmq::context_t& context, ReceiverOptions options);
+  // Tells every worker to stop, then joins the thread.
+  ~SampleReceiver();
+  SampleReceiver(const SampleReceiver&) = delete;
+  SampleReceiver& operator=(const SampleReceiver&) = delete;
+
+  // The bound endpoint (with the real port), e.g. "tcp://127.0.0.1:40123".
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Makes these the current weights: sent to every worker now and to each that joins later.
+  // Fragments more than max_policy_lag versions behind weights->policy_version become stale.
+  void publish_weights(std::shared_ptr<const Weights> weights);
+
+  // The next fresh fragment, waiting up to timeout; its worker gets a new credit.
+  std::optional<SampleBatch> pop(std::chrono::milliseconds timeout);
+
+  // Episodes reported since the last call.
+  EpisodeReport take_episodes();
+
+  // Sends Stop to every known worker (the receiver keeps running).
+  void stop_workers();
+
+  // Whether the destructor tells workers to stop (default true; false leaves them to re-join
+  // a restarted learner, as after a crash).
+  void stop_workers_on_exit(bool stop) { stop_workers_on_exit_ = stop; }
+
+  ReceiverStats stats() const;
+
+ private:
+  struct Worker {
+    uint64_t worker_id = 0;
+    int worker_index = 0;
+    bool ready = false;    // hello accepted: fragments are welcome
+    int64_t queued = 0;    // its fragments waiting in the queue (each holds one credit)
+    std::chrono::steady_clock::time_point last_seen;
+    std::chrono::steady_clock::time_point last_welcome;
+  };
+  struct Command {
+    enum class Kind { kWeights, kCredit, kStopWorkers } kind;
+    std::string identity;  // kCredit
+  };
+  void run();
+  void handle_message(const std::string& identity, std::vector<zmq::message_t>& frames);
+  void welcome(const std::string& identity, uint64_t sender_id);
+  void handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence);
+  void handle_fragment(const std::string& identity, SampleBatch&& batch);
+  void run_commands();
+  void heartbeat_and_expire();
+  void send(const std::string& identity, std::vector<zmq::message_t> frames);
+  void send_weights(const std::string& identity);
+  void send_credits(const std::string& identity, int64_t credits);
+  void post(Command command);
+  bool stale(uint64_t policy_version) const;
+
+  ReceiverOptions options_;
+  zmq::context_t& context_;
+  std::unique_ptr<ZapAuthenticator> authenticator_;
+  zmq::socket_t router_;
+  zmq::socket_t wake_receive_;
+  std::string endpoint_;
+  std::string wake_endpoint_;
+
+  // Ingestion-thread state.
+  std::unordered_map<std::string, Worker> workers_;  // by ROUTER identity
+  PeerGuard peer_guard_;
+  RejectCounters reject_counters_;
+  uint64_t sequence_ = 0;
+  int next_worker_index_ = 0;
+
+  // Shared with public methods.
+  mutable std::mutex mutex_;
+  std::condition_variable queue_ready_;
+  std::deque<std::pair<std::string, SampleBatch>> queue_;
+  std::vector<Command> commands_;
+  zmq::socket_t wake_send_;  // guarded by mutex_
+  std::shared_ptr<const Weights> current_weights_;
+  std::atomic<uint64_t> current_version_{0};
+  EpisodeReport episodes_;
+  ReceiverStats stats_;
+  std::atomic<bool> running_{true};
+  bool stop_workers_on_exit_ = true;
+  std::thread thread_;
+};
+
+}  // namespace rlx
