@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_subcommands.h"
 #include "cli/command.h"
 #include "transport/transport_benchmark.h"
 
@@ -16,7 +17,8 @@ namespace {
 const char* const kBenchUsage =
     "usage: rlx bench SUBCOMMAND [OPTIONS]\n\n"
     "subcommands:\n"
-    "  transport --bytes B   zero-copy fragments of B bytes over tcp loopback vs memcpy\n\n"
+    "  transport --bytes B   zero-copy fragments of B bytes over tcp loopback vs memcpy\n"
+    "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n\n"
     "every subcommand takes --help.\n";
 
 int run_bench_transport(const std::vector<std::string>& args) {
@@ -58,7 +60,7 @@ int run_bench_transport(const std::vector<std::string>& args) {
 
 int run_bench_command(const std::vector<std::string>& args) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> subcommands = {
-      {"transport", run_bench_transport}};
+      {"transport", run_bench_transport}, {"sampling", run_bench_sampling}};
   if (args.empty()) throw UsageError(std::string("missing subcommand\n") + kBenchUsage);
   if (args.front() == "--help" || args.front() == "-h") {
     std::cout << kBenchUsage;

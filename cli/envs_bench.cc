@@ -40,16 +40,7 @@ int run_envs_bench(const std::vector<std::string>& args) {
 
   const std::string id = values["id"].as<std::string>();
   const EnvFactory& factory = global_env_registry().factory(id);
-  if (steps == 0) {
-    // Calibrate: grow a trial run until it takes 0.1 s, then aim for about one second.
-    int64_t trial = 256;
-    SteppingMeasurement probe = measure_env_stepping(factory, num_envs, trial, seed);
-    while (probe.seconds < 0.1 && trial < (int64_t{1} << 34)) {
-      trial *= 4;
-      probe = measure_env_stepping(factory, num_envs, trial, seed);
-    }
-    steps = std::max<int64_t>(1, static_cast<int64_t>(trial * (1.0 / std::max(probe.seconds, 1e-9))));
-  }
+  if (steps == 0) steps = calibrate_env_steps(factory, num_envs, 1.0, seed);
 
   std::vector<double> rates;
   for (int r = 0; r < repeats; ++r) {

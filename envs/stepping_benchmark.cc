@@ -1,5 +1,6 @@
 #include "envs/stepping_benchmark.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <vector>
@@ -43,6 +44,16 @@ SteppingMeasurement measure_env_stepping(const EnvFactory& factory, int num_envs
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.env_steps = steps_per_env * k;
   return result;
+}
+
+int64_t calibrate_env_steps(const EnvFactory& factory, int num_envs, double seconds, uint64_t seed) {
+  int64_t trial = 256;
+  SteppingMeasurement probe = measure_env_stepping(factory, num_envs, trial, seed);
+  while (probe.seconds < 0.1 && trial < (int64_t{1} << 34)) {
+    trial *= 4;
+    probe = measure_env_stepping(factory, num_envs, trial, seed);
+  }
+  return std::max<int64_t>(1, static_cast<int64_t>(trial * seconds / std::max(probe.seconds, 1e-9)));
 }
 
 }  // namespace rlx

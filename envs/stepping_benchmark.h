@@ -20,4 +20,7 @@ struct SteppingMeasurement {
 SteppingMeasurement measure_env_stepping(const EnvFactory& factory, int num_envs, int64_t steps_per_env,
                                          uint64_t seed);
 
+// Steps per env that take about `seconds` here (grown from a short trial run).
+int64_t calibrate_env_steps(const EnvFactory& factory, int num_envs, double seconds, uint64_t seed);
+
 }  // namespace rlx
