@@ -30,6 +30,9 @@ int run_bench_command(const std::vector<std::string>& args);
 // `rlx worker --connect ENDPOINT ...`.
 int run_worker_command(const std::vector<std::string>& args);
 
+// `rlx keys init DIR` / `rlx keys add-worker DIR NAME`.
+int run_keys_command(const std::vector<std::string>& args);
+
 // Adds the repeatable `--env-plugin PATH` option to a subcommand's options.
 void add_env_plugin_option(boost::program_options::options_description& options);
 

@@ -19,6 +19,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
     {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},
+    {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", rlx::cli::run_keys_command},
     {"bench", "throughput benchmarks (transport, sampling)", rlx::cli::run_bench_command},
 };
 

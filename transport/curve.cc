@@ -60,6 +60,10 @@ void save_curve_keypair(const std::filesystem::path& stem, const CurveKeyPair& k
   write_key_file(with_suffix(stem, ".pub"), keys.public_key, false);
 }
 
+void save_curve_public_key(const std::filesystem::path& file, const std::string& public_key) {
+  write_key_file(file, public_key, false);
+}
+
 CurveKeyPair load_curve_keypair(const std::filesystem::path& stem) {
   const auto secret_file = with_suffix(stem, ".key");
   CurveKeyPair keys;

@@ -22,6 +22,9 @@ CurveKeyPair generate_curve_keypair();
 // Writes stem.key (the secret, owner-only) and stem.pub; throws std::runtime_error on I/O errors.
 void save_curve_keypair(const std::filesystem::path& stem, const CurveKeyPair& keys);
 
+// Writes one Z85 public key file (e.g. DIR/clients/NAME.pub); throws std::runtime_error on I/O errors.
+void save_curve_public_key(const std::filesystem::path& file, const std::string& public_key);
+
 // Reads stem.key, derives its public key and checks it against stem.pub when that exists;
 // throws std::runtime_error naming the file on a missing file or bad key.
 CurveKeyPair load_curve_keypair(const std::filesystem::path& stem);

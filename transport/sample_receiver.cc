@@ -23,11 +23,24 @@ std::string next_wake_endpoint() {
 
 }  // namespace
 
+bool is_local_endpoint(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return true;
+  const std::string tcp = "tcp://";
+  if (endpoint.rfind(tcp, 0) != 0) return false;
+  const std::string host = endpoint.substr(tcp.size(), endpoint.rfind(':') - tcp.size());
+  return host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]";
+}
+
 SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
     : options_(std::move(options)), context_(context), peer_guard_(options_.peer_guard) {
   if (options_.credits_per_worker < 1) throw std::invalid_argument("credits_per_worker must be >= 1");
   if (!options_.make_welcome) throw std::invalid_argument("SampleReceiver needs a make_welcome function");
   if (options_.env.env_id.empty()) throw std::invalid_argument("SampleReceiver needs the expected env");
+  if (!options_.curve_server && !options_.allow_unauthenticated_remote && !is_local_endpoint(options_.endpoint)) {
+    throw std::invalid_argument("refusing to bind '" + options_.endpoint +
+                                "' without authentication: any host could join; use --auth-keys DIR "
+                                "(rlx keys init DIR) or bind to 127.0.0.1");
+  }
   options_.limits.num_actions = options_.env.num_actions;
   if (options_.curve_server) authenticator_ = std::make_unique<ZapAuthenticator>(context_, options_.authorized_client_keys);
   SocketOptions socket_options = socket_options_for(options_.limits);

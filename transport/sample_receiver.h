@@ -52,7 +52,12 @@ struct ReceiverOptions {
   // With keys: CURVE server, accepting only the authorized client keys.
   std::optional<CurveKeyPair> curve_server;
   std::vector<std::string> authorized_client_keys;
+  // Without CURVE keys the receiver refuses endpoints other than loopback unless this is set.
+  bool allow_unauthenticated_remote = false;
 };
+
+// True for tcp endpoints on 127.0.0.0/8, localhost or [::1], and for ipc:// and inproc://.
+bool is_local_endpoint(const std::string& endpoint);
 
 // Counts since the receiver started. Every fragment received ends as exactly one of:
 // consumed, dropped_stale, dropped_unknown_worker, dropped_at_stop, or still queued.

@@ -174,3 +174,24 @@ TEST_CASE("rlx bench sampling prints raw, local and pipeline figures side by sid
   CHECK(run_rlx("bench sampling --env CartPole-v1 --workers 0").exit_code == 2);
   CHECK(run_rlx("bench sampling").exit_code == 2);
 }
+
+TEST_CASE("rlx keys makes a learner key pair and authorized worker keys", "[cli][auth]") {
+  const std::string dir = std::string(RLX_BINARY_DIR) + "/tests/keys_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir).c_str());
+  auto r = run_rlx("keys add-worker " + dir + " w1");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("server.pub"));
+  REQUIRE(run_rlx("keys init " + dir).exit_code == 0);
+  r = run_rlx("keys init " + dir);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("refusing to replace"));
+  REQUIRE(run_rlx("keys add-worker " + dir + " w1").exit_code == 0);
+  const std::string client_pub = rlx::test::read_text_file(dir + "/workers/w1/client.pub");
+  CHECK(client_pub.size() >= 40);
+  CHECK(rlx::test::read_text_file(dir + "/clients/w1.pub") == client_pub);
+  CHECK(rlx::test::read_text_file(dir + "/workers/w1/server.pub") == rlx::test::read_text_file(dir + "/server.pub"));
+  CHECK(rlx::test::read_text_file(dir + "/clients/w1.key").empty());  // no secret beside the learner
+  CHECK(run_rlx("keys add-worker " + dir + " w1").exit_code == 1);
+  CHECK(run_rlx("keys add-worker " + dir + " ../evil").exit_code == 2);
+  std::system(("rm -rf " + dir).c_str());
+}

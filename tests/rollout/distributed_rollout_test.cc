@@ -238,3 +238,53 @@ TEST_CASE("worker processes that die are restarted and re-join", "[rollout][dist
 }
 
 }  // namespace rlx
+
+namespace rlx {
+
+TEST_CASE("with CURVE keys only workers holding an authorized key join", "[rollout][distributed][auth]") {
+  zmq::context_t context(1);
+  const CurveKeyPair server = generate_curve_keypair(), known = generate_curve_keypair(),
+                     stranger = generate_curve_keypair();
+  ReceiverOptions options = cartpole_receiver(1, 1);
+  options.curve_server = server;
+  options.authorized_client_keys = {known.public_key};
+  SampleReceiver receiver(context, options);
+  receiver.publish_weights(cartpole_weights(1));
+
+  const auto start_worker = [&](uint64_t id, const CurveKeyPair& keys) {
+    RolloutWorkerOptions worker_options;
+    worker_options.endpoint = receiver.endpoint();
+    worker_options.worker_id = id;
+    worker_options.heartbeat_interval = 100ms;
+    worker_options.rejoin_after = 300ms;
+    worker_options.learner_timeout = 1500ms;
+    worker_options.curve_client = keys;
+    worker_options.curve_server_public_key = server.public_key;
+    auto worker = std::make_shared<RolloutWorker>(context, worker_options);
+    return std::make_pair(worker, std::async(std::launch::async, [worker] { return worker->run(); }));
+  };
+  auto [good, good_exit] = start_worker(21, known);
+  auto [bad, bad_exit] = start_worker(22, stranger);
+  REQUIRE(receiver.pop(5000ms));
+  CHECK(bad_exit.get() == WorkerExit::kLearnerGone);  // never heard a word from the learner
+  CHECK(bad->stats().welcomes == 0);
+  CHECK(receiver.stats().workers_joined == 1);
+  receiver.stop_workers();
+  CHECK(good_exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("without keys the receiver binds only to loopback unless told otherwise", "[rollout][distributed][auth]") {
+  CHECK(is_local_endpoint("tcp://127.0.0.1:5555"));
+  CHECK(is_local_endpoint("tcp://localhost:*"));
+  CHECK(is_local_endpoint("tcp://[::1]:80"));
+  CHECK(is_local_endpoint("ipc:///tmp/rlx.sock"));
+  CHECK_FALSE(is_local_endpoint("tcp://*:5555"));
+  CHECK_FALSE(is_local_endpoint("tcp://0.0.0.0:5555"));
+  CHECK_FALSE(is_local_endpoint("tcp://10.1.2.3:5555"));
+  zmq::context_t context(1);
+  ReceiverOptions options = cartpole_receiver(1, 1);
+  options.endpoint = "tcp://0.0.0.0:*";
+  CHECK_THROWS_WITH(SampleReceiver(context, options), Catch::Contains("--auth-keys"));
+}
+
+}  // namespace rlx
