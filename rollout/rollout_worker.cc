@@ -148,6 +148,9 @@ WorkerExit RolloutWorker::run() {
                                           std::vector<float>(weights->obs_var.begin(), weights->obs_var.end()),
                                           weights->obs_count);
             }
+            if (weights->epsilon) {
+              if (auto* greedy = dynamic_cast<EpsilonGreedyQPolicy*>(policy_.get())) greedy->set_epsilon(*weights->epsilon);
+            }
             have_weights_ = true;
             ++stats_.weights_received;
             stats_.last_policy_version = weights->policy_version;

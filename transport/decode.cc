@@ -276,15 +276,17 @@ Check decode_episode_stats(const Columns& columns, const DecodeLimits& limits, s
 
 Check decode_weights(const Columns& columns, const MessageInfo& info, const DecodeLimits& limits,
                      std::optional<Message>& out) {
-  if (auto bad = columns.allow_only({ColumnId::kParams, ColumnId::kObsMean, ColumnId::kObsVar, ColumnId::kObsCount})) {
+  if (auto bad = columns.allow_only(
+          {ColumnId::kParams, ColumnId::kObsMean, ColumnId::kObsVar, ColumnId::kObsCount, ColumnId::kEpsilon})) {
     return bad;
   }
-  const ColumnDescriptor *params = nullptr, *mean = nullptr, *var = nullptr, *count = nullptr;
+  const ColumnDescriptor *params = nullptr, *mean = nullptr, *var = nullptr, *count = nullptr, *epsilon = nullptr;
   Check bad;
   if ((bad = columns.get(ColumnId::kParams, DType::kFloat32, 1, true, params)) ||
       (bad = columns.get(ColumnId::kObsMean, DType::kFloat64, 1, false, mean)) ||
       (bad = columns.get(ColumnId::kObsVar, DType::kFloat64, 1, false, var)) ||
-      (bad = columns.get(ColumnId::kObsCount, DType::kFloat64, 1, false, count))) {
+      (bad = columns.get(ColumnId::kObsCount, DType::kFloat64, 1, false, count)) ||
+      (bad = columns.get(ColumnId::kEpsilon, DType::kFloat64, 1, false, epsilon))) {
     return bad;
   }
   if (params->dims[0] > limits.max_params) return reject(RejectReason::kLimitExceeded, "too many params");
@@ -304,6 +306,12 @@ Check decode_weights(const Columns& columns, const MessageInfo& info, const Deco
     }
     columns.copy(mean, weights.obs_mean);
     columns.copy(var, weights.obs_var);
+  }
+  if (epsilon) {
+    if (epsilon->dims[0] != 1) return reject(RejectReason::kInconsistentDims, "epsilon is not [1]");
+    const double value = columns.scalar<double>(epsilon);
+    if (!(value >= 0 && value <= 1)) return reject(RejectReason::kValueOutOfRange, "epsilon outside [0, 1]");
+    weights.epsilon = value;
   }
   columns.copy(params, weights.params);
   out = std::move(weights);

@@ -98,6 +98,10 @@ std::vector<zmq::message_t> encode_weights(std::shared_ptr<const Weights> weight
     builder.add_shared(ColumnId::kObsVar, {o}, w.obs_var, owner);
     builder.add_copied(ColumnId::kObsCount, DType::kFloat64, {1}, &w.obs_count, sizeof(double));
   }
+  if (w.epsilon) {
+    require(*w.epsilon >= 0 && *w.epsilon <= 1, "Weights epsilon must be in [0, 1]");
+    builder.add_copied(ColumnId::kEpsilon, DType::kFloat64, {1}, &*w.epsilon, sizeof(double));
+  }
   return builder.finish();
 }
 

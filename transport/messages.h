@@ -2,6 +2,8 @@
 // number and the policy version travel in the header and are reported in MessageInfo.
 #pragma once
 
+#include <optional>
+
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -41,6 +43,7 @@ struct Weights {
   std::vector<double> obs_mean;   // [O] empty when the policy normalizes nothing
   std::vector<double> obs_var;    // [O]
   double obs_count = 0;           // samples behind mean/var
+  std::optional<double> epsilon;  // epsilon-greedy workers: the exploration rate to use now
 };
 
 // Learner -> worker: the worker may send this many more fragments.

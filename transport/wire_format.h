@@ -54,6 +54,7 @@ enum class ColumnId : uint16_t {
   kObsMean = 41,
   kObsVar = 42,
   kObsCount = 43,
+  kEpsilon = 44,
   kCredits = 50,
 };
 

@@ -132,6 +132,12 @@ TEST_CASE("weights round-trip with and without an observation normalizer", "[tra
   CHECK(got_plain.obs_mean.empty());
   CHECK(got_plain.obs_var.empty());
   CHECK(got_plain.obs_count == 0);
+  CHECK_FALSE(got_plain.epsilon.has_value());
+
+  plain->epsilon = 0.25;
+  CHECK(decoded_as<Weights>(decode_message(encode_weights(plain, 0, 11))).epsilon == 0.25);
+  plain->epsilon = 1.5;
+  CHECK_THROWS_AS(encode_weights(plain, 0, 12), std::invalid_argument);
 }
 
 TEST_CASE("credit grants round-trip", "[transport]") {
