@@ -9,6 +9,7 @@
 #include "envs/registry.h"
 #include "envs/vector_env.h"
 #include "rollout/fragment_collector.h"
+#include "rollout/policy_factory.h"
 #include "rollout/rollout_policy.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
@@ -61,13 +62,8 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   if (options_.num_envs > 0) setup.num_envs = options_.num_envs;
   const EnvFactory& factory = global_env_registry().factory(setup.env_id);
   auto envs = std::make_unique<VectorEnv>(factory, setup.num_envs);
-  const PolicyModelConfig config = setup.model_config(envs->spec());
   collector_.reset();
-  if (setup.policy_kind == RolloutPolicyKind::kActorCritic) {
-    policy_ = std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic);
-  } else {
-    policy_ = std::make_unique<EpsilonGreedyQPolicy>(config, setup.epsilon, setup.worker_seed());
-  }
+  policy_ = make_rollout_policy(setup, envs->spec());
   collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,
                                                    setup.worker_seed());
   have_weights_ = false;
@@ -142,15 +138,7 @@ WorkerExit RolloutWorker::run() {
           send_hello();
         } else if (auto* weights = std::get_if<Weights>(&message)) {
           if (policy_) {
-            policy_->load_weights(weights->params.data(), weights->params.size(), weights->policy_version);
-            if (!weights->obs_mean.empty()) {
-              policy_->set_obs_normalizer(std::vector<float>(weights->obs_mean.begin(), weights->obs_mean.end()),
-                                          std::vector<float>(weights->obs_var.begin(), weights->obs_var.end()),
-                                          weights->obs_count);
-            }
-            if (weights->epsilon) {
-              if (auto* greedy = dynamic_cast<EpsilonGreedyQPolicy*>(policy_.get())) greedy->set_epsilon(*weights->epsilon);
-            }
+            apply_weights(*policy_, *weights);
             have_weights_ = true;
             ++stats_.weights_received;
             stats_.last_policy_version = weights->policy_version;
