@@ -26,7 +26,7 @@ packages=(
   libmujoco-dev libqhull-dev libopengl-dev libgl-dev
   libzmq3-dev cppzmq-dev
   libboost-program-options-dev
-  catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev
+  catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
 )
 
 missing=()

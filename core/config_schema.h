@@ -1,0 +1,87 @@
+// The config schema: every key rlx understands, declared once (type, default, range, meaning,
+// which algorithm reads it). Add a key by adding one line to the table in config_schema.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace rlx {
+
+enum class Algorithm { kPPO, kDQN };
+
+// "PPO" or "DQN".
+const char* algorithm_name(Algorithm algorithm);
+// The algorithm called `name` ("PPO"/"DQN", case-sensitive); nullopt when there is none.
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+
+enum class ConfigType { kInt, kFloat, kBool, kString, kIntList };
+using IntList = std::vector<int64_t>;
+// One config value; the alternative always matches the key's ConfigType (kFloat holds double).
+using ConfigValue = std::variant<int64_t, double, bool, std::string, IntList>;
+
+// Which algorithms read a key.
+enum class KeyScope { kCommon, kPPO, kDQN };
+
+// One schema entry. Build with the helpers int_key/float_key/... and chain the modifiers.
+struct KeySpec {
+  std::string name;
+  ConfigType type = ConfigType::kInt;
+  ConfigValue default_value;
+  std::string description;
+  KeyScope scope = KeyScope::kCommon;
+  std::optional<double> min, max;  // bounds on numbers, and on each element of an int list
+  bool min_exclusive = false, max_exclusive = false;
+  std::vector<std::string> choices;                      // allowed strings (empty: any, unless `check` is set)
+  bool (*check)(const std::string& value) = nullptr;     // custom string predicate
+  std::string check_expected;                            // what `check` accepts, for messages
+
+  KeySpec&& ppo() &&;
+  KeySpec&& dqn() &&;
+  KeySpec&& at_least(double bound) &&;
+  KeySpec&& above(double bound) &&;
+  KeySpec&& at_most(double bound) &&;
+  KeySpec&& below(double bound) &&;
+  KeySpec&& one_of(std::vector<std::string> allowed) &&;
+  KeySpec&& matching(bool (*predicate)(const std::string&), std::string expected) &&;
+
+  // True when an experiment of `algorithm` may set this key.
+  bool applies_to(Algorithm algorithm) const;
+  // The range or choices alone ("in (0, 1]", "\"constant\", \"linear\""); empty when any value of the type is fine.
+  std::string allowed() const;
+  // What a valid value looks like, e.g. "a float in (0, 1]" or "one of \"constant\", \"linear\"".
+  std::string expected() const;
+  // Why `value` (of the right type) is not allowed; nullopt when it is.
+  std::optional<std::string> problem_with(const ConfigValue& value) const;
+};
+
+KeySpec int_key(std::string name, int64_t default_value, std::string description);
+KeySpec float_key(std::string name, double default_value, std::string description);
+KeySpec bool_key(std::string name, bool default_value, std::string description);
+KeySpec string_key(std::string name, std::string default_value, std::string description);
+KeySpec int_list_key(std::string name, IntList default_value, std::string description);
+
+// Every key, in table order (common, then PPO, then DQN).
+const std::vector<KeySpec>& config_schema();
+// The entry for `name`; nullptr when no key has that name.
+const KeySpec* find_key(std::string_view name);
+
+// "an integer", "a float", "a bool (true/false)", "a string", "a list of integers".
+const char* type_description(ConfigType type);
+// A value as text: 3e-4 -> "0.0003", [64, 64] -> "[64, 64]", strings unquoted.
+std::string format_value(const ConfigValue& value);
+// The shortest decimal text that reads back to exactly `value` (always with '.', 'e', "inf" or "nan").
+std::string format_double(double value);
+// `text` read as a value of `type` (ints also accept integral floats like 1e5; lists accept
+// "[1, 2]", "1,2" or "1"); nullopt when the text is not of that type. Ranges are not checked.
+std::optional<ConfigValue> parse_value(ConfigType type, std::string_view text);
+
+// Levenshtein distance between two strings.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `name` by edit distance when close enough to be a likely typo.
+std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates);
+
+}  // namespace rlx

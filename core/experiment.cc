@@ -1,0 +1,299 @@
+// Experiments: selection, --set overrides, cross-key validation, JSON form.
+#include "core/experiment.h"
+
+#include <algorithm>
+
+#include "core/experiment_internal.h"
+
+namespace rlx {
+namespace {
+
+const std::vector<KeySpec>& stop_specs() {
+  static const std::vector<KeySpec> specs = [] {
+    std::vector<KeySpec> out;
+    out.push_back(float_key("episode_return_mean", 0.0, "Stop when the mean return of recent episodes reaches this"));
+    out.push_back(int_key("timesteps_total", 0, "Stop after this many env steps").at_least(1));
+    out.push_back(float_key("time_total_s", 0.0, "Stop after this many seconds of training").above(0));
+    out.push_back(int_key("training_iteration", 0, "Stop after this many iterations").at_least(1));
+    return out;
+  }();
+  return specs;
+}
+
+std::string experiment_label(const Experiment& experiment) {
+  return "experiment '" + experiment.name + "' (" + experiment.source + ")";
+}
+
+std::string origin_of(const Experiment& experiment, const std::string& key) {
+  const auto it = experiment.origins.find(key);
+  return it == experiment.origins.end() ? "default" : it->second;
+}
+
+std::vector<std::string> override_names() {
+  std::vector<std::string> names = {"env", "algorithm"};
+  for (const auto& key : config_schema()) names.push_back(key.name);
+  for (const auto& name : stop_criterion_names()) names.push_back("stop." + name);
+  return names;
+}
+
+bool is_clear_word(std::string_view text) { return text == "null" || text == "none" || text == "None" || text.empty(); }
+
+}  // namespace
+
+const KeySpec* find_stop_spec(std::string_view name) {
+  for (const auto& spec : stop_specs()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+void set_stop(StopCriteria& stop, const KeySpec& spec, const ConfigValue& value) {
+  if (spec.name == "episode_return_mean") stop.episode_return_mean = std::get<double>(value);
+  if (spec.name == "timesteps_total") stop.timesteps_total = std::get<int64_t>(value);
+  if (spec.name == "time_total_s") stop.time_total_s = std::get<double>(value);
+  if (spec.name == "training_iteration") stop.training_iteration = std::get<int64_t>(value);
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
+  return text;
+}
+
+std::string scope_name(KeyScope scope) {
+  switch (scope) {
+    case KeyScope::kPPO: return "PPO";
+    case KeyScope::kDQN: return "DQN";
+    default: return "all algorithms";
+  }
+}
+
+const std::vector<std::string>& stop_criterion_names() {
+  static const std::vector<std::string> names = {"episode_return_mean", "timesteps_total", "time_total_s",
+                                                 "training_iteration"};
+  return names;
+}
+
+nlohmann::json StopCriteria::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  if (episode_return_mean) out["episode_return_mean"] = *episode_return_mean;
+  if (timesteps_total) out["timesteps_total"] = *timesteps_total;
+  if (time_total_s) out["time_total_s"] = *time_total_s;
+  if (training_iteration) out["training_iteration"] = *training_iteration;
+  return out;
+}
+
+Experiment select_experiment(const std::vector<Experiment>& experiments, std::string_view name) {
+  const std::string source = experiments.empty() ? "the experiment file" : experiments.front().source;
+  std::vector<std::string> names;
+  for (const auto& experiment : experiments) names.push_back(experiment.name);
+  if (experiments.empty()) throw ConfigError(source + ": no experiments");
+  if (name.empty()) {
+    if (experiments.size() == 1) return experiments.front();
+    throw ConfigError(source + " holds " + std::to_string(experiments.size()) +
+                      " experiments; choose one with --experiment: " + join_names(names));
+  }
+  for (const auto& experiment : experiments) {
+    if (experiment.name == name) return experiment;
+  }
+  const auto match = closest_match(name, names);
+  throw ConfigError(source + ": no experiment '" + std::string(name) + "'" +
+                    (match ? " (did you mean '" + *match + "'?)" : "") + "; it holds: " + join_names(names));
+}
+
+void apply_override(Experiment& experiment, std::string_view assignment) {
+  const std::string prefix = "--set " + std::string(assignment) + ": " + experiment_label(experiment) + ": ";
+  const size_t equals = assignment.find('=');
+  if (equals == std::string_view::npos || equals == 0) throw ConfigError(prefix + "expected key=value");
+  std::string key(assignment.substr(0, equals));
+  const std::string_view text = assignment.substr(equals + 1);
+  const std::string origin = "--set";
+  if (key.rfind("config.", 0) == 0) key = key.substr(7);
+
+  if (key == "env") {
+    if (text.empty()) throw ConfigError(prefix + "env: expected an environment id");
+    experiment.env = std::string(text);
+    experiment.origins["env"] = origin;
+    return;
+  }
+  if (key == "algorithm") {
+    const auto algorithm = parse_algorithm(text);
+    if (!algorithm) throw ConfigError(prefix + "unknown algorithm '" + std::string(text) + "', expected \"PPO\" or \"DQN\"");
+    for (const auto& [name, where] : experiment.origins) {
+      const KeySpec* spec = find_key(name);
+      if (spec && !spec->applies_to(*algorithm)) {
+        throw ConfigError(prefix + "config key '" + name + "' (" + where + ") applies to " + scope_name(spec->scope) +
+                          ", not " + algorithm_name(*algorithm));
+      }
+    }
+    experiment.algorithm = *algorithm;
+    experiment.origins["algorithm"] = origin;
+    return;
+  }
+  if (key.rfind("stop.", 0) == 0) {
+    const KeySpec* spec = find_stop_spec(key.substr(5));
+    if (!spec) {
+      const auto match = closest_match(key.substr(5), stop_criterion_names());
+      throw ConfigError(prefix + "unknown stop criterion '" + key.substr(5) + "'" +
+                        (match ? " (did you mean 'stop." + *match + "'?)" : "") + ", expected one of " +
+                        join_names(stop_criterion_names()));
+    }
+    if (is_clear_word(text)) {
+      StopCriteria cleared = experiment.stop;
+      if (spec->name == "episode_return_mean") cleared.episode_return_mean.reset();
+      if (spec->name == "timesteps_total") cleared.timesteps_total.reset();
+      if (spec->name == "time_total_s") cleared.time_total_s.reset();
+      if (spec->name == "training_iteration") cleared.training_iteration.reset();
+      if (cleared.empty()) throw ConfigError(prefix + "'stop' needs at least one criterion");
+      experiment.stop = cleared;
+    } else {
+      auto value = parse_value(spec->type, text);
+      if (!value) throw ConfigError(prefix + "stop criterion '" + spec->name + "': got '" + std::string(text) + "', expected " + spec->expected());
+      try {
+        set_stop(experiment.stop, *spec, checked_value(*spec, std::move(*value)));
+      } catch (const ConfigError&) {
+        throw ConfigError(prefix + "stop criterion '" + spec->name + "': got '" + std::string(text) + "', expected " + spec->expected());
+      }
+    }
+    experiment.origins[key] = origin;
+    return;
+  }
+  const KeySpec* spec = find_key(key);
+  if (!spec) {
+    const auto match = closest_match(key, override_names());
+    throw ConfigError(prefix + "unknown key '" + key + "'" + (match ? " (did you mean '" + *match + "'?)" : ""));
+  }
+  if (!spec->applies_to(experiment.algorithm)) {
+    throw ConfigError(prefix + "config key '" + key + "' applies to " + scope_name(spec->scope) + ", not " +
+                      algorithm_name(experiment.algorithm));
+  }
+  auto value = parse_value(spec->type, text);
+  if (!value) throw ConfigError(prefix + "config key '" + key + "': got '" + std::string(text) + "', expected " + spec->expected());
+  try {
+    experiment.config.set(key, std::move(*value));
+  } catch (const ConfigError& error) {
+    throw ConfigError(prefix + error.what());
+  }
+  experiment.origins[key] = origin;
+}
+
+void apply_overrides(Experiment& experiment, const std::vector<std::string>& assignments) {
+  for (const auto& assignment : assignments) apply_override(experiment, assignment);
+}
+
+void validate_experiment(const Experiment& experiment) {
+  const Config& config = experiment.config;
+  const std::string label = experiment_label(experiment) + ": ";
+  if (experiment.env.empty()) throw ConfigError(label + "missing 'env'");
+  if (experiment.stop.empty()) throw ConfigError(label + "'stop' needs at least one criterion");
+  const bool has_horizon = experiment.stop.timesteps_total.has_value();
+  auto need_horizon = [&](const std::string& key, const std::string& why) {
+    if (!has_horizon) {
+      throw ConfigError(label + key + " (" + origin_of(experiment, key) + ") " + why +
+                        ", which needs stop.timesteps_total; set it or change " + key);
+    }
+  };
+  if (config.get_string("lr_schedule") == "linear") need_horizon("lr_schedule", "\"linear\" anneals lr over the run");
+  if (experiment.algorithm == Algorithm::kPPO) {
+    if (config.get_string("clip_schedule") == "linear") need_horizon("clip_schedule", "\"linear\" anneals clip_param over the run");
+    const int64_t batch = effective_train_batch_size(config);
+    if (config.get_int("minibatch_size") > batch) {
+      throw ConfigError(label + "minibatch_size " + std::to_string(config.get_int("minibatch_size")) + " (" +
+                        origin_of(experiment, "minibatch_size") + ") is larger than the train batch of " +
+                        std::to_string(batch) + " samples");
+    }
+  } else {
+    if (config.get_double("exploration_fraction") > 0 &&
+        config.get_double("exploration_initial_eps") != config.get_double("exploration_final_eps")) {
+      need_horizon("exploration_fraction", "sets the epsilon schedule as a fraction of the run");
+    }
+    if (config.get_bool("prioritized_replay") && config.get_double("prioritized_replay_beta") < 1.0) {
+      need_horizon("prioritized_replay_beta", "is annealed to 1 over the run");
+    }
+    if (config.get_int("batch_size") > config.get_int("buffer_size")) {
+      throw ConfigError(label + "batch_size " + std::to_string(config.get_int("batch_size")) + " (" +
+                        origin_of(experiment, "batch_size") + ") is larger than buffer_size " +
+                        std::to_string(config.get_int("buffer_size")) + " (" + origin_of(experiment, "buffer_size") + ")");
+    }
+  }
+}
+
+Experiment load_experiment(const std::filesystem::path& path, std::string_view name,
+                           const std::vector<std::string>& overrides) {
+  Experiment experiment = select_experiment(load_experiments(path), name);
+  apply_overrides(experiment, overrides);
+  validate_experiment(experiment);
+  return experiment;
+}
+
+nlohmann::json experiment_to_json(const Experiment& experiment) {
+  return {{"name", experiment.name},
+          {"env", experiment.env},
+          {"algorithm", algorithm_name(experiment.algorithm)},
+          {"stop", experiment.stop.to_json()},
+          {"config", experiment.config.to_json(experiment.algorithm)},
+          {"plugins", experiment.plugins},
+          {"tune", experiment.tune}};
+}
+
+Experiment experiment_from_json(const nlohmann::json& json, const std::string& source) {
+  std::string label = source + ": ";
+  auto fail = [&label](const std::string& what) -> ConfigError { return ConfigError(label + what); };
+  if (!json.is_object()) throw fail("the experiment is not a JSON object");
+  auto string_field = [&](const char* field) {
+    const auto it = json.find(field);
+    if (it == json.end() || !it->is_string()) throw fail(std::string("'") + field + "' missing or not a string");
+    return it->get<std::string>();
+  };
+  Experiment experiment;
+  experiment.source = source;
+  experiment.name = string_field("name");
+  label = source + ": experiment '" + experiment.name + "': ";
+  experiment.env = string_field("env");
+  const std::string algorithm = string_field("algorithm");
+  const auto parsed = parse_algorithm(algorithm);
+  if (!parsed) throw fail("unknown algorithm '" + algorithm + "', expected \"PPO\" or \"DQN\"");
+  experiment.algorithm = *parsed;
+
+  const auto stop = json.find("stop");
+  if (stop == json.end() || !stop->is_object()) throw fail("'stop' missing or not an object");
+  for (const auto& [name, value] : stop->items()) {
+    const KeySpec* spec = find_stop_spec(name);
+    if (!spec) throw fail("unknown stop criterion '" + name + "'");
+    auto converted = value_from_json(spec->type, value);
+    if (!converted) throw fail("stop criterion '" + name + "': got " + value.dump() + ", expected " + spec->expected());
+    try {
+      set_stop(experiment.stop, *spec, checked_value(*spec, std::move(*converted)));
+    } catch (const ConfigError&) {
+      throw fail("stop criterion '" + name + "': got " + value.dump() + ", expected " + spec->expected());
+    }
+  }
+  if (experiment.stop.empty()) throw fail("'stop' needs at least one criterion");
+
+  const auto config = json.find("config");
+  if (config == json.end() || !config->is_object()) throw fail("'config' missing or not an object");
+  for (const auto& [name, value] : config->items()) {
+    const KeySpec* spec = find_key(name);
+    if (!spec) throw fail("unknown config key '" + name + "' (written by a newer rlx?)");
+    if (!spec->applies_to(experiment.algorithm)) {
+      throw fail("config key '" + name + "' applies to " + scope_name(spec->scope) + ", not " + algorithm);
+    }
+    try {
+      experiment.config.set_json(name, value);
+    } catch (const ConfigError& error) {
+      throw fail(error.what());
+    }
+    experiment.origins[name] = source;
+  }
+  if (const auto plugins = json.find("plugins"); plugins != json.end() && !plugins->is_null()) {
+    if (!plugins->is_array()) throw fail("'plugins' is not an array");
+    for (const auto& path : *plugins) {
+      if (!path.is_string()) throw fail("'plugins' holds a non-string");
+      experiment.plugins.push_back(path.get<std::string>());
+    }
+  }
+  if (const auto tune = json.find("tune"); tune != json.end()) experiment.tune = *tune;
+  return experiment;
+}
+
+}  // namespace rlx

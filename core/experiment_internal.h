@@ -1,0 +1,21 @@
+// Helpers shared by experiment.cc and experiment_yaml.cc (not part of the public API).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/experiment.h"
+
+namespace rlx {
+
+// The schema entry (type and range) of a stop criterion; nullptr for an unknown name.
+const KeySpec* find_stop_spec(std::string_view name);
+// Sets the criterion `spec` names to `value` (already checked against spec).
+void set_stop(StopCriteria& stop, const KeySpec& spec, const ConfigValue& value);
+// "a, b, c".
+std::string join_names(const std::vector<std::string>& names);
+// "PPO", "DQN" or "all algorithms".
+std::string scope_name(KeyScope scope);
+
+}  // namespace rlx

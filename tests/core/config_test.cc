@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "core/config.h"
+#include "tests/core/test_util.h"
+
+using namespace rlx;
+using rlx::test::error_of;
+
+TEST_CASE("Schema entries are unique, documented and their defaults valid", "[core][config]") {
+  std::set<std::string> names;
+  for (const auto& key : config_schema()) {
+    INFO(key.name);
+    CHECK(names.insert(key.name).second);
+    CHECK_FALSE(key.description.empty());
+    CHECK(key.default_value.index() == static_cast<size_t>(key.type));  // variant order follows ConfigType
+    CHECK_FALSE(key.problem_with(key.default_value).has_value());
+    CHECK(find_key(key.name) == &key);
+  }
+  CHECK(names.size() >= 48);
+  CHECK(find_key("no_such_key") == nullptr);
+}
+
+TEST_CASE("Config starts at the defaults and typed getters return them", "[core][config]") {
+  const Config config;
+  CHECK(config.get_int("seed") == 0);
+  CHECK(config.get_int("num_workers") == 2);
+  CHECK(config.get_int("num_envs_per_worker") == 8);
+  CHECK(config.get_int("rollout_fragment_length") == 64);
+  CHECK(config.get_int("checkpoint_freq") == 10);
+  CHECK(config.get_double("gamma") == 0.99);
+  CHECK(config.get_double("lr") == 3e-4);
+  CHECK(config.get_string("lr_schedule") == "constant");
+  CHECK(config.get_string("device") == "cpu");
+  CHECK(config.get_int_list("hidden_sizes") == IntList{64, 64});
+  CHECK(config.get_bool("vf_share_layers") == false);
+  CHECK(config.get_double("grad_clip") == 0.5);
+  CHECK(config.get_int("train_batch_size") == 0);
+  CHECK(config.get_double("lambda") == 0.95);
+  CHECK(config.get_bool("normalize_advantages") == true);
+  CHECK(config.get_int("buffer_size") == 100000);
+  CHECK(config.get_double("tau") == 1.0);
+  CHECK(config.get_bool("double_q") == true);
+  CHECK(config.get_double("prioritized_replay_beta") == 0.4);
+  CHECK(config.get_double("exploration_final_eps") == 0.05);
+  CHECK(config.get_double("huber_delta") == 1.0);
+  CHECK(std::get<double>(config.get("clip_param")) == 0.2);
+}
+
+TEST_CASE("Config getters throw logic_error on unknown keys and wrong types", "[core][config]") {
+  Config config;
+  CHECK_THROWS_AS(config.get_int("no_such_key"), std::logic_error);
+  CHECK_THROWS_AS(config.get("no_such_key"), std::logic_error);
+  CHECK_THROWS_AS(config.set("no_such_key", int64_t{1}), std::logic_error);
+  const std::string message = error_of<std::logic_error>([&] { config.get_int("lr"); });
+  CHECK_THAT(message, Catch::Contains("get_int(\"lr\")") && Catch::Contains("a float"));
+  CHECK_THROWS_AS(config.get_string("seed"), std::logic_error);
+}
+
+TEST_CASE("Config::set checks types and ranges with ConfigError", "[core][config]") {
+  Config config;
+  config.set("lr", int64_t{1});  // ints widen to floats
+  CHECK(config.get_double("lr") == 1.0);
+  config.set("hidden_sizes", IntList{256, 256, 128});
+  CHECK(config.get_int_list("hidden_sizes") == IntList{256, 256, 128});
+  CHECK_THAT(error_of<ConfigError>([&] { config.set("lr", -1.0); }),
+             Catch::Contains("config key 'lr'") && Catch::Contains("-1.0") && Catch::Contains("expected a float > 0"));
+  CHECK_THAT(error_of<ConfigError>([&] { config.set("gamma", 1.5); }), Catch::Contains("in [0, 1]"));
+  CHECK_THAT(error_of<ConfigError>([&] { config.set("num_workers", std::string("two")); }),
+             Catch::Contains("expected an integer >= 0"));
+  CHECK_THAT(error_of<ConfigError>([&] { config.set("hidden_sizes", IntList{64, 0}); }),
+             Catch::Contains("each >= 1"));
+  CHECK_THAT(error_of<ConfigError>([&] { config.set("lr_schedule", std::string("cosine")); }),
+             Catch::Contains("one of \"constant\", \"linear\""));
+  CHECK_THAT(error_of<ConfigError>([&] { config.set("device", std::string("gpu")); }),
+             Catch::Contains("\"cpu\", \"cuda\" or \"cuda:N\""));
+  config.set("device", std::string("cuda:1"));
+  CHECK(config.get_string("device") == "cuda:1");
+  config.set_json("hidden_sizes", nlohmann::json::array({32}));
+  CHECK(config.get_int_list("hidden_sizes") == IntList{32});
+  CHECK_THROWS_AS(config.set_json("double_q", "yes"), ConfigError);
+  CHECK(config.get_double("lr") == 1.0);  // failed sets leave the value alone
+}
+
+TEST_CASE("Values parse from text per type", "[core][config]") {
+  auto parse = [](ConfigType type, const char* text) { return parse_value(type, text); };
+  CHECK(std::get<int64_t>(*parse(ConfigType::kInt, "42")) == 42);
+  CHECK(std::get<int64_t>(*parse(ConfigType::kInt, "1e5")) == 100000);
+  CHECK(std::get<int64_t>(*parse(ConfigType::kInt, "-3")) == -3);
+  CHECK_FALSE(parse(ConfigType::kInt, "2.5"));
+  CHECK_FALSE(parse(ConfigType::kInt, "abc"));
+  CHECK(std::get<double>(*parse(ConfigType::kFloat, "1e-3")) == 1e-3);
+  CHECK(std::get<double>(*parse(ConfigType::kFloat, "+0.5")) == 0.5);
+  CHECK_FALSE(parse(ConfigType::kFloat, "0.5x"));
+  CHECK_FALSE(parse(ConfigType::kFloat, "inf"));
+  CHECK(std::get<bool>(*parse(ConfigType::kBool, "false")) == false);
+  CHECK(std::get<bool>(*parse(ConfigType::kBool, "True")) == true);
+  CHECK_FALSE(parse(ConfigType::kBool, "1"));
+  CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "[256, 256]")) == IntList{256, 256});
+  CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "256,128")) == IntList{256, 128});
+  CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "32")) == IntList{32});
+  CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "[]")).empty());
+  CHECK_FALSE(parse(ConfigType::kIntList, "[1, x]"));
+  CHECK_FALSE(parse(ConfigType::kIntList, "[1, 2"));
+  CHECK(std::get<std::string>(*parse(ConfigType::kString, "relu")) == "relu");
+}
+
+TEST_CASE("Doubles format to the shortest text that reads back exactly", "[core][config]") {
+  CHECK(format_double(3e-4) == "0.0003");
+  CHECK(format_double(0.99) == "0.99");
+  CHECK(format_double(1.0) == "1.0");
+  CHECK(format_double(100000.0) == "100000.0");
+  CHECK(format_double(1e-5) == "1e-05");
+  CHECK(format_double(0.1 + 0.2) == "0.30000000000000004");
+  CHECK(format_value(IntList{64, 64}) == "[64, 64]");
+  CHECK(format_value(true) == "true");
+}
+
+TEST_CASE("Typo suggestions pick the closest key", "[core][config]") {
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(closest_match("learning_rat", {"lr", "learning_starts", "gamma"}) == std::optional<std::string>("learning_starts"));
+  CHECK(closest_match("num_worker", {"num_workers", "num_learners"}) == std::optional<std::string>("num_workers"));
+  CHECK_FALSE(closest_match("zzzzzz", {"lr", "gamma"}));
+}
+
+TEST_CASE("The PPO train batch defaults to one round of fragments", "[core][config]") {
+  Config config;
+  CHECK(effective_train_batch_size(config) == 2 * 8 * 64);
+  config.set("num_workers", int64_t{0});
+  CHECK(effective_train_batch_size(config) == 8 * 64);
+  config.set("train_batch_size", int64_t{4000});
+  CHECK(effective_train_batch_size(config) == 4000);
+  config.set("train_batch_size", int64_t{100});
+  CHECK(effective_train_batch_size(config) == 8 * 64);  // at least one fragment
+}
+
+TEST_CASE("Config JSON holds exactly the keys of the algorithm", "[core][config]") {
+  const Config config;
+  const auto ppo = config.to_json(Algorithm::kPPO);
+  const auto dqn = config.to_json(Algorithm::kDQN);
+  CHECK(ppo.contains("clip_param"));
+  CHECK_FALSE(ppo.contains("buffer_size"));
+  CHECK(dqn.contains("buffer_size"));
+  CHECK_FALSE(dqn.contains("clip_param"));
+  CHECK(ppo["hidden_sizes"] == nlohmann::json::array({64, 64}));
+  CHECK(ppo["lr"].get<double>() == 3e-4);
+  size_t expected = 0;
+  for (const auto& key : config_schema()) expected += key.applies_to(Algorithm::kPPO) ? 1 : 0;
+  CHECK(ppo.size() == expected);
+}

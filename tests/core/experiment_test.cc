@@ -1,0 +1,287 @@
+#include <catch2/catch.hpp>
+
+#include "core/experiment.h"
+#include "tests/core/test_util.h"
+
+using namespace rlx;
+using rlx::test::error_of;
+using rlx::test::TempDir;
+using Catch::Contains;
+
+namespace {
+
+const char* const kTwoExperiments = R"(# two tuned examples
+cartpole-ppo:
+  env: CartPole-v1
+  algorithm: PPO
+  stop: {episode_return_mean: 475, timesteps_total: 300000}
+  config:
+    num_workers: 4
+    lr: 1.0e-3
+    hidden_sizes: [32, 32]
+    normalize_advantages: false
+    activation: relu
+  plugins: [plugins/libmyenv.so, /abs/libother.so]
+cartpole-dqn:
+  env: CartPole-v1
+  algorithm: DQN
+  stop:
+    timesteps_total: 1e5
+    time_total_s: 600
+  config:
+    buffer_size: 50000
+    double_q: no
+    lr: 5e-4
+  tune:
+    lr: {loguniform: [1e-5, 1e-3]}
+    seed: {grid_search: [1, 2, 3]}
+    note: "123"
+)";
+
+// Loads a one-file experiment set from `text` written to DIR/exp.yaml.
+std::vector<Experiment> load_text(const TempDir& dir, const std::string& text) {
+  rlx::test::write_text(dir / "exp.yaml", text);
+  return load_experiments(dir / "exp.yaml");
+}
+
+// The ConfigError message of loading `text`.
+std::string load_error(const std::string& text) {
+  TempDir dir;
+  return error_of<ConfigError>([&] { load_text(dir, text); });
+}
+
+const char* const kHeader = "exp1:\n  env: CartPole-v1\n  algorithm: PPO\n  stop: {timesteps_total: 1000}\n";
+
+}  // namespace
+
+TEST_CASE("A file with two experiments parses with every field", "[core][config]") {
+  TempDir dir;
+  const auto experiments = load_text(dir, kTwoExperiments);
+  REQUIRE(experiments.size() == 2);
+  const Experiment& ppo = experiments[0];
+  CHECK(ppo.name == "cartpole-ppo");
+  CHECK(ppo.env == "CartPole-v1");
+  CHECK(ppo.algorithm == Algorithm::kPPO);
+  CHECK(ppo.stop.episode_return_mean == 475.0);
+  CHECK(ppo.stop.timesteps_total == 300000);
+  CHECK_FALSE(ppo.stop.time_total_s);
+  CHECK(ppo.config.get_int("num_workers") == 4);
+  CHECK(ppo.config.get_double("lr") == 1e-3);
+  CHECK(ppo.config.get_int_list("hidden_sizes") == IntList{32, 32});
+  CHECK(ppo.config.get_bool("normalize_advantages") == false);
+  CHECK(ppo.config.get_string("activation") == "relu");
+  CHECK(ppo.config.get_double("gamma") == 0.99);  // default
+  REQUIRE(ppo.plugins.size() == 2);
+  CHECK(ppo.plugins[0] == (std::filesystem::absolute(dir.path()) / "plugins/libmyenv.so").lexically_normal().string());
+  CHECK(ppo.plugins[1] == "/abs/libother.so");
+  CHECK(ppo.tune.is_null());
+  CHECK(ppo.origins.at("lr") == (dir / "exp.yaml").string() + ":8");
+
+  const Experiment& dqn = experiments[1];
+  CHECK(dqn.algorithm == Algorithm::kDQN);
+  CHECK(dqn.stop.timesteps_total == 100000);
+  CHECK(dqn.stop.time_total_s == 600.0);
+  CHECK(dqn.config.get_int("buffer_size") == 50000);
+  CHECK(dqn.config.get_bool("double_q") == false);
+  CHECK(dqn.tune["lr"]["loguniform"] == nlohmann::json::array({1e-5, 1e-3}));
+  CHECK(dqn.tune["seed"]["grid_search"] == nlohmann::json::array({1, 2, 3}));
+  CHECK(dqn.tune["note"] == "123");  // quoted stays a string
+  CHECK_NOTHROW(validate_experiment(dqn));
+}
+
+TEST_CASE("Selecting an experiment needs a name when a file holds several", "[core][config]") {
+  TempDir dir;
+  const auto experiments = load_text(dir, kTwoExperiments);
+  CHECK(select_experiment(experiments, "cartpole-dqn").name == "cartpole-dqn");
+  const std::string several = error_of<ConfigError>([&] { select_experiment(experiments, ""); });
+  CHECK_THAT(several, Contains("exp.yaml") && Contains("--experiment") && Contains("cartpole-ppo, cartpole-dqn"));
+  const std::string missing = error_of<ConfigError>([&] { select_experiment(experiments, "cartpole-dq"); });
+  CHECK_THAT(missing, Contains("no experiment 'cartpole-dq'") && Contains("did you mean 'cartpole-dqn'"));
+  const std::vector<Experiment> one(experiments.begin(), experiments.begin() + 1);
+  CHECK(select_experiment(one, "").name == "cartpole-ppo");
+}
+
+TEST_CASE("Config errors name the file, experiment, key, line, value and expectation", "[core][config]") {
+  SECTION("unknown key with a suggestion") {
+    const auto message = load_error(std::string(kHeader) + "  config:\n    num_worker: 3\n");
+    CHECK_THAT(message, Contains("exp.yaml:6") && Contains("experiment 'exp1'") &&
+                            Contains("unknown config key 'num_worker'") && Contains("did you mean 'num_workers'"));
+  }
+  SECTION("wrong type") {
+    const auto message = load_error(std::string(kHeader) + "  config:\n    seed: 1\n    lr: fast\n");
+    CHECK_THAT(message, Contains("exp.yaml:7") && Contains("config key 'lr'") && Contains("got 'fast'") &&
+                            Contains("expected a float > 0"));
+  }
+  SECTION("wrong type in a list") {
+    const auto message = load_error(std::string(kHeader) + "  config:\n    hidden_sizes: [64, big]\n");
+    CHECK_THAT(message, Contains("exp.yaml:6") && Contains("'hidden_sizes'") && Contains("'big'") &&
+                            Contains("a list of integers"));
+  }
+  SECTION("a mapping where a value goes hints at tune") {
+    const auto message = load_error(std::string(kHeader) + "  config:\n    lr: {grid_search: [1, 2]}\n");
+    CHECK_THAT(message, Contains("got a mapping") && Contains("tune:"));
+  }
+  SECTION("out of range") {
+    const auto message = load_error(std::string(kHeader) + "  config:\n    gamma: 1.5\n");
+    CHECK_THAT(message, Contains("exp.yaml:6") && Contains("'gamma'") && Contains("got '1.5'") &&
+                            Contains("expected a float in [0, 1]"));
+  }
+  SECTION("a key of the other algorithm") {
+    const auto message = load_error(std::string(kHeader) + "  config:\n    buffer_size: 1000\n");
+    CHECK_THAT(message, Contains("exp.yaml:6") && Contains("'buffer_size' applies to DQN, not PPO"));
+  }
+  SECTION("missing env") {
+    const auto message = load_error("exp1:\n  algorithm: PPO\n  stop: {timesteps_total: 10}\n");
+    CHECK_THAT(message, Contains("exp.yaml:1") && Contains("experiment 'exp1'") && Contains("missing 'env'"));
+  }
+  SECTION("missing algorithm") {
+    CHECK_THAT(load_error("exp1:\n  env: X\n  stop: {timesteps_total: 10}\n"), Contains("missing 'algorithm'"));
+  }
+  SECTION("missing stop") {
+    CHECK_THAT(load_error("exp1:\n  env: X\n  algorithm: DQN\n"), Contains("missing 'stop'"));
+  }
+  SECTION("empty stop") {
+    CHECK_THAT(load_error("exp1:\n  env: X\n  algorithm: DQN\n  stop: {}\n"),
+               Contains("exp.yaml:4") && Contains("at least one criterion"));
+  }
+  SECTION("unknown stop criterion") {
+    CHECK_THAT(load_error("exp1:\n  env: X\n  algorithm: DQN\n  stop: {timestep_total: 5}\n"),
+               Contains("exp.yaml:4") && Contains("unknown stop criterion 'timestep_total'") &&
+                   Contains("did you mean 'timesteps_total'"));
+  }
+  SECTION("bad stop value") {
+    CHECK_THAT(load_error("exp1:\n  env: X\n  algorithm: DQN\n  stop:\n    timesteps_total: -5\n"),
+               Contains("exp.yaml:5") && Contains("'timesteps_total'") && Contains("got '-5'") &&
+                   Contains("an integer >= 1"));
+  }
+  SECTION("unknown algorithm") {
+    CHECK_THAT(load_error("exp1:\n  env: X\n  algorithm: ppo\n  stop: {timesteps_total: 10}\n"),
+               Contains("exp.yaml:3") && Contains("unknown algorithm 'ppo'") && Contains("did you mean 'PPO'"));
+  }
+  SECTION("unknown experiment field, a config key at the wrong level") {
+    CHECK_THAT(load_error(std::string(kHeader) + "  lr: 0.1\n"),
+               Contains("exp.yaml:5") && Contains("unknown field 'lr'") && Contains("put it under config:"));
+  }
+  SECTION("a stop criterion under config") {
+    CHECK_THAT(load_error(std::string(kHeader) + "  config: {timesteps_total: 5}\n"),
+               Contains("is a stop criterion"));
+  }
+  SECTION("duplicate key") {
+    CHECK_THAT(load_error(std::string(kHeader) + "  config:\n    lr: 0.1\n    lr: 0.2\n"),
+               Contains("exp.yaml:7") && Contains("duplicate key 'lr' (first at line 6)"));
+  }
+  SECTION("bad YAML syntax") {
+    const auto message = load_error("exp1:\n  env: [CartPole\n  algorithm: PPO\n");
+    CHECK_THAT(message, Contains("exp.yaml:") && Contains("YAML syntax error"));
+  }
+  SECTION("empty file") { CHECK_THAT(load_error(""), Contains("no experiments")); }
+  SECTION("missing file") {
+    CHECK_THAT(error_of<ConfigError>([] { load_experiments("/nonexistent/x.yaml"); }),
+               Contains("/nonexistent/x.yaml") && Contains("cannot read"));
+  }
+}
+
+TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][config]") {
+  TempDir dir;
+  Experiment ppo = load_text(dir, kTwoExperiments)[0];
+  apply_overrides(ppo, {"lr=1e-3", "hidden_sizes=[256,256]", "normalize_advantages=true", "seed=7",
+                        "config.activation=relu", "stop.timesteps_total=2e6", "env=Acrobot-v1",
+                        "stop.episode_return_mean=null"});
+  CHECK(ppo.config.get_double("lr") == 1e-3);
+  CHECK(ppo.config.get_int_list("hidden_sizes") == IntList{256, 256});
+  CHECK(ppo.config.get_bool("normalize_advantages") == true);
+  CHECK(ppo.config.get_int("seed") == 7);
+  CHECK(ppo.config.get_string("activation") == "relu");
+  CHECK(ppo.stop.timesteps_total == 2000000);
+  CHECK_FALSE(ppo.stop.episode_return_mean);
+  CHECK(ppo.env == "Acrobot-v1");
+  CHECK(ppo.origins.at("lr") == "--set");
+  apply_override(ppo, "hidden_sizes=128,64");
+  CHECK(ppo.config.get_int_list("hidden_sizes") == IntList{128, 64});
+
+  Experiment dqn = load_text(dir, kTwoExperiments)[1];
+  apply_override(dqn, "double_q=false");
+  CHECK(dqn.config.get_bool("double_q") == false);
+
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "lr=abc"); }),
+             Contains("--set lr=abc") && Contains("exp.yaml") && Contains("'lr'") && Contains("expected a float"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "buffer_size=10"); }), Contains("applies to DQN"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "num_worker=1"); }),
+             Contains("unknown key 'num_worker'") && Contains("did you mean 'num_workers'"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "gamma=2"); }), Contains("in [0, 1]"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "lr"); }), Contains("expected key=value"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "stop.timesteps_total=null"); }),
+             Contains("at least one criterion"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "stop.iterations=5"); }),
+             Contains("unknown stop criterion"));
+  // Switching the algorithm is refused while the file sets keys of the old one.
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "algorithm=DQN"); }),
+             Contains("'normalize_advantages'") && Contains("applies to PPO, not DQN"));
+}
+
+TEST_CASE("Cross-key validation names where values came from", "[core][config]") {
+  TempDir dir;
+  const std::string schedule = std::string("exp1:\n  env: X\n  algorithm: PPO\n  stop: {episode_return_mean: 1}\n") +
+                               "  config:\n    lr_schedule: linear\n";
+  Experiment experiment = load_text(dir, schedule)[0];
+  CHECK_THAT(error_of<ConfigError>([&] { validate_experiment(experiment); }),
+             Contains("lr_schedule (" + (dir / "exp.yaml").string() + ":6)") && Contains("stop.timesteps_total"));
+  apply_override(experiment, "stop.timesteps_total=100000");
+  CHECK_NOTHROW(validate_experiment(experiment));
+  apply_override(experiment, "minibatch_size=5000");
+  CHECK_THAT(error_of<ConfigError>([&] { validate_experiment(experiment); }),
+             Contains("minibatch_size 5000 (--set)") && Contains("1024"));
+
+  rlx::test::write_text(dir / "dqn.yaml", "d:\n  env: X\n  algorithm: DQN\n  stop: {training_iteration: 3}\n");
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "dqn.yaml", "", {}); }),
+             Contains("exploration_fraction") && Contains("stop.timesteps_total"));
+  CHECK_NOTHROW(load_experiment(dir / "dqn.yaml", "d", {"exploration_fraction=0"}));
+  CHECK_THAT(error_of<ConfigError>([&] {
+               load_experiment(dir / "dqn.yaml", "d", {"exploration_fraction=0", "batch_size=64", "buffer_size=32"});
+             }),
+             Contains("batch_size 64") && Contains("buffer_size 32 (--set)"));
+}
+
+TEST_CASE("Experiments round-trip through YAML and JSON", "[core][config]") {
+  TempDir dir;
+  for (const Experiment& original : load_text(dir, kTwoExperiments)) {
+    Experiment experiment = original;
+    apply_override(experiment, "lr=0.000123");
+    const std::string yaml = experiment_to_yaml(experiment);
+    INFO(yaml);
+    // Every key of the algorithm appears, with its value.
+    for (const auto& key : config_schema()) {
+      CHECK((yaml.find("    " + key.name + ":") != std::string::npos) == key.applies_to(experiment.algorithm));
+    }
+    rlx::test::write_text(dir / "params.yaml", yaml);
+    const auto reread = load_experiments(dir / "params.yaml");
+    REQUIRE(reread.size() == 1);
+    CHECK(experiment_to_json(reread[0]) == experiment_to_json(experiment));
+    CHECK(reread[0].config == experiment.config);
+
+    const nlohmann::json json = experiment_to_json(experiment);
+    CHECK(json["config"]["lr"] == 0.000123);
+    const Experiment back = experiment_from_json(nlohmann::json::parse(json.dump()), "checkpoint.json");
+    CHECK(experiment_to_json(back) == json);
+    CHECK(back.config == experiment.config);
+  }
+}
+
+TEST_CASE("Experiment JSON from an older rlx fills defaults; bad JSON is refused", "[core][config]") {
+  nlohmann::json json = {{"name", "e"}, {"env", "CartPole-v1"}, {"algorithm", "PPO"},
+                         {"stop", {{"training_iteration", 5}}}, {"config", {{"lr", 0.01}}}};
+  const Experiment experiment = experiment_from_json(json, "ckpt/checkpoint.json");
+  CHECK(experiment.config.get_double("lr") == 0.01);
+  CHECK(experiment.config.get_int("num_epochs") == 10);
+  CHECK(experiment.stop.training_iteration == 5);
+
+  json["config"]["lr"] = "fast";
+  CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "ckpt/checkpoint.json"); }),
+             Contains("ckpt/checkpoint.json") && Contains("'lr'") && Contains("expected a float"));
+  json["config"] = {{"future_key", 1}};
+  CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("unknown config key 'future_key'"));
+  json["config"] = {{"tau", 0.5}};
+  CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("applies to DQN"));
+  json.erase("stop");
+  CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("'stop'"));
+}
