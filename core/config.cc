@@ -55,7 +55,7 @@ void Config::set_json(std::string_view key, const nlohmann::json& value) {
   set(key, std::move(*converted));
 }
 
-nlohmann::json Config::to_json(Algorithm algorithm) const {
+nlohmann::json Config::to_json(AlgorithmKind algorithm) const {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& key : config_schema()) {
     if (key.applies_to(algorithm)) out[key.name] = value_to_json(get(key.name));

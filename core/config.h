@@ -34,7 +34,7 @@ class Config {
   void set_json(std::string_view key, const nlohmann::json& value);
 
   // {key: value} for the keys that apply to `algorithm`, in schema order as JSON objects sort.
-  nlohmann::json to_json(Algorithm algorithm) const;
+  nlohmann::json to_json(AlgorithmKind algorithm) const;
 
   bool operator==(const Config& other) const { return values_ == other.values_; }
   bool operator!=(const Config& other) const { return !(*this == other); }

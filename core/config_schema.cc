@@ -96,11 +96,11 @@ std::string bound_text(double value) {
 
 }  // namespace
 
-const char* algorithm_name(Algorithm algorithm) { return algorithm == Algorithm::kPPO ? "PPO" : "DQN"; }
+const char* algorithm_name(AlgorithmKind algorithm) { return algorithm == AlgorithmKind::kPPO ? "PPO" : "DQN"; }
 
-std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  if (name == "PPO") return Algorithm::kPPO;
-  if (name == "DQN") return Algorithm::kDQN;
+std::optional<AlgorithmKind> parse_algorithm(std::string_view name) {
+  if (name == "PPO") return AlgorithmKind::kPPO;
+  if (name == "DQN") return AlgorithmKind::kDQN;
   return std::nullopt;
 }
 
@@ -142,11 +142,11 @@ KeySpec&& KeySpec::matching(bool (*predicate)(const std::string&), std::string e
   return std::move(*this);
 }
 
-bool KeySpec::applies_to(Algorithm algorithm) const {
+bool KeySpec::applies_to(AlgorithmKind algorithm) const {
   switch (scope) {
     case KeyScope::kCommon: return true;
-    case KeyScope::kPPO: return algorithm == Algorithm::kPPO;
-    case KeyScope::kDQN: return algorithm == Algorithm::kDQN;
+    case KeyScope::kPPO: return algorithm == AlgorithmKind::kPPO;
+    case KeyScope::kDQN: return algorithm == AlgorithmKind::kDQN;
   }
   return false;
 }

@@ -11,12 +11,12 @@
 
 namespace rlx {
 
-enum class Algorithm { kPPO, kDQN };
+enum class AlgorithmKind { kPPO, kDQN };
 
 // "PPO" or "DQN".
-const char* algorithm_name(Algorithm algorithm);
+const char* algorithm_name(AlgorithmKind algorithm);
 // The algorithm called `name` ("PPO"/"DQN", case-sensitive); nullopt when there is none.
-std::optional<Algorithm> parse_algorithm(std::string_view name);
+std::optional<AlgorithmKind> parse_algorithm(std::string_view name);
 
 enum class ConfigType { kInt, kFloat, kBool, kString, kIntList };
 using IntList = std::vector<int64_t>;
@@ -49,7 +49,7 @@ struct KeySpec {
   KeySpec&& matching(bool (*predicate)(const std::string&), std::string expected) &&;
 
   // True when an experiment of `algorithm` may set this key.
-  bool applies_to(Algorithm algorithm) const;
+  bool applies_to(AlgorithmKind algorithm) const;
   // The range or choices alone ("in (0, 1]", "\"constant\", \"linear\""); empty when any value of the type is fine.
   std::string allowed() const;
   // What a valid value looks like, e.g. "a float in (0, 1]" or "one of \"constant\", \"linear\"".

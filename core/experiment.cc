@@ -194,7 +194,7 @@ void validate_experiment(const Experiment& experiment) {
     }
   };
   if (config.get_string("lr_schedule") == "linear") need_horizon("lr_schedule", "\"linear\" anneals lr over the run");
-  if (experiment.algorithm == Algorithm::kPPO) {
+  if (experiment.algorithm == AlgorithmKind::kPPO) {
     if (config.get_string("clip_schedule") == "linear") need_horizon("clip_schedule", "\"linear\" anneals clip_param over the run");
     const int64_t batch = effective_train_batch_size(config);
     if (config.get_int("minibatch_size") > batch) {

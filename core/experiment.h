@@ -34,7 +34,7 @@ const std::vector<std::string>& stop_criterion_names();
 struct Experiment {
   std::string name;
   std::string env;
-  Algorithm algorithm = Algorithm::kPPO;
+  AlgorithmKind algorithm = AlgorithmKind::kPPO;
   StopCriteria stop;
   Config config;
   std::vector<std::string> plugins;  // plugin paths, relative ones resolved against the file's folder

@@ -107,7 +107,7 @@ std::string read_string(const Context& ctx, const YAML::Node& key_node, const YA
   return node.Scalar();
 }
 
-Algorithm read_algorithm(const Context& ctx, const YAML::Node& key_node, const YAML::Node& node) {
+AlgorithmKind read_algorithm(const Context& ctx, const YAML::Node& key_node, const YAML::Node& node) {
   const std::string name = read_string(ctx, key_node, node, "algorithm");
   const auto algorithm = parse_algorithm(name);
   if (!algorithm) {

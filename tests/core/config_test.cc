@@ -138,8 +138,8 @@ TEST_CASE("The PPO train batch defaults to one round of fragments", "[core][conf
 
 TEST_CASE("Config JSON holds exactly the keys of the algorithm", "[core][config]") {
   const Config config;
-  const auto ppo = config.to_json(Algorithm::kPPO);
-  const auto dqn = config.to_json(Algorithm::kDQN);
+  const auto ppo = config.to_json(AlgorithmKind::kPPO);
+  const auto dqn = config.to_json(AlgorithmKind::kDQN);
   CHECK(ppo.contains("clip_param"));
   CHECK_FALSE(ppo.contains("buffer_size"));
   CHECK(dqn.contains("buffer_size"));
@@ -147,6 +147,6 @@ TEST_CASE("Config JSON holds exactly the keys of the algorithm", "[core][config]
   CHECK(ppo["hidden_sizes"] == nlohmann::json::array({64, 64}));
   CHECK(ppo["lr"].get<double>() == 3e-4);
   size_t expected = 0;
-  for (const auto& key : config_schema()) expected += key.applies_to(Algorithm::kPPO) ? 1 : 0;
+  for (const auto& key : config_schema()) expected += key.applies_to(AlgorithmKind::kPPO) ? 1 : 0;
   CHECK(ppo.size() == expected);
 }

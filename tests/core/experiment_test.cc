@@ -61,7 +61,7 @@ TEST_CASE("A file with two experiments parses with every field", "[core][config]
   const Experiment& ppo = experiments[0];
   CHECK(ppo.name == "cartpole-ppo");
   CHECK(ppo.env == "CartPole-v1");
-  CHECK(ppo.algorithm == Algorithm::kPPO);
+  CHECK(ppo.algorithm == AlgorithmKind::kPPO);
   CHECK(ppo.stop.episode_return_mean == 475.0);
   CHECK(ppo.stop.timesteps_total == 300000);
   CHECK_FALSE(ppo.stop.time_total_s);
@@ -78,7 +78,7 @@ TEST_CASE("A file with two experiments parses with every field", "[core][config]
   CHECK(ppo.origins.at("lr") == (dir / "exp.yaml").string() + ":8");
 
   const Experiment& dqn = experiments[1];
-  CHECK(dqn.algorithm == Algorithm::kDQN);
+  CHECK(dqn.algorithm == AlgorithmKind::kDQN);
   CHECK(dqn.stop.timesteps_total == 100000);
   CHECK(dqn.stop.time_total_s == 600.0);
   CHECK(dqn.config.get_int("buffer_size") == 50000);
