@@ -19,6 +19,7 @@ class UsageError : public std::runtime_error {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitBudgetSpent = 3;   // `rlx train`: a stop criterion other than the reward ended the run
 constexpr int kExitLearnerGone = 4;  // `rlx worker`: the learner stayed silent past --learner-timeout
 
 // `rlx envs ...`: list, info, rollout, bench. args excludes "rlx envs".
@@ -29,6 +30,12 @@ int run_bench_command(const std::vector<std::string>& args);
 
 // `rlx worker --connect ENDPOINT ...`.
 int run_worker_command(const std::vector<std::string>& args);
+
+// `rlx train FILE.yaml ...`.
+int run_train_command(const std::vector<std::string>& args);
+
+// `rlx evaluate CHECKPOINT ...`.
+int run_evaluate_command(const std::vector<std::string>& args);
 
 // `rlx keys init DIR` / `rlx keys add-worker DIR NAME`.
 int run_keys_command(const std::vector<std::string>& args);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/config_error.h"
 
 namespace {
 
@@ -17,6 +18,8 @@ struct Subcommand {
 };
 
 const Subcommand kSubcommands[] = {
+    {"train", "train an experiment file (PPO, DQN) until its stop criterion", rlx::cli::run_train_command},
+    {"evaluate", "run a saved policy (a checkpoint) for some episodes", rlx::cli::run_evaluate_command},
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
     {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},
     {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", rlx::cli::run_keys_command},
@@ -53,6 +56,9 @@ int main(int argc, char** argv) {
       return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));
     } catch (const rlx::cli::UsageError& e) {
       std::cerr << "rlx " << name << ": " << e.what() << "\n(see `rlx " << name << " --help`)\n";
+      return rlx::cli::kExitUsage;
+    } catch (const rlx::ConfigError& e) {
+      std::cerr << "rlx " << name << ": " << e.what() << "\n";
       return rlx::cli::kExitUsage;
     } catch (const std::exception& e) {
       std::cerr << "rlx " << name << ": error: " << e.what() << "\n";

@@ -19,7 +19,8 @@ int run_worker_command(const std::vector<std::string>& args) {
       "worker-id", po::value<uint64_t>()->default_value(0), "worker id (0: random)")(
       "auth-keys", po::value<std::string>(),
       "directory with this worker's CURVE key pair (client.key, client.pub) and the learner's server.pub")(
-      "learner-timeout", po::value<double>()->default_value(30.0), "exit after the learner is silent this many seconds");
+      "learner-timeout", po::value<double>()->default_value(30.0), "exit after the learner is silent this many seconds")(
+      "verbose,v", "report on exit even after a normal stop");
   add_env_plugin_option(options);
   const po::variables_map values = parse_command_line(args, options, {});
   if (values.count("help")) {
@@ -48,10 +49,12 @@ int run_worker_command(const std::vector<std::string>& args) {
   RolloutWorker worker(context, worker_options);
   const WorkerExit exit = worker.run();
   const RolloutWorkerStats& stats = worker.stats();
-  std::cerr << "rlx worker " << worker.worker_id() << ": "
-            << (exit == WorkerExit::kStopped ? "stopped by the learner" : "the learner is gone, exiting")
-            << " (fragments_sent=" << stats.fragments_sent << " env_steps_sent=" << stats.env_steps_sent
-            << " weights_received=" << stats.weights_received << ")\n";
+  if (exit == WorkerExit::kLearnerGone || values.count("verbose")) {
+    std::cerr << "rlx worker " << worker.worker_id() << ": "
+              << (exit == WorkerExit::kStopped ? "stopped by the learner" : "the learner is gone, exiting")
+              << " (fragments_sent=" << stats.fragments_sent << " env_steps_sent=" << stats.env_steps_sent
+              << " weights_received=" << stats.weights_received << ")\n";
+  }
   return exit == WorkerExit::kStopped ? kExitOk : kExitLearnerGone;
 }
 

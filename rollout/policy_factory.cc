@@ -7,7 +7,7 @@ std::unique_ptr<RolloutPolicy> make_rollout_policy(const WorkerSetup& setup, con
   if (setup.policy_kind == RolloutPolicyKind::kActorCritic) {
     return std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic);
   }
-  return std::make_unique<EpsilonGreedyQPolicy>(config, setup.epsilon, setup.worker_seed());
+  return std::make_unique<EpsilonGreedyQPolicy>(config, setup.initial_epsilon(), setup.worker_seed());
 }
 
 void apply_weights(RolloutPolicy& policy, const Weights& weights) {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rollout/rollout_policy.h"
+
 namespace rlx {
 
 namespace {
@@ -40,6 +42,10 @@ void check_range(const char* key, double value, double low, double high) {
 
 }  // namespace
 
+double WorkerSetup::initial_epsilon() const {
+  return apex_epsilons ? apex_worker_epsilon(worker_index, num_workers) : epsilon;
+}
+
 PolicyModelConfig WorkerSetup::model_config(const EnvSpec& spec) const {
   PolicyModelConfig config = PolicyModelConfig::for_env(spec);
   config.hidden_sizes = hidden_sizes;
@@ -64,6 +70,8 @@ std::string WorkerSetup::to_json() const {
                     {"log_std_init", log_std_init},
                     {"dueling", dueling},
                     {"epsilon", epsilon},
+                    {"apex_epsilons", apex_epsilons},
+                    {"num_workers", num_workers},
                     {"deterministic", deterministic}};
   return out.dump();
 }
@@ -105,6 +113,9 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   setup.epsilon = required<double>(in, "epsilon", "a number");
   check_range("epsilon", setup.epsilon, 0, 1);
   setup.deterministic = required<bool>(in, "deterministic", "a boolean");
+  setup.apex_epsilons = required<bool>(in, "apex_epsilons", "a boolean");
+  setup.num_workers = required<int>(in, "num_workers", "an integer");
+  check_range("num_workers", setup.num_workers, 1, 1 << 20);
   return setup;
 }
 

@@ -27,10 +27,14 @@ struct WorkerSetup {
   double log_std_init = 0.0;
   bool dueling = false;
   double epsilon = 0.0;        // kEpsilonGreedyQ: this worker's exploration rate
+  bool apex_epsilons = false;  // kEpsilonGreedyQ: use Ape-X's fixed epsilon of worker_index of num_workers instead
+  int num_workers = 1;
   bool deterministic = false;  // kActorCritic: argmax / mean actions
 
   // The seed of this worker's envs and action sampling.
   uint64_t worker_seed() const { return seed + 1'000'003ULL * static_cast<uint64_t>(worker_index); }
+  // The exploration rate this worker starts with (Ape-X's per-worker one when apex_epsilons).
+  double initial_epsilon() const;
   // The network config for an env with this spec.
   PolicyModelConfig model_config(const EnvSpec& spec) const;
 

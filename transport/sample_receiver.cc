@@ -13,6 +13,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxMessagesPerPoll = 256;   // then look at commands and timers again
+// Connections the kernel holds until the I/O thread accepts them. ZeroMQ's default (100) drops
+// the SYNs of a thousand workers connecting at once (a fleet starting, or re-joining a restarted
+// learner), and TCP retries them only after 1, 3, 7, 15 s; the kernel caps this at somaxconn.
+constexpr int kListenBacklog = 4096;
 constexpr size_t kMaxPendingWorkers = 1 << 16;  // welcomed but not yet hello'd
 constexpr size_t kMaxEpisodesKept = 1 << 20;
 
@@ -48,6 +52,7 @@ SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
   socket_options.recv_hwm = 10000;
   router_ = make_socket(context_, zmq::socket_type::router, socket_options);
   router_.set(zmq::sockopt::router_handover, 1);  // a reconnecting worker takes over its identity
+  router_.set(zmq::sockopt::backlog, kListenBacklog);
   if (options_.curve_server) configure_curve_server(router_, *options_.curve_server);
   endpoint_ = bind_endpoint(router_, options_.endpoint);
   wake_endpoint_ = next_wake_endpoint();

@@ -1,0 +1,27 @@
+#include "algorithms/algorithm.h"
+
+#include "algorithms/dqn_algorithm.h"
+#include "algorithms/ppo_algorithm.h"
+
+namespace rlx {
+
+WorkerSetup common_worker_setup(const Experiment& experiment) {
+  const Config& c = experiment.config;
+  WorkerSetup setup;
+  setup.env_id = experiment.env;
+  setup.num_envs = static_cast<int>(c.get_int("num_envs_per_worker"));
+  setup.fragment_length = static_cast<int>(c.get_int("rollout_fragment_length"));
+  setup.seed = static_cast<uint64_t>(c.get_int("seed"));
+  const IntList& hidden = c.get_int_list("hidden_sizes");
+  setup.hidden_sizes.assign(hidden.begin(), hidden.end());
+  setup.activation = c.get_string("activation");
+  setup.shared_trunk = c.get_bool("vf_share_layers");
+  return setup;
+}
+
+std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment) {
+  if (experiment.algorithm == AlgorithmKind::kPPO) return std::make_unique<PpoAlgorithm>(experiment);
+  return std::make_unique<DqnAlgorithm>(experiment);
+}
+
+}  // namespace rlx

@@ -1,0 +1,55 @@
+// Algorithm: what PPO or DQN adds to the shared training loop (algorithms/trainer.h): the
+// workers' setup, one training iteration over a sampler, and the state a checkpoint keeps.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "algorithms/sampler.h"
+#include "core/checkpoint_dir.h"
+#include "core/experiment.h"
+#include "rollout/rollout_policy.h"
+#include "rollout/worker_setup.h"
+#include "transport/messages.h"
+
+namespace rlx {
+
+// What one iteration did.
+struct IterationResult {
+  int64_t env_steps = 0;      // transitions consumed this iteration
+  nlohmann::json learner;     // the learner's metrics (losses, lr, ...)
+};
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+
+  // The setup every worker gets (env, fragment length, policy kind and network, seed).
+  virtual WorkerSetup worker_setup() const = 0;
+  // The weights workers should act with now (version = updates so far).
+  virtual std::shared_ptr<Weights> current_weights() const = 0;
+  // One training iteration: collect from the sampler, learn, publish the new weights.
+  // timesteps_done counts env steps before this iteration.
+  virtual IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) = 0;
+  // The files a checkpoint holds (model, optimiser) and the JSON state beside them.
+  virtual std::vector<CheckpointFile> checkpoint_files() const = 0;
+  virtual nlohmann::json checkpoint_state() const = 0;
+  // Restores what checkpoint_files()/checkpoint_state() saved; throws CheckpointError on a
+  // mismatch (e.g. another network shape).
+  virtual void restore(const Checkpoint& checkpoint) = 0;
+  // A policy for evaluation with the current weights (argmax / mean actions when deterministic).
+  virtual std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const = 0;
+};
+
+// PPO or DQN for the experiment, learning on the CPU; throws ConfigError / std::invalid_argument
+// on settings the algorithm cannot use.
+std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment);
+
+// The WorkerSetup fields every algorithm shares (env, K, T, seed, network).
+WorkerSetup common_worker_setup(const Experiment& experiment);
+
+}  // namespace rlx

@@ -1,0 +1,127 @@
+#include "algorithms/dqn_algorithm.h"
+
+#include <sstream>
+
+#include "envs/registry.h"
+#include "rollout/policy_factory.h"
+
+namespace rlx {
+
+DqnConfig dqn_config_from(const Experiment& experiment) {
+  const Config& c = experiment.config;
+  DqnConfig config;
+  config.lr = c.get_double("lr");
+  config.gamma = c.get_double("gamma");
+  config.n_step = static_cast<int>(c.get_int("n_step"));
+  config.batch_size = c.get_int("batch_size");
+  config.double_q = c.get_bool("double_q");
+  config.tau = c.get_double("tau");
+  config.target_update_interval = c.get_int("target_update_interval");
+  config.huber_delta = c.get_double("huber_delta");
+  config.max_grad_norm = c.get_double("grad_clip");
+  config.adam_eps = c.get_double("adam_eps");
+  config.prioritized = c.get_bool("prioritized_replay");
+  config.per_alpha = c.get_double("prioritized_replay_alpha");
+  config.per_beta0 = c.get_double("prioritized_replay_beta");
+  config.buffer_capacity = c.get_int("buffer_size");
+  config.learning_starts = c.get_int("learning_starts");
+  config.train_freq = c.get_int("train_freq");
+  config.gradient_steps = static_cast<int>(c.get_int("gradient_steps"));
+  config.initial_eps = c.get_double("exploration_initial_eps");
+  config.final_eps = c.get_double("exploration_final_eps");
+  config.exploration_fraction = c.get_double("exploration_fraction");
+  config.total_timesteps = experiment.stop.timesteps_total.value_or(1'000'000);
+  return config;
+}
+
+DqnAlgorithm::DqnAlgorithm(const Experiment& experiment)
+    : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
+  setup_.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
+  setup_.dueling = experiment.config.get_bool("dueling");
+  setup_.apex_epsilons = experiment.config.get_bool("apex_epsilons");
+  setup_.num_workers = std::max<int>(1, static_cast<int>(experiment.config.get_int("num_workers")));
+  const DqnConfig config = dqn_config_from(experiment);
+  setup_.epsilon = config.initial_eps;
+  learner_ = std::make_unique<DqnLearner>(setup_.model_config(spec_), config, setup_.seed);
+}
+
+std::shared_ptr<Weights> DqnAlgorithm::current_weights() const {
+  std::shared_ptr<Weights> weights = learner_->weights(version_);
+  if (!setup_.apex_epsilons) weights->epsilon = learner_->epsilon(received_);
+  return weights;
+}
+
+IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
+  IterationResult result;
+  DqnUpdateMetrics last;
+  int64_t rounds_run = 0;
+  received_ = timesteps_done;
+  while (result.env_steps < kDqnStepsPerIteration) {
+    for (const SampleBatch& batch : sampler.collect(1)) {
+      learner_->add(batch);
+      result.env_steps += batch.num_transitions();
+      received_ += batch.num_transitions();
+    }
+    const int64_t rounds = learner_->training_rounds_due(received_);
+    for (int64_t i = 0; i < rounds; ++i) last = learner_->train(learner_->config().gradient_steps, received_);
+    rounds_run += rounds;
+    if (rounds > 0) ++version_;
+    sampler.publish(current_weights());
+  }
+  result.learner = {{"loss", last.loss},
+                    {"q_mean", last.q_mean},
+                    {"td_abs_mean", last.td_abs_mean},
+                    {"grad_norm", last.grad_norm},
+                    {"lr", last.lr},
+                    {"epsilon", learner_->epsilon(received_)},
+                    {"beta", last.beta},
+                    {"target_updates", learner_->target_updates()},
+                    {"num_gradient_steps", learner_->num_gradient_steps()},
+                    {"training_rounds", rounds_run},
+                    {"buffer_size", learner_->buffer().size()},
+                    {"policy_version", version_}};
+  return result;
+}
+
+std::vector<CheckpointFile> DqnAlgorithm::checkpoint_files() const {
+  std::ostringstream model;
+  learner_->save(model);
+  return {{"q_networks_and_optimizer.pt", model.str()}};
+}
+
+nlohmann::json DqnAlgorithm::checkpoint_state() const {
+  return {{"learner", learner_->state_json()}, {"policy_version", version_}, {"received_steps", received_}};
+}
+
+void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
+  auto it = checkpoint.files.find("q_networks_and_optimizer.pt");
+  if (it == checkpoint.files.end()) {
+    throw CheckpointError(checkpoint.path.string() + ": no q_networks_and_optimizer.pt (not a DQN checkpoint?)");
+  }
+  try {
+    std::istringstream model(it->second);
+    learner_->load(model);
+    const nlohmann::json& state = checkpoint.manifest.at("algorithm_state");
+    learner_->load_state_json(state.at("learner"));
+    version_ = state.at("policy_version").get<uint64_t>();
+    received_ = state.at("received_steps").get<int64_t>();
+  } catch (const CheckpointError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CheckpointError(checkpoint.path.string() + ": cannot restore the DQN learner: " + e.what());
+  }
+}
+
+std::unique_ptr<RolloutPolicy> DqnAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {
+  WorkerSetup setup = setup_;
+  setup.seed = seed;
+  setup.worker_index = 0;
+  setup.apex_epsilons = false;
+  setup.epsilon = deterministic ? 0.0 : learner_->config().final_eps;
+  std::unique_ptr<RolloutPolicy> policy = make_rollout_policy(setup, spec_);
+  std::shared_ptr<Weights> weights = learner_->weights(version_);
+  apply_weights(*policy, *weights);
+  return policy;
+}
+
+}  // namespace rlx

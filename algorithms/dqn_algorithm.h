@@ -1,0 +1,43 @@
+// DqnAlgorithm: DQN's iteration (fragments into replay; training rounds of gradient_steps as
+// train_freq env steps arrive, counted on received transitions so the replay ratio holds with
+// any number of workers; weights and the exploration rate published after every round) and
+// its checkpoint state.
+#pragma once
+
+#include <memory>
+
+#include "algorithms/algorithm.h"
+#include "learner/dqn_learner.h"
+
+namespace rlx {
+
+// Env steps per DQN training iteration (one results row), as RLlib's
+// min_sample_timesteps_per_iteration.
+constexpr int64_t kDqnStepsPerIteration = 1000;
+
+// The DqnConfig an experiment asks for.
+DqnConfig dqn_config_from(const Experiment& experiment);
+
+class DqnAlgorithm : public Algorithm {
+ public:
+  explicit DqnAlgorithm(const Experiment& experiment);
+
+  WorkerSetup worker_setup() const override { return setup_; }
+  std::shared_ptr<Weights> current_weights() const override;
+  IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) override;
+  std::vector<CheckpointFile> checkpoint_files() const override;
+  nlohmann::json checkpoint_state() const override;
+  void restore(const Checkpoint& checkpoint) override;
+  std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
+
+  DqnLearner& learner() { return *learner_; }
+
+ private:
+  WorkerSetup setup_;
+  EnvSpec spec_;
+  std::unique_ptr<DqnLearner> learner_;
+  uint64_t version_ = 1;
+  int64_t received_ = 0;  // transitions received, the clock of training rounds and schedules
+};
+
+}  // namespace rlx

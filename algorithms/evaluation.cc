@@ -1,0 +1,82 @@
+#include "algorithms/evaluation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "algorithms/algorithm.h"
+#include "core/checkpoint_dir.h"
+#include "core/space_json.h"
+#include "envs/plugin_loader.h"
+#include "envs/registry.h"
+
+namespace rlx {
+
+EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
+  if (options.episodes < 1) throw std::invalid_argument("evaluation needs at least one episode");
+  const Checkpoint checkpoint = read_checkpoint_dir(options.checkpoint);
+  Experiment experiment =
+      experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
+  load_env_plugins(experiment.plugins);
+  load_env_plugins(options.env_plugins);
+  const std::string env_id = options.env_id.value_or(experiment.env);
+  const EnvSpec& spec = global_env_registry().spec(env_id);
+  const EnvSpec& trained = global_env_registry().spec(experiment.env);
+  if (spec.observation_space != trained.observation_space || spec.action_space != trained.action_space) {
+    throw std::invalid_argument("env '" + env_id + "' has other spaces than '" + experiment.env +
+                                "' the checkpoint was trained on: observation " + spec.observation_space.to_string() +
+                                " vs " + trained.observation_space.to_string() + ", action " +
+                                spec.action_space.to_string() + " vs " + trained.action_space.to_string());
+  }
+  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
+  algorithm->restore(checkpoint);
+  std::unique_ptr<RolloutPolicy> policy = algorithm->evaluation_policy(options.deterministic, options.seed);
+
+  std::unique_ptr<Env> env = global_env_registry().make(env_id);
+  const Space& actions = spec.action_space;
+  std::vector<float> obs(static_cast<size_t>(spec.observation_space.size()));
+  std::vector<float> values(static_cast<size_t>(actions.is_box() ? actions.size() : 0));
+  std::vector<float> clipped(values.size());
+  int64_t index = 0;
+  float log_prob = 0, value = 0;
+  ActOutput out{&index, values.data(), policy->has_policy_outputs() ? &log_prob : nullptr,
+                policy->has_policy_outputs() ? &value : nullptr};
+  EvaluationResult result;
+  result.algorithm = algorithm_name(experiment.algorithm);
+  result.env_id = env_id;
+  for (int episode = 0; episode < options.episodes; ++episode) {
+    env->reset(options.seed + static_cast<uint64_t>(episode), obs.data());
+    double episode_return = 0;
+    int64_t length = 0;
+    for (;;) {
+      policy->act(obs.data(), 1, out);
+      Action action;
+      action.index = index;
+      if (actions.is_box()) {  // as in training: the env gets the sample clipped to its space
+        for (size_t j = 0; j < values.size(); ++j) clipped[j] = std::clamp(values[j], actions.low[j], actions.high[j]);
+        action.values = clipped.data();
+      }
+      const StepResult step = env->step(action, obs.data());
+      episode_return += step.reward;
+      ++length;
+      if (step.terminated || step.truncated) break;
+    }
+    result.returns.push_back(episode_return);
+    result.lengths.push_back(length);
+  }
+  const double n = static_cast<double>(result.returns.size());
+  double sum = 0, sum_sq = 0, len_sum = 0;
+  for (size_t i = 0; i < result.returns.size(); ++i) {
+    sum += result.returns[i];
+    sum_sq += result.returns[i] * result.returns[i];
+    len_sum += static_cast<double>(result.lengths[i]);
+  }
+  result.return_mean = sum / n;
+  result.return_std = std::sqrt(std::max(0.0, sum_sq / n - result.return_mean * result.return_mean));
+  result.return_min = *std::min_element(result.returns.begin(), result.returns.end());
+  result.return_max = *std::max_element(result.returns.begin(), result.returns.end());
+  result.len_mean = len_sum / n;
+  return result;
+}
+
+}  // namespace rlx

@@ -1,0 +1,34 @@
+// Evaluation of a saved policy: N episodes of its env, one after another, with the policy the
+// checkpoint holds (sampling, or argmax / mean actions when deterministic).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+struct EvaluationOptions {
+  std::filesystem::path checkpoint;
+  int episodes = 10;
+  bool deterministic = false;
+  uint64_t seed = 0;                 // episode i resets with seed + i
+  std::optional<std::string> env_id; // default: the checkpoint's env
+  std::vector<std::string> env_plugins;
+};
+
+struct EvaluationResult {
+  std::string algorithm;
+  std::string env_id;
+  std::vector<double> returns;
+  std::vector<int64_t> lengths;
+  double return_mean = 0, return_std = 0, return_min = 0, return_max = 0, len_mean = 0;
+};
+
+// Loads the checkpoint (checksums verified) and runs the episodes; throws CheckpointError for a
+// damaged checkpoint, std::invalid_argument when the env's spaces differ from the checkpoint's.
+EvaluationResult evaluate_checkpoint(const EvaluationOptions& options);
+
+}  // namespace rlx

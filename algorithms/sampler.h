@@ -1,0 +1,39 @@
+// Sampler: where a training run's fragments come from. LocalSampler steps envs in the
+// learner's own process, synchronously and deterministically (num_workers: 0); RemoteSampler
+// runs N local worker processes (and accepts remote `rlx worker`s) over ZeroMQ.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/sample_batch.h"
+#include "rollout/fragment_collector.h"
+#include "transport/messages.h"
+
+namespace rlx {
+
+// Sampling health, cumulative, for the results rows.
+struct SamplerStats {
+  uint64_t fragments_dropped_stale = 0;
+  uint64_t fragments_dropped_other = 0;   // unknown worker, at stop
+  uint64_t messages_rejected = 0;
+  uint64_t worker_restarts = 0;
+  uint64_t workers_active = 0;
+};
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  // Makes these the weights of every later fragment (and, for DQN, the exploration rate).
+  virtual void publish(std::shared_ptr<const Weights> weights) = 0;
+  // Fragments holding at least min_transitions transitions in all, each produced by the
+  // weights published last (or by the max_policy_lag versions before them).
+  virtual std::vector<SampleBatch> collect(int64_t min_transitions) = 0;
+  // Episodes that finished since the last call, in no particular order.
+  virtual std::vector<FinishedEpisode> take_episodes() = 0;
+  virtual SamplerStats stats() const = 0;
+};
+
+}  // namespace rlx

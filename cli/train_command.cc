@@ -1,0 +1,89 @@
+// `rlx train FILE.yaml`: train an experiment until its stop criterion; exit 0 when the reward
+// criterion was reached, 3 when another criterion (the budget) ended the run first.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "algorithms/trainer.h"
+#include "cli/command.h"
+#include "core/checkpoint_dir.h"
+
+namespace po = boost::program_options;
+
+namespace rlx::cli {
+
+namespace {
+
+// The experiment to run: from the file, or from the checkpoint when resuming; then overrides.
+Experiment resolve_experiment(const po::variables_map& values, const std::vector<std::string>& overrides) {
+  if (values.count("resume")) {
+    const Checkpoint checkpoint = read_checkpoint_dir(values["resume"].as<std::string>());
+    Experiment experiment =
+        experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
+    apply_overrides(experiment, overrides);
+    validate_experiment(experiment);
+    return experiment;
+  }
+  if (!values.count("file")) throw UsageError("missing experiment FILE.yaml (or --resume CHECKPOINT)");
+  const std::string name = values.count("experiment") ? values["experiment"].as<std::string>() : "";
+  return load_experiment(values["file"].as<std::string>(), name, overrides);
+}
+
+}  // namespace
+
+int run_train_command(const std::vector<std::string>& args) {
+  po::options_description options("rlx train FILE.yaml: train an experiment until its stop criterion");
+  options.add_options()("help,h", "show this help")("file", po::value<std::string>(), "experiment file")(
+      "experiment", po::value<std::string>(), "which experiment of the file (needed when it holds several)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set lr=1e-3 (repeatable)")(
+      "output", po::value<std::string>()->default_value("runs"), "results root: OUTPUT/<experiment>/<trial>/")(
+      "seed", po::value<int64_t>(), "same as --set seed=S")("workers", po::value<int64_t>(),
+                                                              "same as --set num_workers=N (0: sample in-process)")(
+      "resume", po::value<std::string>(), "continue from this checkpoint directory, with the same counters")(
+      "trial-name", po::value<std::string>(), "name of the trial directory (default: ALGO_ENV_seedS_TIME)")(
+      "bind", po::value<std::string>()->default_value("tcp://127.0.0.1:*"),
+      "where workers connect; other hosts need --auth-keys (or an explicit non-loopback bind with keys)")(
+      "auth-keys", po::value<std::string>(), "CURVE key directory (rlx keys init): only authorized workers join")(
+      "quiet,q", "no progress line");
+  add_env_plugin_option(options);
+  po::positional_options_description positionals;
+  positionals.add("file", 1);
+  const po::variables_map values = parse_command_line(args, options, positionals);
+  if (values.count("help")) {
+    std::cout << "usage: rlx train FILE.yaml [--set key=value ...] [--output DIR] [--seed S] [--workers N]\n"
+                 "                 [--resume CHECKPOINT] [--experiment NAME] [--env-plugin PATH ...]\n\n"
+              << options
+              << "\nexit status: 0 when stop.episode_return_mean was reached, 3 when another stop criterion\n"
+                 "ended the run first, 1 on errors, 2 on bad input.\n";
+    return kExitOk;
+  }
+  std::vector<std::string> overrides;
+  if (values.count("set")) overrides = values["set"].as<std::vector<std::string>>();
+  if (values.count("seed")) overrides.push_back("seed=" + std::to_string(values["seed"].as<int64_t>()));
+  if (values.count("workers")) overrides.push_back("num_workers=" + std::to_string(values["workers"].as<int64_t>()));
+
+  TrainOptions train;
+  train.experiment = resolve_experiment(values, overrides);
+  if (values.count("env-plugin")) {
+    for (const std::string& plugin : values["env-plugin"].as<std::vector<std::string>>()) {
+      train.experiment.plugins.push_back(plugin);
+    }
+  }
+  train.output_root = values["output"].as<std::string>();
+  if (values.count("resume")) train.resume = values["resume"].as<std::string>();
+  if (values.count("trial-name")) train.trial_name = values["trial-name"].as<std::string>();
+  train.bind_endpoint = values["bind"].as<std::string>();
+  if (values.count("auth-keys")) train.auth_keys = values["auth-keys"].as<std::string>();
+  train.progress = !values.count("quiet");
+
+  const TrainOutcome outcome = run_training(train);
+  const nlohmann::json& row = outcome.final_row;
+  std::cout << "stopped by " << outcome.stopped_by << " at iteration " << row.value("training_iteration", 0) << ": "
+            << row.value("timesteps_total", 0) << " steps, " << row.value("time_total_s", 0.0)
+            << " s, episode_return_mean " << row["episode_return_mean"].dump() << "\n"
+            << "results: " << outcome.trial_dir.string() << "\n"
+            << "checkpoint: " << (outcome.last_checkpoint ? outcome.last_checkpoint->string() : "-") << "\n";
+  return outcome.reward_reached ? kExitOk : kExitBudgetSpent;
+}
+
+}  // namespace rlx::cli

@@ -1,0 +1,338 @@
+#include "learner/dqn_learner.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <cstring>
+#include <istream>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "learner/dqn_loss.h"
+
+namespace rlx {
+
+namespace {
+
+// Parameters of a module become views of one flat float32 buffer on device (values kept).
+torch::Tensor flatten_parameters(torch::nn::Module& module, torch::Device device) {
+  module.to(device);
+  torch::NoGradGuard no_grad;
+  torch::Tensor flat = torch::empty({num_flat_parameters(module)}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  int64_t offset = 0;
+  for (auto& p : module.parameters()) {
+    torch::Tensor view = flat.narrow(0, offset, p.numel()).view(p.sizes());
+    view.copy_(p);
+    p.set_data(view);
+    offset += p.numel();
+  }
+  return flat;
+}
+
+// Gradients of a module become views of one flat buffer shaped like flat_params; backward
+// accumulates into them in place.
+torch::Tensor flatten_gradients(torch::nn::Module& module, const torch::Tensor& flat_params) {
+  torch::Tensor flat = torch::zeros_like(flat_params);
+  int64_t offset = 0;
+  for (auto& p : module.parameters()) {
+    p.mutable_grad() = flat.narrow(0, offset, p.numel()).view(p.sizes());
+    offset += p.numel();
+  }
+  return flat;
+}
+
+// A QNetwork whose initial weights depend only on seed: the default CPU generator is seeded
+// for the construction and restored afterwards.
+std::shared_ptr<QNetwork> seeded_qnetwork(const PolicyModelConfig& config, uint64_t seed) {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const torch::Tensor saved = generator.get_state();
+  generator.set_current_seed(seed);
+  std::shared_ptr<QNetwork> net;
+  try {
+    net = std::make_shared<QNetwork>(config);
+  } catch (...) {
+    generator.set_state(saved);
+    throw;
+  }
+  generator.set_state(saved);
+  return net;
+}
+
+uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+// Seed of gradient step `step`'s replay draws.
+uint64_t step_seed(uint64_t seed, int64_t step) { return mix64(seed ^ mix64(static_cast<uint64_t>(step) + 0x9e3779b97f4a7c15ULL)); }
+
+std::unique_ptr<ReplayBuffer> make_buffer(const DqnConfig& config, int64_t obs_size) {
+  NStepConfig n_step{config.n_step, config.gamma, config.n_step_carry};
+  if (!config.prioritized) return std::make_unique<ReplayBuffer>(config.buffer_capacity, obs_size, n_step);
+  return std::make_unique<PrioritizedReplayBuffer>(config.buffer_capacity, obs_size, n_step,
+                                                   PrioritizedReplayConfig{config.per_alpha, config.per_eps});
+}
+
+int64_t json_int(const nlohmann::json& state, const char* key) {
+  if (!state.is_object() || !state.contains(key) || !state.at(key).is_number_integer()) {
+    throw std::invalid_argument(std::string("DQN learner state needs an integer \"") + key + "\"");
+  }
+  return state.at(key).get<int64_t>();
+}
+
+}  // namespace
+
+DqnLearner::DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, uint64_t seed, torch::Device device)
+    : model_config_(model_config), config_(config), seed_(seed), device_(device) {
+  model_config_.validate();
+  if (!model_config_.action_space.is_discrete()) {
+    throw std::invalid_argument("DQN needs a Discrete action space, got " + model_config_.action_space.to_string());
+  }
+  config_.validate();
+  online_ = seeded_qnetwork(model_config_, seed_);
+  target_ = std::make_shared<QNetwork>(model_config_);
+  flat_online_ = flatten_parameters(*online_, device_);
+  flat_grad_ = flatten_gradients(*online_, flat_online_);
+  flat_target_ = flatten_parameters(*target_, device_);
+  {
+    torch::NoGradGuard no_grad;
+    flat_target_.copy_(flat_online_);
+  }
+  for (auto& p : target_->parameters()) p.set_requires_grad(false);
+  online_->train();
+  target_->eval();
+  // Adam over the flat buffer: its gradient is the flat gradient the module's grads view.
+  flat_online_.mutable_grad() = flat_grad_;
+  optimizer_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{flat_online_},
+                                                    torch::optim::AdamOptions(config_.lr).eps(config_.adam_eps));
+  buffer_ = make_buffer(config_, model_config_.obs_size);
+  prioritized_ = dynamic_cast<PrioritizedReplayBuffer*>(buffer_.get());
+}
+
+DqnLearner::~DqnLearner() = default;
+
+int64_t DqnLearner::add(const SampleBatch& batch) {
+  if (!batch.discrete()) throw std::invalid_argument("DQN needs Discrete actions; the fragment has Box actions");
+  const int64_t n = online_->num_actions();
+  for (int64_t a : batch.action_indices) {
+    if (a < 0 || a >= n) throw std::invalid_argument("fragment action " + std::to_string(a) + " outside Discrete(" + std::to_string(n) + ")");
+  }
+  return buffer_->add(batch);  // validates the rest before storing anything
+}
+
+bool DqnLearner::ready() const {
+  return buffer_->size() >= config_.learning_starts && buffer_->size() >= config_.batch_size;
+}
+
+int64_t DqnLearner::training_rounds_due(int64_t received_steps) {
+  if (received_steps < received_steps_) {
+    throw std::invalid_argument("training_rounds_due: received steps went down from " + std::to_string(received_steps_) +
+                                " to " + std::to_string(received_steps));
+  }
+  // Round boundaries are the multiples m of train_freq with m > learning_starts.
+  auto rounds_until = [this](int64_t steps) {
+    return std::max<int64_t>(0, steps / config_.train_freq - config_.learning_starts / config_.train_freq);
+  };
+  const int64_t due = rounds_until(received_steps) - rounds_until(received_steps_);
+  received_steps_ = received_steps;
+  return ready() ? due : 0;
+}
+
+torch::Tensor DqnLearner::host_tensor(float* data, torch::IntArrayRef shape) const {
+  torch::Tensor t = torch::from_blob(data, shape, torch::kFloat);
+  return device_.is_cpu() ? t : t.to(device_);
+}
+
+void DqnLearner::update_target(int64_t timesteps_done) {
+  if (timesteps_done <= target_timesteps_) return;
+  const int64_t interval = config_.target_update_interval;
+  const int64_t due = timesteps_done / interval - target_timesteps_ / interval;
+  target_timesteps_ = timesteps_done;
+  if (due <= 0) return;
+  target_updates_ += due;
+  torch::NoGradGuard no_grad;
+  // k updates with a fixed online net fold into one with 1 - (1 - tau)^k.
+  const double tau = config_.tau >= 1.0 ? 1.0 : 1.0 - std::pow(1.0 - config_.tau, static_cast<double>(due));
+  if (tau >= 1.0) {
+    flat_target_.copy_(flat_online_);
+  } else {
+    flat_target_.lerp_(flat_online_, tau);
+  }
+}
+
+void DqnLearner::gradient_step(double beta) {
+  const int64_t b = config_.batch_size;
+  const int64_t o = model_config_.obs_size;
+  rng_.seed_with(step_seed(seed_, num_gradient_steps_));
+  if (prioritized_ != nullptr) {
+    prioritized_->sample(b, beta, rng_, sample_);
+  } else {
+    buffer_->sample(b, rng_, sample_);
+  }
+  bootstrap_.resize(static_cast<size_t>(b));
+  for (size_t i = 0; i < bootstrap_.size(); ++i) bootstrap_[i] = sample_.terminated[i] != 0.0f ? 0.0f : sample_.discounts[i];
+
+  DqnBatch batch;
+  batch.obs = host_tensor(sample_.obs.data(), {b, o});
+  batch.next_obs = host_tensor(sample_.next_obs.data(), {b, o});
+  batch.rewards = host_tensor(sample_.rewards.data(), {b});
+  batch.bootstrap = host_tensor(bootstrap_.data(), {b});
+  batch.actions = torch::from_blob(sample_.actions.data(), {b, 1}, torch::kLong);
+  if (!device_.is_cpu()) batch.actions = batch.actions.to(device_);
+  if (prioritized_ != nullptr) batch.weights = host_tensor(sample_.weights.data(), {b});
+  const DqnLossOutput out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+  const torch::Tensor& loss = out.loss;
+  const torch::Tensor& q = out.q;
+  const torch::Tensor& target = out.target;
+
+  flat_grad_.zero_();
+  loss.backward();
+  const torch::Tensor grad_norm = flat_grad_.norm();
+  if (config_.max_grad_norm > 0.0) {
+    flat_grad_.mul_(torch::clamp_max(config_.max_grad_norm / (grad_norm + 1e-6), 1.0));
+  }
+  optimizer_->step();
+
+  const torch::Tensor td = q.detach() - target;
+  if (prioritized_ != nullptr) {
+    const torch::Tensor td_host = td.to(torch::kCPU).contiguous();
+    prioritized_->update_priorities(sample_.indices.data(), td_host.data_ptr<float>(), b);
+  }
+  losses_.push_back(loss.detach());
+  q_values_.push_back(q.detach());
+  td_errors_.push_back(td);
+  grad_norms_.push_back(grad_norm);
+  ++num_gradient_steps_;
+}
+
+DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
+  if (gradient_steps < 1) throw std::invalid_argument("DqnLearner::train needs gradient_steps >= 1, got " + std::to_string(gradient_steps));
+  if (!ready()) {
+    throw std::logic_error("DqnLearner::train before the buffer is ready: " + std::to_string(buffer_->size()) +
+                           " transitions stored, learning_starts " + std::to_string(config_.learning_starts) +
+                           ", batch_size " + std::to_string(config_.batch_size));
+  }
+  update_target(timesteps_done);
+  const double beta = prioritized_ != nullptr ? config_.beta(timesteps_done) : 0.0;
+  losses_.clear();
+  q_values_.clear();
+  td_errors_.clear();
+  grad_norms_.clear();
+  for (int step = 0; step < gradient_steps; ++step) gradient_step(beta);
+
+  // One host read for all the means.
+  const torch::Tensor means = torch::stack({torch::stack(losses_).mean(), torch::cat(q_values_).mean(),
+                                            torch::cat(td_errors_).abs().mean(), torch::stack(grad_norms_).mean()})
+                                  .to(torch::kCPU, torch::kDouble);
+  const double* m = means.data_ptr<double>();
+  DqnUpdateMetrics metrics;
+  metrics.loss = m[0];
+  metrics.q_mean = m[1];
+  metrics.td_abs_mean = m[2];
+  metrics.grad_norm = m[3];
+  metrics.lr = config_.lr;
+  metrics.epsilon = epsilon(timesteps_done);
+  metrics.beta = beta;
+  metrics.target_updates = target_updates_;
+  metrics.num_gradient_steps = num_gradient_steps_;
+  metrics.buffer_size = buffer_->size();
+  return metrics;
+}
+
+std::shared_ptr<Weights> DqnLearner::weights(uint64_t version) const {
+  auto out = std::make_shared<Weights>();
+  out->policy_version = version;
+  const torch::Tensor host = flat_online_.detach().to(torch::kCPU).contiguous();
+  out->params.resize(static_cast<size_t>(host.numel()));
+  std::memcpy(out->params.data(), host.data_ptr<float>(), out->params.size() * sizeof(float));
+  return out;
+}
+
+void DqnLearner::save(std::ostream& out) const {
+  torch::serialize::OutputArchive archive;
+  archive.write("online", flat_online_.detach().to(torch::kCPU));
+  archive.write("target", flat_target_.detach().to(torch::kCPU));
+  torch::serialize::OutputArchive optimizer_archive;
+  optimizer_->save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.save_to(out);
+}
+
+void DqnLearner::load(std::istream& in) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(in, device_);
+  torch::Tensor online, target;
+  archive.read("online", online);
+  archive.read("target", target);
+  if (online.numel() != flat_online_.numel() || target.numel() != flat_target_.numel()) {
+    throw std::invalid_argument("DQN checkpoint holds " + std::to_string(online.numel()) + " parameters, the model has " +
+                                std::to_string(flat_online_.numel()));
+  }
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  {
+    torch::NoGradGuard no_grad;
+    flat_online_.copy_(online.view(flat_online_.sizes()));
+    flat_target_.copy_(target.view(flat_target_.sizes()));
+  }
+  optimizer_->load(optimizer_archive);
+  apply_optimizer_options();
+}
+
+nlohmann::json DqnLearner::state_json() const {
+  return {{"seed", seed_},
+          {"num_gradient_steps", num_gradient_steps_},
+          {"target_updates", target_updates_},
+          {"target_timesteps", target_timesteps_},
+          {"received_steps", received_steps_}};
+}
+
+void DqnLearner::load_state_json(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("seed") || !state.at("seed").is_number_unsigned()) {
+    throw std::invalid_argument("DQN learner state needs an unsigned integer \"seed\"");
+  }
+  const int64_t steps = json_int(state, "num_gradient_steps");
+  const int64_t updates = json_int(state, "target_updates");
+  const int64_t target_timesteps = json_int(state, "target_timesteps");
+  const int64_t received = json_int(state, "received_steps");
+  if (steps < 0 || updates < 0 || target_timesteps < 0 || received < 0) throw std::invalid_argument("DQN learner state has a negative counter");
+  seed_ = state.at("seed").get<uint64_t>();
+  num_gradient_steps_ = steps;
+  target_updates_ = updates;
+  target_timesteps_ = target_timesteps;
+  received_steps_ = received;
+}
+
+void DqnLearner::set_config(DqnConfig config) {
+  config.validate();
+  auto same = [](bool equal, const char* field) {
+    if (!equal) throw std::invalid_argument(std::string("DqnLearner::set_config cannot change ") + field + " of a running learner");
+  };
+  same(config.gamma == config_.gamma, "gamma");
+  same(config.n_step == config_.n_step, "n_step");
+  same(config.n_step_carry == config_.n_step_carry, "n_step_carry");
+  same(config.prioritized == config_.prioritized, "prioritized");
+  same(config.per_alpha == config_.per_alpha, "per_alpha");
+  same(config.per_eps == config_.per_eps, "per_eps");
+  same(config.buffer_capacity == config_.buffer_capacity, "buffer_capacity");
+  config_ = config;
+  apply_optimizer_options();
+}
+
+void DqnLearner::apply_optimizer_options() {
+  for (auto& group : optimizer_->param_groups()) {
+    auto& options = static_cast<torch::optim::AdamOptions&>(group.options());
+    options.lr(config_.lr);
+    options.eps(config_.adam_eps);
+  }
+}
+
+}  // namespace rlx

@@ -1,0 +1,153 @@
+// DqnLearner: DQN on one device with a replay buffer (uniform or prioritized), n-step returns,
+// double Q, dueling heads (PolicyModelConfig::dueling), a target network, Huber loss, Adam and
+// global gradient-norm clipping. Intervals count env steps; see dqn_config.h.
+//
+// One gradient step: sample B transitions, target y = R + gamma^m (1 - terminated) Q_t(s', a*)
+// with a* = argmax_a Q(s', a) of the online net when double_q (else max_a Q_t(s', a)), loss =
+// mean_i w_i huber(Q(s_i, a_i) - y_i) (w = importance weights when prioritized, else 1), then
+// Adam after clipping, and |Q(s, a) - y| as the new priorities.
+//
+// The replay ratio: the caller counts transitions received (from any number of workers) and
+// asks training_rounds_due() how many rounds of config.gradient_steps are due; each round is
+// one train() call. Rounds that fall due before learning_starts (or while the buffer is not
+// ready()) are skipped, as in SB3.
+//
+// Determinism: the seed fixes the initial weights and the replay draws (the draw stream of
+// gradient step i is derived from (seed, i), so the counters in state_json() are the whole
+// RNG state). Checkpoints: save()/load() carry the online and target networks and the Adam
+// state; state_json() the counters and seed. The replay buffer (and its carried n-step
+// windows) is NOT saved: a restored learner refills it to learning_starts before training
+// again (ready() says when). With the same buffer contents, save + load + load_state_json
+// give bit-identical subsequent updates.
+//
+// Speed: both networks' parameters live in one flat buffer each (every parameter a view of
+// it, gradients a view of one flat gradient), so Adam, clipping, zeroing and target updates
+// are a handful of ops per step whatever the depth; a batch is gathered on the host in one
+// copy and wrapped with from_blob (no copy on CPU). online()/target() must therefore not be
+// moved to another device or have their parameters replaced.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/optim/adam.h>
+#include <torch/types.h>
+
+#include "core/rng.h"
+#include "core/sample_batch.h"
+#include "learner/dqn_config.h"
+#include "learner/prioritized_replay.h"
+#include "learner/replay_buffer.h"
+#include "rollout/policy_config.h"
+#include "rollout/policy_model.h"
+#include "transport/messages.h"
+
+namespace rlx {
+
+// Means over one train() call's gradient steps unless noted.
+struct DqnUpdateMetrics {
+  double loss = 0.0;                // Huber loss (importance-weighted when prioritized)
+  double q_mean = 0.0;              // Q(s, a) of the sampled transitions
+  double td_abs_mean = 0.0;         // |Q(s, a) - y|
+  double grad_norm = 0.0;           // global gradient norm before clipping
+  double lr = 0.0;
+  double epsilon = 0.0;             // exploration schedule at timesteps_done
+  double beta = 0.0;                // importance exponent used (0 without prioritized replay)
+  int64_t target_updates = 0;       // target-network updates so far (intervals passed)
+  int64_t num_gradient_steps = 0;   // so far, over all calls
+  int64_t buffer_size = 0;          // transitions stored now
+};
+
+class DqnLearner {
+ public:
+  // Builds online and target QNetworks (Discrete actions only; dueling from model_config) on
+  // device, Adam and the replay buffer. Throws std::invalid_argument on a bad config. The
+  // initial weights come from torch's default CPU generator reseeded with seed for the
+  // construction and restored afterwards (so don't construct concurrently with its other users).
+  DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, uint64_t seed, torch::Device device = torch::kCPU);
+  ~DqnLearner();
+  DqnLearner(const DqnLearner&) = delete;
+  DqnLearner& operator=(const DqnLearner&) = delete;
+
+  // Stores the fragment's transitions in the replay buffer; returns how many were stored.
+  // Throws std::invalid_argument (storing nothing) when it does not fit the model.
+  int64_t add(const SampleBatch& batch);
+  // True when the buffer holds at least learning_starts and batch_size transitions.
+  bool ready() const;
+  // Training rounds due now that received_steps transitions were received in all (never
+  // decreasing): one per train_freq boundary crossed beyond learning_starts since the last
+  // call, 0 while !ready() (those rounds are skipped). Throws when received_steps decreases.
+  int64_t training_rounds_due(int64_t received_steps);
+
+  // Applies the target updates due at timesteps_done, then runs gradient_steps steps.
+  // Throws std::logic_error when !ready(), std::invalid_argument when gradient_steps < 1.
+  DqnUpdateMetrics train(int gradient_steps, int64_t timesteps_done);
+
+  // Exploration rate of the linear schedule after timesteps_done env steps.
+  double epsilon(int64_t timesteps_done) const { return config_.epsilon(timesteps_done); }
+
+  // The online network's flat float32 parameters for workers (no observation statistics).
+  std::shared_ptr<Weights> weights(uint64_t version) const;
+
+  // Online and target networks and the Adam state (a torch archive). load() expects the same
+  // model config (throws std::invalid_argument otherwise) and keeps this learner's lr/adam_eps.
+  void save(std::ostream& out) const;
+  void load(std::istream& in);
+  // Counters and seed: {"seed", "num_gradient_steps", "target_updates", "target_timesteps",
+  // "received_steps"}.
+  nlohmann::json state_json() const;
+  // Restores state_json()'s form; throws std::invalid_argument on a malformed state.
+  void load_state_json(const nlohmann::json& state);
+
+  const DqnConfig& config() const { return config_; }
+  // Changes hyperparameters (e.g. a PBT explore step). Fields baked into stored transitions or
+  // the buffer's layout (gamma, n_step, n_step_carry, prioritized, per_alpha, per_eps,
+  // buffer_capacity) must stay; throws std::invalid_argument otherwise or on a bad config.
+  void set_config(DqnConfig config);
+
+  QNetwork& online() { return *online_; }
+  QNetwork& target() { return *target_; }
+  const ReplayBuffer& buffer() const { return *buffer_; }
+  ReplayBuffer& buffer() { return *buffer_; }
+  // The prioritized buffer, or nullptr with uniform replay.
+  const PrioritizedReplayBuffer* prioritized_buffer() const { return prioritized_; }
+  torch::optim::Adam& optimizer() { return *optimizer_; }
+  torch::Device device() const { return device_; }
+  int64_t num_gradient_steps() const { return num_gradient_steps_; }
+  int64_t target_updates() const { return target_updates_; }
+
+ private:
+  void gradient_step(double beta);
+  void update_target(int64_t timesteps_done);
+  void apply_optimizer_options();
+  torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
+
+  PolicyModelConfig model_config_;
+  DqnConfig config_;
+  uint64_t seed_;
+  torch::Device device_;
+  std::shared_ptr<QNetwork> online_;
+  std::shared_ptr<QNetwork> target_;
+  torch::Tensor flat_online_;  // [P] storage of every online parameter
+  torch::Tensor flat_grad_;    // [P] storage of every online gradient
+  torch::Tensor flat_target_;  // [P] storage of every target parameter
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<ReplayBuffer> buffer_;
+  PrioritizedReplayBuffer* prioritized_ = nullptr;  // buffer_ when prioritized
+  Rng rng_;
+
+  int64_t num_gradient_steps_ = 0;
+  int64_t target_updates_ = 0;
+  int64_t target_timesteps_ = 0;  // timesteps_done of the last target-update check
+  int64_t received_steps_ = 0;    // last argument of training_rounds_due
+
+  // Reused per step.
+  ReplaySample sample_;
+  std::vector<float> bootstrap_;  // [B] gamma^m (1 - terminated)
+  std::vector<torch::Tensor> losses_, q_values_, td_errors_, grad_norms_;
+};
+
+}  // namespace rlx

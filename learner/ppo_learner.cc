@@ -1,0 +1,570 @@
+#include "learner/ppo_learner.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "learner/actor_critic_backprop.h"
+#include "learner/gae.h"
+
+namespace rlx {
+
+namespace {
+
+constexpr int64_t kArchiveFormatVersion = 1;
+constexpr double kClipGradEpsilon = 1e-6;  // as torch::nn::utils::clip_grad_norm_
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument("PpoConfig: " + message);
+}
+
+double linear_schedule(double initial, int64_t timesteps_done, int64_t total_timesteps) {
+  const double remaining = 1.0 - static_cast<double>(timesteps_done) / static_cast<double>(total_timesteps);
+  return initial * std::max(remaining, 0.0);
+}
+
+// splitmix64 finaliser: decorrelates (seed, update) pairs for the permutation stream.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// An ActorCritic initialised from seed via the default CPU generator, whose state is restored after.
+std::shared_ptr<ActorCritic> make_seeded_model(const PolicyModelConfig& config, uint64_t seed) {
+  const at::Generator& generator = at::detail::getDefaultCPUGenerator();
+  torch::Tensor saved;
+  {
+    std::lock_guard<std::mutex> lock(const_cast<at::Generator&>(generator).mutex());
+    saved = generator.get_state();
+  }
+  torch::manual_seed(seed);
+  auto model = std::make_shared<ActorCritic>(config);
+  {
+    std::lock_guard<std::mutex> lock(const_cast<at::Generator&>(generator).mutex());
+    const_cast<at::Generator&>(generator).set_state(saved);
+  }
+  return model;
+}
+
+// A tensor copy of host memory on device (never aliasing the host buffer).
+template <typename T>
+torch::Tensor to_device(const T* data, torch::IntArrayRef sizes, torch::ScalarType type, torch::Device device) {
+  return torch::from_blob(const_cast<T*>(data), sizes, type).to(device, type, /*non_blocking=*/false, /*copy=*/true);
+}
+
+double explained_variance(const float* values, const float* returns, int64_t n) {
+  double mean_y = 0.0, mean_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    mean_y += returns[i];
+    mean_e += static_cast<double>(returns[i]) - values[i];
+  }
+  mean_y /= static_cast<double>(n);
+  mean_e /= static_cast<double>(n);
+  double var_y = 0.0, var_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = returns[i] - mean_y;
+    const double e = static_cast<double>(returns[i]) - values[i] - mean_e;
+    var_y += y * y;
+    var_e += e * e;
+  }
+  if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return 1.0 - var_e / var_y;
+}
+
+}  // namespace
+
+// ---- PpoConfig ----
+
+void PpoConfig::validate() const {
+  require(lr >= 0.0 && std::isfinite(lr), "lr must be a finite number >= 0");
+  require(gamma >= 0.0 && gamma <= 1.0, "gamma must lie in [0, 1]");
+  require(gae_lambda >= 0.0 && gae_lambda <= 1.0, "gae_lambda must lie in [0, 1]");
+  require(clip_param > 0.0 && std::isfinite(clip_param), "clip_param must be > 0");
+  require(vf_clip_param >= 0.0, "vf_clip_param must be >= 0 (0 turns it off)");
+  require(vf_loss_coeff >= 0.0, "vf_loss_coeff must be >= 0");
+  require(std::isfinite(entropy_coeff), "entropy_coeff must be finite");
+  require(num_epochs >= 1, "num_epochs must be >= 1");
+  require(minibatch_size >= 1, "minibatch_size must be >= 1");
+  require(max_grad_norm >= 0.0, "max_grad_norm must be >= 0 (0 turns it off)");
+  require(adam_eps > 0.0, "adam_eps must be > 0");
+  require(total_timesteps >= 1 || (!anneal_lr && !anneal_clip), "total_timesteps must be >= 1 when a schedule anneals");
+}
+
+double PpoConfig::lr_at(int64_t timesteps_done) const {
+  return anneal_lr ? linear_schedule(lr, timesteps_done, total_timesteps) : lr;
+}
+
+double PpoConfig::clip_param_at(int64_t timesteps_done) const {
+  return anneal_clip ? linear_schedule(clip_param, timesteps_done, total_timesteps) : clip_param;
+}
+
+// ---- PpoLearner ----
+
+struct PpoLearner::Prepared {
+  int64_t num_samples = 0;
+  torch::Tensor obs;      // [N, O] normalised
+  torch::Tensor actions;  // [N] int64 or [N, A] float
+  torch::Tensor columns;  // [4, N] old log-probs, advantages, returns, old values
+  double explained_variance = 0.0;
+};
+
+namespace {
+// Rows of Prepared::columns.
+enum Column : int64_t { kOldLogProbs = 0, kAdvantages, kReturns, kOldValues, kNumColumns };
+}  // namespace
+
+PpoLearner::PpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed, torch::Device device)
+    : model_config_(model_config),
+      config_(std::move(config)),
+      seed_(seed),
+      device_(device),
+      obs_stats_(std::max<int64_t>(model_config.obs_size, 1)),
+      reward_scaler_(config_.gamma) {
+  config_.validate();
+  model_ = make_seeded_model(model_config_, seed_);
+  model_->to(device_);
+  model_->train();
+  flatten_parameters();
+  optimizer_ = std::make_unique<torch::optim::Adam>(
+      std::vector<torch::Tensor>{flat_params_}, torch::optim::AdamOptions(config_.lr).eps(config_.adam_eps));
+  refresh_obs_tensors();
+  refresh_backprop();
+}
+
+void PpoLearner::refresh_backprop() {
+  if (config_.analytic_gradients && ActorCriticBackprop::supports(*model_)) {
+    if (!backprop_) backprop_ = std::make_unique<ActorCriticBackprop>(*model_, flat_grads_);
+  } else {
+    backprop_.reset();
+  }
+}
+
+PpoLearner::~PpoLearner() = default;
+
+void PpoLearner::flatten_parameters() {
+  torch::NoGradGuard no_grad;
+  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
+  const int64_t total = model_->num_parameters();
+  flat_params_ = torch::empty({total}, options);
+  flat_grads_ = torch::zeros({total}, options);
+  int64_t offset = 0;
+  for (auto& p : model_->parameters()) {
+    const int64_t n = p.numel();
+    torch::Tensor view = flat_params_.narrow(0, offset, n).view(p.sizes());
+    view.copy_(p);
+    p.set_data(view);
+    p.mutable_grad() = flat_grads_.narrow(0, offset, n).view(p.sizes());
+    offset += n;
+  }
+  flat_params_.mutable_grad() = flat_grads_;
+}
+
+void PpoLearner::refresh_obs_tensors() {
+  if (!config_.normalize_observations) {
+    obs_mean_ = torch::Tensor();
+    obs_var_ = torch::Tensor();
+    return;
+  }
+  // Rounded to float32 exactly as the workers' ObsNormalizer receives them.
+  std::vector<float> mean(obs_stats_.mean().begin(), obs_stats_.mean().end());
+  std::vector<float> var(obs_stats_.var().begin(), obs_stats_.var().end());
+  const auto o = static_cast<int64_t>(mean.size());
+  obs_mean_ = to_device(mean.data(), {o}, torch::kFloat, device_);
+  obs_var_ = to_device(var.data(), {o}, torch::kFloat, device_);
+}
+
+torch::Tensor PpoLearner::normalize(const torch::Tensor& obs) const {
+  return config_.normalize_observations ? normalize_observations(obs, obs_mean_, obs_var_) : obs;
+}
+
+void PpoLearner::set_config(PpoConfig config) {
+  config.validate();
+  const bool normalizing_changed = config.normalize_observations != config_.normalize_observations;
+  config_ = std::move(config);
+  reward_scaler_.set_gamma(config_.gamma);
+  auto& options = static_cast<torch::optim::AdamOptions&>(optimizer_->param_groups()[0].options());
+  options.eps(config_.adam_eps);
+  if (normalizing_changed) refresh_obs_tensors();
+  refresh_backprop();
+}
+
+PpoLossOptions PpoLearner::loss_options(double clip_param) const {
+  PpoLossOptions options;
+  options.clip_param = clip_param;
+  options.vf_clip_param = config_.vf_clip_param;
+  options.vf_loss_coeff = config_.vf_loss_coeff;
+  options.entropy_coeff = config_.entropy_coeff;
+  options.normalize_advantages = config_.normalize_advantages;
+  options.reduce_advantage_moments = hooks_.allreduce_advantage_moments;
+  return options;
+}
+
+void PpoLearner::check_batches(const std::vector<SampleBatch>& batches) const {
+  if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
+  const bool discrete = model_->discrete();
+  const int64_t action_size = discrete ? 0 : model_config_.action_space.size();
+  int64_t total = 0;
+  for (const SampleBatch& batch : batches) {
+    batch.validate();
+    if (batch.obs_size != model_config_.obs_size || batch.action_size != action_size) {
+      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + ", action size " +
+                                  std::to_string(batch.action_size) + ") does not fit the model (obs " +
+                                  std::to_string(model_config_.obs_size) + ", action size " + std::to_string(action_size) + ")");
+    }
+    if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
+    if (discrete) {
+      const int64_t n = model_config_.action_space.n;
+      for (int64_t action : batch.action_indices) {
+        if (action < 0 || action >= n) {
+          throw std::invalid_argument("fragment action " + std::to_string(action) + " is outside Discrete(" + std::to_string(n) + ")");
+        }
+      }
+    }
+    if (!config_.recompute_values && batch.values.empty()) {
+      throw std::invalid_argument("PPO with recompute_values = false needs fragments with values");
+    }
+    // Every truncated (non-terminal) step needs its final observation to bootstrap from.
+    std::vector<uint8_t> has_final(static_cast<size_t>(batch.num_transitions()), 0);
+    for (int32_t index : batch.final_obs_index) has_final[static_cast<size_t>(index)] = 1;
+    for (size_t i = 0; i < has_final.size(); ++i) {
+      if (batch.truncated[i] && !batch.terminated[i] && !has_final[i]) {
+        throw std::invalid_argument("fragment step " + std::to_string(i) + " is truncated but has no final_obs");
+      }
+    }
+    total += batch.num_transitions();
+  }
+  if (total == 0) throw std::invalid_argument("PPO update got fragments without transitions");
+}
+
+void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out) {
+  const int64_t o = model_config_.obs_size;
+  int64_t n = 0, extra = 0;
+  for (const SampleBatch& batch : batches) {
+    n += batch.num_transitions();
+    extra += batch.num_envs;
+    for (int32_t index : batch.final_obs_index) extra += (batch.truncated[index] && !batch.terminated[index]) ? 1 : 0;
+  }
+  out.num_samples = n;
+
+  if (update_statistics && config_.normalize_observations) {
+    for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
+    refresh_obs_tensors();
+  }
+
+  // Stage raw observations [N + E, O], actions, old log-probs and (scaled) rewards.
+  obs_host_.resize(static_cast<size_t>((n + extra) * o));
+  columns_host_.resize(static_cast<size_t>(kNumColumns * n));
+  scaled_rewards_.resize(static_cast<size_t>(n));
+  const bool discrete = model_->discrete();
+  const int64_t a = discrete ? 1 : model_config_.action_space.size();
+  if (discrete) {
+    action_index_host_.resize(static_cast<size_t>(n));
+  } else {
+    action_value_host_.resize(static_cast<size_t>(n * a));
+  }
+  int64_t row = 0, extra_row = n;
+  for (const SampleBatch& batch : batches) {
+    const int64_t count = batch.num_transitions();
+    std::copy(batch.obs.begin(), batch.obs.end(), obs_host_.begin() + row * o);
+    for (size_t j = 0; j < batch.final_obs_index.size(); ++j) {
+      const int32_t index = batch.final_obs_index[j];
+      if (!batch.truncated[index] || batch.terminated[index]) continue;
+      const auto first = batch.final_obs.begin() + static_cast<std::ptrdiff_t>(j * o);
+      std::copy(first, first + o, obs_host_.begin() + (extra_row++) * o);
+    }
+    std::copy(batch.bootstrap_obs.begin(), batch.bootstrap_obs.end(), obs_host_.begin() + extra_row * o);
+    extra_row += batch.num_envs;
+    if (discrete) {
+      std::copy(batch.action_indices.begin(), batch.action_indices.end(), action_index_host_.begin() + row);
+    } else {
+      std::copy(batch.action_values.begin(), batch.action_values.end(), action_value_host_.begin() + row * a);
+    }
+    std::copy(batch.log_probs.begin(), batch.log_probs.end(), columns_host_.begin() + kOldLogProbs * n + row);
+    float* rewards = scaled_rewards_.data() + row;
+    if (!config_.scale_rewards) {
+      std::copy(batch.rewards.begin(), batch.rewards.end(), rewards);
+    } else if (update_statistics) {
+      reward_scaler_.scale(batch, rewards);
+    } else {
+      reward_scaler_.scale_without_update(batch.rewards.data(), count, rewards);
+    }
+    row += count;
+  }
+
+  // Values of every observation (samples, final and bootstrap) in one pass of the current network.
+  torch::Tensor obs_all = normalize(to_device(obs_host_.data(), {n + extra, o}, torch::kFloat, device_));
+  torch::Tensor values_all;
+  {
+    torch::NoGradGuard no_grad;
+    values_all = model_->value_forward(obs_all).to(torch::kCPU).contiguous();
+  }
+  const float* values_data = values_all.data_ptr<float>();
+
+  // GAE per fragment on the host.
+  row = 0;
+  extra_row = n;
+  float* old_values = columns_host_.data() + kOldValues * n;
+  for (const SampleBatch& batch : batches) {
+    const int64_t count = batch.num_transitions();
+    const float* values = config_.recompute_values ? values_data + row : batch.values.data();
+    std::copy(values, values + count, old_values + row);
+    final_values_.assign(static_cast<size_t>(count), 0.0f);
+    for (int32_t index : batch.final_obs_index) {
+      if (batch.truncated[index] && !batch.terminated[index]) final_values_[static_cast<size_t>(index)] = values_data[extra_row++];
+    }
+    GaeInputs gae;
+    gae.num_steps = batch.num_steps;
+    gae.num_envs = batch.num_envs;
+    gae.rewards = scaled_rewards_.data() + row;
+    gae.values = old_values + row;
+    gae.terminated = batch.terminated.data();
+    gae.truncated = batch.truncated.data();
+    gae.final_values = final_values_.data();
+    gae.bootstrap_values = values_data + extra_row;
+    extra_row += batch.num_envs;
+    compute_gae(gae, config_.gamma, config_.gae_lambda, columns_host_.data() + kAdvantages * n + row,
+                columns_host_.data() + kReturns * n + row);
+    row += count;
+  }
+  out.explained_variance = explained_variance(old_values, columns_host_.data() + kReturns * n, n);
+  out.obs = obs_all.narrow(0, 0, n);
+  out.columns = to_device(columns_host_.data(), {kNumColumns, n}, torch::kFloat, device_);
+  out.actions = discrete ? to_device(action_index_host_.data(), {n}, torch::kLong, device_)
+                         : to_device(action_value_host_.data(), {n, a}, torch::kFloat, device_);
+}
+
+PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
+  check_batches(batches);
+  Prepared data;
+  prepare(batches, /*update_statistics=*/true, data);
+  const int64_t n = data.num_samples;
+
+  PpoUpdateMetrics metrics;
+  metrics.lr = config_.lr_at(timesteps_done);
+  metrics.clip_param = config_.clip_param_at(timesteps_done);
+  metrics.explained_variance = data.explained_variance;
+  metrics.num_samples = n;
+  optimizer_->param_groups()[0].options().set_lr(metrics.lr);
+  const PpoLossOptions options = loss_options(metrics.clip_param);
+
+  // The gradients must still be views of flat_grads_ (a zero_grad(set_to_none) would undo that).
+  {
+    int64_t offset = 0;
+    for (auto& p : model_->parameters()) {
+      const int64_t size = p.numel();
+      if (!p.grad().defined() || p.grad().data_ptr() != flat_grads_.narrow(0, offset, size).data_ptr()) {
+        p.mutable_grad() = flat_grads_.narrow(0, offset, size).view(p.sizes());
+      }
+      offset += size;
+    }
+    flat_params_.mutable_grad() = flat_grads_;
+  }
+
+  const auto tensor_options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
+  torch::Tensor stats_sum = torch::zeros({PpoLossStat::kCount}, tensor_options);
+  torch::Tensor grad_norm_sum = torch::zeros({}, tensor_options);
+  std::vector<torch::Tensor> grads{flat_grads_};
+  Rng rng(mix(seed_ ^ mix(static_cast<uint64_t>(num_updates_))));
+  permutation_.resize(static_cast<size_t>(n));
+  const int64_t minibatch = config_.minibatch_size;
+  int64_t steps = 0;
+
+  for (int epoch = 0; epoch < config_.num_epochs; ++epoch) {
+    std::iota(permutation_.begin(), permutation_.end(), int64_t{0});
+    for (int64_t i = n - 1; i > 0; --i) std::swap(permutation_[static_cast<size_t>(i)], permutation_[static_cast<size_t>(rng.uniform_int(i + 1))]);
+    const torch::Tensor perm = to_device(permutation_.data(), {n}, torch::kLong, device_);
+    const torch::Tensor obs = data.obs.index_select(0, perm);
+    const torch::Tensor columns = data.columns.index_select(1, perm);
+    const torch::Tensor actions = data.actions.index_select(0, perm);
+
+    for (int64_t start = 0; start < n; start += minibatch) {
+      const int64_t size = std::min(minibatch, n - start);
+      const torch::Tensor loss_stats =
+          minibatch_gradients(obs.narrow(0, start, size), actions.narrow(0, start, size), columns.narrow(1, start, size), options);
+      torch::NoGradGuard no_grad;
+      if (hooks_.allreduce_gradients) {
+        hooks_.allreduce_gradients(grads);
+        if (!grads.at(0).is_same(flat_grads_)) flat_grads_.copy_(grads.at(0));
+      }
+      const torch::Tensor norm = flat_grads_.norm();
+      grad_norm_sum.add_(norm);
+      if (config_.max_grad_norm > 0.0) {
+        flat_grads_.mul_((config_.max_grad_norm / (norm + kClipGradEpsilon)).clamp_max_(1.0));
+      }
+      optimizer_->step();
+      stats_sum.add_(loss_stats);
+      ++steps;
+    }
+  }
+
+  const torch::Tensor sums = torch::cat({stats_sum, grad_norm_sum.view({1})}).to(torch::kCPU, torch::kDouble);
+  const double* s = sums.data_ptr<double>();
+  const double count = static_cast<double>(steps);
+  metrics.policy_loss = s[PpoLossStat::kPolicyLoss] / count;
+  metrics.vf_loss = s[PpoLossStat::kVfLoss] / count;
+  metrics.entropy = s[PpoLossStat::kEntropy] / count;
+  metrics.approx_kl = s[PpoLossStat::kApproxKl] / count;
+  metrics.clip_fraction = s[PpoLossStat::kClipFraction] / count;
+  metrics.grad_norm = s[PpoLossStat::kCount] / count;
+  metrics.num_minibatch_steps = steps;
+  ++num_updates_;
+  return metrics;
+}
+
+torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions,
+                                              const torch::Tensor& columns, const PpoLossOptions& options) {
+  if (backprop_) {
+    return backprop_->ppo_gradients(obs, actions, columns[kOldLogProbs], columns[kAdvantages], columns[kReturns],
+                                    columns[kOldValues], options);
+  }
+  const PolicyOutput out = model_->forward(obs);
+  const ActionDistribution dist = model_->distribution(out.policy);
+  PpoLossInputs in;
+  in.log_probs = dist.log_prob(actions);
+  in.values = out.value;
+  in.old_log_probs = columns[kOldLogProbs];
+  in.advantages = columns[kAdvantages];
+  in.returns = columns[kReturns];
+  in.old_values = columns[kOldValues];
+  if (options.entropy_coeff != 0.0) {
+    in.entropy = dist.entropy();
+  } else {
+    torch::NoGradGuard no_grad;  // only a statistic: keep it out of the graph
+    in.entropy = dist.entropy();
+  }
+  const PpoLoss loss = ppo_loss(in, options);
+  flat_grads_.zero_();
+  loss.total.backward();
+  return loss.stats;
+}
+
+PpoUpdateMetrics PpoLearner::evaluate(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
+  check_batches(batches);
+  Prepared data;
+  prepare(batches, /*update_statistics=*/false, data);
+  PpoUpdateMetrics metrics;
+  metrics.lr = config_.lr_at(timesteps_done);
+  metrics.clip_param = config_.clip_param_at(timesteps_done);
+  metrics.explained_variance = data.explained_variance;
+  metrics.num_samples = data.num_samples;
+  torch::NoGradGuard no_grad;
+  const PolicyOutput out = model_->forward(data.obs);
+  const ActionDistribution dist = model_->distribution(out.policy);
+  PpoLossInputs in;
+  in.log_probs = dist.log_prob(data.actions);
+  in.entropy = dist.entropy();
+  in.values = out.value;
+  in.old_log_probs = data.columns[kOldLogProbs];
+  in.advantages = data.columns[kAdvantages];
+  in.returns = data.columns[kReturns];
+  in.old_values = data.columns[kOldValues];
+  const PpoLoss loss = ppo_loss(in, loss_options(metrics.clip_param));
+  const torch::Tensor stats = loss.stats.to(torch::kCPU, torch::kDouble);
+  metrics.policy_loss = stats[PpoLossStat::kPolicyLoss].item<double>();
+  metrics.vf_loss = stats[PpoLossStat::kVfLoss].item<double>();
+  metrics.entropy = stats[PpoLossStat::kEntropy].item<double>();
+  metrics.approx_kl = stats[PpoLossStat::kApproxKl].item<double>();
+  metrics.clip_fraction = stats[PpoLossStat::kClipFraction].item<double>();
+  return metrics;
+}
+
+PpoTargets PpoLearner::compute_targets(const std::vector<SampleBatch>& batches) {
+  check_batches(batches);
+  Prepared data;
+  prepare(batches, /*update_statistics=*/false, data);
+  const auto n = static_cast<std::ptrdiff_t>(data.num_samples);
+  const auto column = [&](Column c) {
+    const auto first = columns_host_.begin() + c * n;
+    return std::vector<float>(first, first + n);
+  };
+  return {column(kOldValues), column(kAdvantages), column(kReturns)};
+}
+
+std::shared_ptr<Weights> PpoLearner::weights(uint64_t version) const {
+  auto weights = std::make_shared<Weights>();
+  weights->policy_version = version;
+  const torch::Tensor params = flat_params_.detach().to(torch::kCPU).contiguous();
+  weights->params.assign(params.data_ptr<float>(), params.data_ptr<float>() + params.numel());
+  if (config_.normalize_observations) {
+    weights->obs_mean = obs_stats_.mean();
+    weights->obs_var = obs_stats_.var();
+    weights->obs_count = obs_stats_.count();
+  }
+  return weights;
+}
+
+void PpoLearner::save(std::ostream& out) const {
+  torch::serialize::OutputArchive archive;
+  archive.write("format_version", c10::IValue(kArchiveFormatVersion));
+  archive.write("num_parameters", c10::IValue(flat_params_.numel()));
+  archive.write("params", flat_params_.detach());
+  torch::serialize::OutputArchive optimizer_archive;
+  optimizer_->save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.save_to(out);
+}
+
+void PpoLearner::load(std::istream& in) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(in, device_);
+  c10::IValue format, count;
+  archive.read("format_version", format);
+  archive.read("num_parameters", count);
+  if (!format.isInt() || format.toInt() != kArchiveFormatVersion) {
+    throw std::invalid_argument("PPO learner archive has an unknown format version");
+  }
+  if (!count.isInt() || count.toInt() != flat_params_.numel()) {
+    throw std::invalid_argument("PPO learner archive holds " + (count.isInt() ? std::to_string(count.toInt()) : "?") +
+                                " parameters, the model has " + std::to_string(flat_params_.numel()));
+  }
+  torch::Tensor params;
+  archive.read("params", params);
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  optimizer_->state().clear();  // state the archive lacks must not survive from before
+  optimizer_->load(optimizer_archive);
+  // LibTorch 2.x also restores the saved options; the config decides, as with 1.13.
+  static_cast<torch::optim::AdamOptions&>(optimizer_->param_groups()[0].options()).eps(config_.adam_eps);
+  torch::NoGradGuard no_grad;
+  flat_params_.copy_(params.view({-1}));
+}
+
+nlohmann::json PpoLearner::state_json() const {
+  return {{"obs_stats", obs_stats_.to_json()},
+          {"reward_scaler", reward_scaler_.to_json()},
+          {"num_updates", num_updates_},
+          {"seed", seed_}};
+}
+
+void PpoLearner::load_state_json(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("num_updates") || !state.at("num_updates").is_number_integer() ||
+      !state.contains("obs_stats") || !state.contains("reward_scaler")) {
+    throw std::invalid_argument("PPO learner state needs \"obs_stats\", \"reward_scaler\" and \"num_updates\"");
+  }
+  RunningMeanStd obs_stats(obs_stats_.size());
+  obs_stats.load_json(state.at("obs_stats"));
+  RewardScaler reward_scaler(config_.gamma);
+  reward_scaler.load_json(state.at("reward_scaler"));
+  reward_scaler.set_gamma(config_.gamma);
+  const int64_t num_updates = state.at("num_updates").get<int64_t>();
+  if (num_updates < 0) throw std::invalid_argument("PPO learner state has a negative num_updates");
+  if (state.contains("seed")) seed_ = state.at("seed").get<uint64_t>();
+  obs_stats_ = std::move(obs_stats);
+  reward_scaler_ = std::move(reward_scaler);
+  num_updates_ = num_updates;
+  refresh_obs_tensors();
+}
+
+}  // namespace rlx

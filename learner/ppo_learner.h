@@ -1,0 +1,204 @@
+// PpoLearner: the PPO update on one device. Takes time-major fragments (core/sample_batch.h),
+// normalises observations and scales rewards with running statistics, computes GAE targets with
+// the current value network, and runs epochs of shuffled minibatch Adam steps on ppo_loss.
+//
+// Observation normalisation: the statistics are updated with each update's raw observations
+// first; then every observation of the update (and the final / bootstrap observations) is
+// normalised with those current statistics, for the value targets and the new log-probs alike.
+// The behaviour log-probs in the batch were computed by the worker on observations normalised
+// with the (slightly older) statistics it had. The ratio therefore starts a little off 1 when
+// the statistics moved; they move slowly, and this way the policy that is optimised is exactly
+// the policy (weights + statistics) that is shipped to the workers next.
+//
+// Speed: gradients come from ActorCriticBackprop (a hand-written backward, no autograd) unless
+// the config turns that off or the model shares a trunk. The model's parameters live in one
+// flat buffer (each parameter a view of it) with one flat gradient buffer, so Adam, gradient
+// clipping and zeroing are a handful of ops per step regardless of the number of layers, and a
+// data-parallel all-reduce sees one tensor. Hence: optimizer() holds that single flat tensor;
+// model() must not be moved to another device or have its parameters replaced; and never call
+// zero_grad() on either (the learner manages the gradient buffer). On a small CPU machine run
+// the learner with one intra-op thread (set_inference_threads(1)): tiny GEMMs do not gain from
+// two, and contend with the samplers.
+//
+// Minibatch order: each update shuffles with an rlx::Rng seeded from (seed, num_updates), so a
+// checkpoint needs only num_updates (in state_json) to reproduce the next permutations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/optim/adam.h>
+#include <torch/types.h>
+
+#include "core/rng.h"
+#include "core/sample_batch.h"
+#include "learner/ppo_loss.h"
+#include "learner/running_mean_std.h"
+#include "rollout/policy_config.h"
+#include "rollout/policy_model.h"
+#include "transport/messages.h"
+
+namespace rlx {
+
+class ActorCriticBackprop;
+
+// PPO hyperparameters (RLlib's names where it has them). Defaults are CleanRL's MuJoCo-style
+// settings; the value loss is a plain mean squared error (see learner/ppo_loss.h).
+struct PpoConfig {
+  double lr = 3e-4;
+  bool anneal_lr = true;            // lr * (1 - timesteps_done / total_timesteps), floored at 0
+  double gamma = 0.99;
+  double gae_lambda = 0.95;
+  double clip_param = 0.2;
+  bool anneal_clip = false;         // clip_param annealed the same way
+  double vf_clip_param = 0.0;       // 0: off; else PPO2-style clip of V around the old value
+  double vf_loss_coeff = 0.5;
+  double entropy_coeff = 0.0;
+  int num_epochs = 10;
+  int64_t minibatch_size = 64;      // the last, partial minibatch of an epoch is used too
+  double max_grad_norm = 0.5;       // 0: off; global norm over all parameters
+  bool normalize_advantages = true; // per minibatch
+  bool normalize_observations = false;
+  bool scale_rewards = false;
+  bool recompute_values = true;     // V(s_t) for GAE and value clipping from the current network (else the batch's)
+  double adam_eps = 1e-5;
+  bool analytic_gradients = true;   // hand-written backward (separate networks; ~2x faster); else autograd
+  int64_t total_timesteps = 1000000;  // horizon of the linear schedules
+
+  // Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+  // lr at a point of the run (after timesteps_done env steps).
+  double lr_at(int64_t timesteps_done) const;
+  // clip_param at a point of the run.
+  double clip_param_at(int64_t timesteps_done) const;
+};
+
+// Means over the update's minibatch steps unless noted.
+struct PpoUpdateMetrics {
+  double policy_loss = 0.0;
+  double vf_loss = 0.0;
+  double entropy = 0.0;
+  double approx_kl = 0.0;
+  double clip_fraction = 0.0;
+  double explained_variance = 0.0;  // of the returns by the pre-update values; NaN when the returns are constant
+  double lr = 0.0;                  // used in this update
+  double clip_param = 0.0;          // used in this update
+  double grad_norm = 0.0;           // before clipping
+  int64_t num_samples = 0;
+  int64_t num_minibatch_steps = 0;
+};
+
+// GAE targets of fragments, each [N] in fragment order (t-major within a fragment).
+struct PpoTargets {
+  std::vector<float> values;      // V(s_t) used (current network, or the batch's)
+  std::vector<float> advantages;
+  std::vector<float> returns;
+};
+
+// Seams for data-parallel training (no communication here; a LearnerGroup installs these).
+struct PpoDataParallelHooks {
+  // After backward, before clipping: replace the gradients (one flat float tensor) by their
+  // mean over ranks, in place.
+  std::function<void(std::vector<torch::Tensor>& grads)> allreduce_gradients;
+  // Per minibatch: sum [sum(A), sum(A^2), count] over ranks in place, so advantages are
+  // normalised with the global minibatch's statistics.
+  AdvantageMomentsReducer allreduce_advantage_moments;
+};
+
+class PpoLearner {
+ public:
+  // Builds the ActorCritic on device, Adam over its parameters and the statistics; seed fixes
+  // the model's initial weights and the minibatch permutations. Throws on a bad config.
+  PpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed,
+             torch::Device device = torch::kCPU);
+  ~PpoLearner();
+  PpoLearner(const PpoLearner&) = delete;
+  PpoLearner& operator=(const PpoLearner&) = delete;
+
+  // One PPO update on the fragments (each needs log_probs, and values unless recompute_values);
+  // the schedules are evaluated at timesteps_done. Throws std::invalid_argument on a batch that
+  // does not fit the model; then nothing has changed.
+  PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done);
+
+  // The loss of the current model on the fragments as one minibatch, with the current
+  // statistics, changing nothing (rewards scaled without updating the scaler).
+  PpoUpdateMetrics evaluate(const std::vector<SampleBatch>& batches, int64_t timesteps_done);
+
+  // The GAE targets the next update would train on, with the current model and statistics,
+  // changing nothing (rewards scaled without updating the scaler).
+  PpoTargets compute_targets(const std::vector<SampleBatch>& batches);
+
+  // Flat float32 parameters and the observation statistics (when normalising), for workers.
+  std::shared_ptr<Weights> weights(uint64_t version) const;
+
+  // Model and optimiser state (a torch archive). load() expects the same model config; together
+  // with load_state_json() it restores bit-identical subsequent updates.
+  void save(std::ostream& out) const;
+  void load(std::istream& in);
+  // Statistics and counters as JSON: {"obs_stats", "reward_scaler", "num_updates", "seed"}.
+  nlohmann::json state_json() const;
+  // Restores state_json()'s form; throws std::invalid_argument on a malformed or mismatched state.
+  void load_state_json(const nlohmann::json& state);
+
+  // The hyperparameters in use.
+  const PpoConfig& config() const { return config_; }
+  // Changes hyperparameters (e.g. on a PBT explore step); throws on a bad config.
+  void set_config(PpoConfig config);
+  // Installs the data-parallel seams (empty functions: single-process behaviour).
+  void set_data_parallel_hooks(PpoDataParallelHooks hooks) { hooks_ = std::move(hooks); }
+
+  // The trained model (parameters are views of the flat buffer; see the top of this file).
+  ActorCritic& model() { return *model_; }
+  // Adam over the one flat parameter tensor.
+  torch::optim::Adam& optimizer() { return *optimizer_; }
+  // Running observation statistics (updated only when normalize_observations).
+  const RunningMeanStd& obs_stats() const { return obs_stats_; }
+  // Running discounted-return statistics (updated only when scale_rewards).
+  const RewardScaler& reward_scaler() const { return reward_scaler_; }
+  torch::Device device() const { return device_; }
+  // Updates done so far (restored by load_state_json).
+  int64_t num_updates() const { return num_updates_; }
+
+ private:
+  struct Prepared;  // flat device tensors of one update's samples
+  void check_batches(const std::vector<SampleBatch>& batches) const;
+  void prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out);
+  PpoLossOptions loss_options(double clip_param) const;
+  torch::Tensor normalize(const torch::Tensor& obs) const;
+  void refresh_obs_tensors();
+  void flatten_parameters();
+  void refresh_backprop();
+  // One minibatch's gradient into flat_grads_; returns the loss statistics.
+  torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& columns,
+                                    const PpoLossOptions& options);
+
+  PolicyModelConfig model_config_;
+  PpoConfig config_;
+  uint64_t seed_;
+  torch::Device device_;
+  std::shared_ptr<ActorCritic> model_;
+  torch::Tensor flat_params_;  // [P] storage of every model parameter
+  torch::Tensor flat_grads_;   // [P] storage of every parameter's gradient
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<ActorCriticBackprop> backprop_;  // set when analytic gradients apply
+  RunningMeanStd obs_stats_;
+  RewardScaler reward_scaler_;
+  torch::Tensor obs_mean_, obs_var_;  // float32 [O] on device, what normalize() uses
+  PpoDataParallelHooks hooks_;
+  int64_t num_updates_ = 0;
+
+  // Host staging buffers, reused across updates.
+  std::vector<float> obs_host_;        // [N + E, O] raw: samples, then extra (final / bootstrap) observations
+  std::vector<float> columns_host_;    // [4, N] old log-probs, advantages, returns, old values
+  std::vector<int64_t> action_index_host_;
+  std::vector<float> action_value_host_;
+  std::vector<float> scaled_rewards_;
+  std::vector<float> final_values_;
+  std::vector<int64_t> permutation_;
+};
+
+}  // namespace rlx

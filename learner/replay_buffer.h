@@ -1,0 +1,94 @@
+// ReplayBuffer: a fixed-capacity ring of n-step transitions in flat float arrays (torch-free),
+// filled from SampleBatch fragments and sampled uniformly with replacement.
+//
+// Each slot holds obs [O], action, the n-step return, next_obs [O], terminated (no bootstrap)
+// and discount gamma^m; replay_nstep.h says how fragments become transitions (windows across
+// fragment ends are carried per worker and env by default). Storing next_obs explicitly
+// doubles observation memory but keeps n-step and episode-end handling exact and sampling a
+// plain row gather; for the flat observations rlx trains on that is the better trade.
+// Neither the slots nor the carried n-step windows are part of any checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/sample_batch.h"
+#include "learner/replay_nstep.h"
+
+namespace rlx {
+
+// A sampled batch, gathered into contiguous arrays (one copy per batch); reuse one across
+// calls to avoid allocation.
+struct ReplaySample {
+  std::vector<int64_t> indices;  // [B] buffer slots (for priority updates)
+  std::vector<float> obs;        // [B, O]
+  std::vector<int64_t> actions;  // [B]
+  std::vector<float> rewards;    // [B] n-step returns
+  std::vector<float> next_obs;   // [B, O]
+  std::vector<float> terminated; // [B] 1 where the target must not bootstrap
+  std::vector<float> discounts;  // [B] gamma^m on the bootstrap value
+  std::vector<float> weights;    // [B] importance weights (all 1 for uniform sampling)
+
+  int64_t size() const { return static_cast<int64_t>(indices.size()); }
+};
+
+class ReplayBuffer {
+ public:
+  // Throws std::invalid_argument when capacity < 1, obs_size < 1 or the n-step config is bad.
+  ReplayBuffer(int64_t capacity, int64_t obs_size, NStepConfig n_step = {});
+  virtual ~ReplayBuffer() = default;
+  ReplayBuffer(const ReplayBuffer&) = delete;
+  ReplayBuffer& operator=(const ReplayBuffer&) = delete;
+
+  // Stores the fragment's completed n-step transitions (see replay_nstep.h); returns how many.
+  // Throws std::invalid_argument (storing nothing) on a malformed or mismatched fragment.
+  int64_t add(const SampleBatch& batch);
+  // Stores one transition in the next slot, overwriting the oldest when full.
+  void add_transition(const Transition& transition);
+  // Stores every carried n-step window, cut where it stands; returns how many.
+  int64_t flush_pending();
+
+  // Draws batch_size slots uniformly with replacement and gathers them into out (weights = 1).
+  // Throws std::logic_error when the buffer is empty, std::invalid_argument when batch_size < 1.
+  void sample(int64_t batch_size, Rng& rng, ReplaySample& out) const;
+  // Same, into a fresh ReplaySample.
+  ReplaySample sample(int64_t batch_size, Rng& rng) const;
+  // Gathers the given slots (each < size()) into out's columns; leaves out.weights alone.
+  void gather(const int64_t* slots, int64_t count, ReplaySample& out) const;
+
+  int64_t size() const { return size_; }
+  int64_t capacity() const { return capacity_; }
+  int64_t obs_size() const { return obs_size_; }
+  // Slot the next transition goes to.
+  int64_t next_slot() const { return next_; }
+  // Transitions stored since construction (including overwritten ones).
+  int64_t total_added() const { return total_added_; }
+  // Steps waiting in carried n-step windows.
+  int64_t num_pending() const { return n_step_.num_pending(); }
+  const NStepConfig& n_step_config() const { return n_step_.config(); }
+
+  // Read access to one slot (< size()).
+  const float* obs(int64_t slot) const { return obs_.data() + slot * obs_size_; }
+  const float* next_obs(int64_t slot) const { return next_obs_.data() + slot * obs_size_; }
+  int64_t action(int64_t slot) const { return actions_[static_cast<size_t>(slot)]; }
+  float reward(int64_t slot) const { return rewards_[static_cast<size_t>(slot)]; }
+  bool terminated(int64_t slot) const { return terminated_[static_cast<size_t>(slot)] != 0.0f; }
+  float discount(int64_t slot) const { return discounts_[static_cast<size_t>(slot)]; }
+
+ protected:
+  // Called after a transition was written to slot (prioritized replay sets its priority).
+  virtual void on_stored(int64_t slot) { (void)slot; }
+
+ private:
+  int64_t capacity_;
+  int64_t obs_size_;
+  NStepAccumulator n_step_;
+  std::vector<float> obs_, next_obs_, rewards_, terminated_, discounts_;
+  std::vector<int64_t> actions_;
+  int64_t next_ = 0;
+  int64_t size_ = 0;
+  int64_t total_added_ = 0;
+};
+
+}  // namespace rlx

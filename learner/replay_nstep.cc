@@ -1,0 +1,163 @@
+#include "learner/replay_nstep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace rlx {
+
+void NStepConfig::validate() const {
+  if (n < 1) throw std::invalid_argument("n-step needs n >= 1, got " + std::to_string(n));
+  if (!(gamma >= 0.0 && gamma <= 1.0)) throw std::invalid_argument("n-step needs gamma in [0, 1], got " + std::to_string(gamma));
+}
+
+NStepAccumulator::NStepAccumulator(int64_t obs_size, NStepConfig config) : obs_size_(obs_size), config_(config) {
+  config_.validate();
+  if (obs_size_ < 1) throw std::invalid_argument("NStepAccumulator needs obs_size >= 1, got " + std::to_string(obs_size_));
+  gamma_powers_.resize(static_cast<size_t>(config_.n) + 1);
+  double power = 1.0;
+  for (double& g : gamma_powers_) {
+    g = power;
+    power *= config_.gamma;
+  }
+}
+
+void NStepAccumulator::check(const SampleBatch& batch) {
+  batch.validate();
+  if (!batch.discrete()) throw std::invalid_argument("replay needs Discrete actions; the fragment has Box actions");
+  if (batch.obs_size != obs_size_) {
+    throw std::invalid_argument("fragment obs_size " + std::to_string(batch.obs_size) + " differs from the replay's " +
+                                std::to_string(obs_size_));
+  }
+  const auto n = static_cast<size_t>(batch.num_transitions());
+  final_row_.assign(n, -1);
+  for (size_t d = 0; d < batch.final_obs_index.size(); ++d) final_row_[static_cast<size_t>(batch.final_obs_index[d])] = static_cast<int32_t>(d);
+  for (size_t f = 0; f < n; ++f) {
+    if ((batch.terminated[f] || batch.truncated[f]) && final_row_[f] < 0) {
+      throw std::invalid_argument("fragment step " + std::to_string(f / static_cast<size_t>(batch.num_envs)) + " of env " +
+                                  std::to_string(f % static_cast<size_t>(batch.num_envs)) + " ended an episode without a final_obs");
+    }
+  }
+}
+
+void NStepAccumulator::add(const SampleBatch& batch, const TransitionSink& emit) {
+  check(batch);
+  const bool carry = config_.carry_across_fragments && config_.n > 1;
+  Stream scratch;
+  for (int32_t k = 0; k < batch.num_envs; ++k) {
+    if (!carry) {
+      process_env(batch, k, scratch, emit);
+      continue;
+    }
+    Stream& stream = streams_[{batch.worker_id, k}];
+    if (!stream.actions.empty() && batch.num_steps > 0) {
+      const float* first = batch.obs.data() + static_cast<size_t>(k) * obs_size_;
+      if (std::memcmp(first, stream.next_obs.data(), static_cast<size_t>(obs_size_) * sizeof(float)) != 0) {
+        flush_stream(stream, emit);  // not the continuation of the carried steps
+      }
+    }
+    process_env(batch, k, stream, emit);
+  }
+}
+
+void NStepAccumulator::process_env(const SampleBatch& batch, int32_t env, Stream& stream, const TransitionSink& emit) {
+  const int64_t o = obs_size_;
+  const int64_t k_envs = batch.num_envs;
+  const auto carried = static_cast<int64_t>(stream.actions.size());  // P
+  const int64_t length = carried + batch.num_steps;                   // L: carried steps, then this fragment's
+  const int64_t n = config_.n;
+  auto flat = [&](int64_t j) { return static_cast<size_t>((j - carried) * k_envs + env); };
+  auto obs_at = [&](int64_t j) { return j < carried ? stream.obs.data() + j * o : batch.obs.data() + flat(j) * o; };
+  auto action_at = [&](int64_t j) { return j < carried ? stream.actions[static_cast<size_t>(j)] : batch.action_indices[flat(j)]; };
+  auto reward_at = [&](int64_t j) { return j < carried ? stream.rewards[static_cast<size_t>(j)] : batch.rewards[flat(j)]; };
+  auto ended = [&](int64_t j) { return j >= carried && (batch.terminated[flat(j)] || batch.truncated[flat(j)]); };
+  auto next_obs_at = [&](int64_t j) -> const float* {
+    if (j + 1 < carried) return stream.obs.data() + (j + 1) * o;
+    if (j < carried) return batch.num_steps > 0 ? batch.obs.data() + flat(j + 1) * o : stream.next_obs.data();
+    const size_t f = flat(j);
+    if (batch.terminated[f] || batch.truncated[f]) return batch.final_obs.data() + static_cast<size_t>(final_row_[f]) * o;
+    if (j + 1 < length) return batch.obs.data() + (f + static_cast<size_t>(k_envs)) * o;
+    return batch.bootstrap_obs.data() + static_cast<size_t>(env) * o;
+  };
+  auto emit_window = [&](int64_t start, int64_t end) {
+    double ret = 0.0;
+    for (int64_t j = start; j <= end; ++j) ret += gamma_powers_[static_cast<size_t>(j - start)] * reward_at(j);
+    Transition t;
+    t.obs = obs_at(start);
+    t.action = action_at(start);
+    t.reward = static_cast<float>(ret);
+    t.next_obs = next_obs_at(end);
+    t.terminated = end >= carried && batch.terminated[flat(end)] != 0;
+    t.discount = static_cast<float>(gamma_powers_[static_cast<size_t>(end - start + 1)]);
+    emit(t);
+  };
+
+  next_end_.resize(static_cast<size_t>(length) + 1);
+  next_end_[static_cast<size_t>(length)] = static_cast<int32_t>(length);
+  for (int64_t j = length - 1; j >= 0; --j) {
+    next_end_[static_cast<size_t>(j)] = ended(j) ? static_cast<int32_t>(j) : next_end_[static_cast<size_t>(j) + 1];
+  }
+  int64_t start = 0;
+  for (; start < length; ++start) {
+    const int64_t end = std::min<int64_t>(next_end_[static_cast<size_t>(start)], start + n - 1);
+    if (end >= length) break;  // the window reaches past this fragment
+    emit_window(start, end);
+  }
+  const bool carry = config_.carry_across_fragments && n > 1;
+  if (!carry) {
+    for (; start < length; ++start) emit_window(start, length - 1);  // cut at the fragment end
+  }
+
+  // Keep the open windows' steps [start, L) for the stream's next fragment.
+  Stream open;
+  if (start < length) {
+    const auto count = static_cast<size_t>(length - start);
+    open.obs.resize(count * static_cast<size_t>(o));
+    open.actions.resize(count);
+    open.rewards.resize(count);
+    for (int64_t j = start; j < length; ++j) {
+      const auto row = static_cast<size_t>(j - start);
+      std::memcpy(open.obs.data() + row * o, obs_at(j), static_cast<size_t>(o) * sizeof(float));
+      open.actions[row] = action_at(j);
+      open.rewards[row] = reward_at(j);
+    }
+    const float* next = next_obs_at(length - 1);
+    open.next_obs.assign(next, next + o);
+  }
+  stream = std::move(open);
+}
+
+int64_t NStepAccumulator::flush_stream(Stream& stream, const TransitionSink& emit) {
+  const auto count = static_cast<int64_t>(stream.actions.size());
+  for (int64_t start = 0; start < count; ++start) {
+    double ret = 0.0;
+    for (int64_t j = start; j < count; ++j) ret += gamma_powers_[static_cast<size_t>(j - start)] * stream.rewards[static_cast<size_t>(j)];
+    Transition t;
+    t.obs = stream.obs.data() + start * obs_size_;
+    t.action = stream.actions[static_cast<size_t>(start)];
+    t.reward = static_cast<float>(ret);
+    t.next_obs = stream.next_obs.data();
+    t.terminated = false;
+    t.discount = static_cast<float>(gamma_powers_[static_cast<size_t>(count - start)]);
+    emit(t);
+  }
+  stream = Stream();
+  return count;
+}
+
+int64_t NStepAccumulator::flush(const TransitionSink& emit) {
+  int64_t emitted = 0;
+  for (auto& item : streams_) emitted += flush_stream(item.second, emit);
+  streams_.clear();
+  return emitted;
+}
+
+int64_t NStepAccumulator::num_pending() const {
+  int64_t pending = 0;
+  for (const auto& item : streams_) pending += static_cast<int64_t>(item.second.actions.size());
+  return pending;
+}
+
+}  // namespace rlx

@@ -1,0 +1,142 @@
+// The training loop end to end on tiny budgets: results files, checkpoints, resume, refusal of
+// damaged checkpoints, evaluation, and config errors through `rlx train`.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "algorithms/evaluation.h"
+#include "algorithms/trainer.h"
+#include "core/checkpoint_dir.h"
+#include "core/experiment.h"
+
+namespace rlx {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  TempDir() {
+    char pattern[] = "/tmp/rlx-training-test-XXXXXX";
+    path = ::mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Experiment tiny(const std::string& file, const std::vector<std::string>& overrides) {
+  std::vector<std::string> all = {"checkpoint_freq=2", "num_workers=0", "stop.episode_return_mean=null"};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  return load_experiment(fs::path(RLX_SOURCE_DIR) / "experiments" / file, "", all);
+}
+
+TrainOutcome train_quietly(const Experiment& experiment, const fs::path& output,
+                           std::optional<fs::path> resume = std::nullopt) {
+  TrainOptions options;
+  options.experiment = experiment;
+  options.output_root = output;
+  options.trial_name = "trial";
+  options.progress = false;
+  options.resume = resume;
+  return run_training(options);
+}
+
+size_t count_lines(const fs::path& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += !line.empty();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a PPO run writes params, results rows and checkpoints, and resumes with its counters", "[algorithms][checkpoint]") {
+  TempDir dir;
+  const Experiment experiment = tiny("cartpole-ppo.yaml", {"stop.training_iteration=3"});
+  const TrainOutcome first = train_quietly(experiment, dir.path);
+  CHECK_FALSE(first.reward_reached);
+  CHECK(first.stopped_by == "training_iteration");
+  const fs::path trial = dir.path / "cartpole-ppo" / "trial";
+  CHECK(first.trial_dir == trial);
+  CHECK(fs::exists(trial / "params.yaml"));
+  CHECK(count_lines(trial / "result.jsonl") == 3);
+  CHECK(count_lines(trial / "progress.csv") == 4);  // header + 3 rows
+  const nlohmann::json final_result = nlohmann::json::parse(read_text(trial / "result.json"));
+  CHECK(final_result["stop_reached"] == false);
+  CHECK(final_result["training_iteration"] == 3);
+  REQUIRE(first.last_checkpoint);
+  CHECK(first.last_checkpoint->filename() == "checkpoint_000003");
+  CHECK(fs::exists(trial / "checkpoints" / "checkpoint_000002"));
+  for (const char* key : {"timesteps_total", "time_total_s", "episodes_total", "episode_return_mean",
+                          "episode_len_mean", "env_steps_per_s"}) {
+    CHECK(final_result.contains(key));
+  }
+  CHECK(final_result["learner"].contains("policy_loss"));
+
+  // Resume from iteration 2 with a budget of 5: iterations 3..5 follow, row 3 is not duplicated.
+  Experiment longer = experiment;
+  apply_override(longer, "stop.training_iteration=5");
+  const TrainOutcome resumed = train_quietly(longer, dir.path, trial / "checkpoints" / "checkpoint_000002");
+  CHECK(resumed.trial_dir == trial);
+  CHECK(resumed.final_row["training_iteration"] == 5);
+  const int64_t per_iteration = first.final_row["timesteps_total"].get<int64_t>() / 3;
+  CHECK(resumed.final_row["timesteps_total"] == 5 * per_iteration);
+  CHECK(count_lines(trial / "result.jsonl") == 5);
+}
+
+TEST_CASE("damaged checkpoints are refused with a clear error", "[algorithms][checkpoint]") {
+  TempDir dir;
+  const TrainOutcome outcome = train_quietly(tiny("cartpole-ppo.yaml", {"stop.training_iteration=1"}), dir.path);
+  REQUIRE(outcome.last_checkpoint);
+  const fs::path checkpoint = *outcome.last_checkpoint;
+  const fs::path model = checkpoint / "model_and_optimizer.pt";
+  REQUIRE(fs::exists(model));
+  std::string bytes = read_text(model);
+  SECTION("a flipped byte") {
+    bytes[bytes.size() / 2] ^= 0x5a;
+    std::ofstream(model, std::ios::binary | std::ios::trunc) << bytes;
+    CHECK_THROWS_WITH(evaluate_checkpoint({checkpoint, 1}), Catch::Contains("SHA-256"));
+  }
+  SECTION("a truncated file") {
+    std::ofstream(model, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+    CHECK_THROWS_WITH(evaluate_checkpoint({checkpoint, 1}), Catch::Contains("truncated"));
+  }
+  SECTION("a missing manifest") {
+    fs::remove(checkpoint / "checkpoint.json");
+    CHECK_THROWS_WITH(evaluate_checkpoint({checkpoint, 1}), Catch::Contains("checkpoint.json"));
+  }
+  SECTION("another env's spaces") {
+    EvaluationOptions options{checkpoint, 1};
+    options.env_id = "Acrobot-v1";
+    CHECK_THROWS_WITH(evaluate_checkpoint(options), Catch::Contains("other spaces"));
+  }
+}
+
+TEST_CASE("a DQN run checkpoints and evaluates", "[algorithms][checkpoint]") {
+  TempDir dir;
+  const TrainOutcome outcome =
+      train_quietly(tiny("cartpole-dqn.yaml", {"stop.training_iteration=2", "learning_starts=500"}), dir.path);
+  REQUIRE(outcome.last_checkpoint);
+  CHECK(outcome.final_row["learner"]["num_gradient_steps"].get<int64_t>() > 0);
+  EvaluationOptions options{*outcome.last_checkpoint, 3};
+  options.deterministic = true;
+  const EvaluationResult result = evaluate_checkpoint(options);
+  CHECK(result.returns.size() == 3);
+  CHECK(result.return_min >= 1.0);
+  CHECK(result.algorithm == "DQN");
+}
+
+}  // namespace rlx

@@ -1,0 +1,50 @@
+// Gradient-step timing of the DQN learner (hidden: run with "[dqn_speed]"); prints, never asserts on time.
+#include "tests/rollout/torch_catch.h"
+
+#include <chrono>
+#include <iostream>
+#include <vector>
+
+#include "envs/registry.h"
+#include "envs/vector_env.h"
+#include "learner/dqn_learner.h"
+#include "rollout/fragment_collector.h"
+#include "rollout/rollout_policy.h"
+
+TEST_CASE("DQN gradient step timing", "[.][dqn_speed]") {
+  const auto factory = rlx::global_env_registry().factory("CartPole-v1");
+  const int previous_threads = rlx::set_inference_threads(1);
+  for (const std::vector<int64_t>& hidden : {std::vector<int64_t>{64, 64}, std::vector<int64_t>{256, 256}}) {
+    for (bool prioritized : {false, true}) {
+      for (bool double_q : {false, true}) {
+        rlx::PolicyModelConfig model = rlx::PolicyModelConfig::for_env(factory()->spec());
+        model.hidden_sizes = hidden;
+        model.activation = "relu";
+        rlx::DqnConfig config;
+        config.batch_size = 64;
+        config.learning_starts = 1000;
+        config.buffer_capacity = 100000;
+        config.prioritized = prioritized;
+        config.double_q = double_q;
+        config.target_update_interval = 10;
+        rlx::DqnLearner learner(model, config, 1);
+        rlx::EpsilonGreedyQPolicy policy(model, 1.0, 1);
+        rlx::VectorEnv envs(factory, 4);
+        rlx::FragmentCollector collector(envs, policy, 256, 1);
+        rlx::SampleBatch batch;
+        for (int i = 0; i < 5; ++i) {
+          collector.collect(batch);
+          learner.add(batch);
+        }
+        learner.train(50, 5000);  // warm-up
+        const int steps = 1000;
+        const auto start = std::chrono::steady_clock::now();
+        for (int round = 0; round < steps / 100; ++round) learner.train(100, 5000 + round * 256);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
+        std::cout << "dqn_gradient_step hidden=" << hidden[0] << "x" << hidden[1] << " batch=64 prioritized=" << prioritized
+                  << " double_q=" << double_q << " ms_per_step=" << ms << "\n";
+      }
+    }
+  }
+  rlx::set_inference_threads(previous_threads);
+}

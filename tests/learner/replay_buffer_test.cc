@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "core/rng.h"
+#include "envs/registry.h"
+#include "envs/vector_env.h"
+#include "learner/replay_buffer.h"
+#include "rollout/fragment_collector.h"
+#include "rollout/rollout_policy.h"
+#include "tests/learner/replay_test_util.h"
+
+namespace {
+
+rlx::Transition transition(const float& obs, const float& next_obs, int64_t action) {
+  rlx::Transition t;
+  t.obs = &obs;
+  t.next_obs = &next_obs;
+  t.action = action;
+  t.reward = obs * 2;
+  t.terminated = action % 2 == 1;
+  t.discount = 0.5f;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("Replay ring: overwrites the oldest slot when full", "[learner][dqn][replay]") {
+  rlx::ReplayBuffer buffer(5, 1);
+  CHECK(buffer.capacity() == 5);
+  CHECK(buffer.size() == 0);
+  for (int i = 0; i < 8; ++i) {
+    const float obs = static_cast<float>(i), next = obs + 0.5f;
+    buffer.add_transition(transition(obs, next, i));
+    CHECK(buffer.size() == std::min(i + 1, 5));
+  }
+  CHECK(buffer.total_added() == 8);
+  CHECK(buffer.next_slot() == 3);
+  const std::vector<float> expected = {5, 6, 7, 3, 4};
+  for (int64_t slot = 0; slot < 5; ++slot) {
+    const float obs = expected[static_cast<size_t>(slot)];
+    CHECK(buffer.obs(slot)[0] == obs);
+    CHECK(buffer.next_obs(slot)[0] == obs + 0.5f);
+    CHECK(buffer.action(slot) == static_cast<int64_t>(obs));
+    CHECK(buffer.reward(slot) == obs * 2);
+    CHECK(buffer.terminated(slot) == (static_cast<int>(obs) % 2 == 1));
+    CHECK(buffer.discount(slot) == 0.5f);
+  }
+}
+
+TEST_CASE("Replay uniform sampling: frequencies and gathered columns", "[learner][dqn][replay]") {
+  rlx::ReplayBuffer buffer(8, 2);
+  for (int i = 0; i < 5; ++i) {
+    const float obs[2] = {static_cast<float>(i), -static_cast<float>(i)};
+    const float next[2] = {i + 0.5f, -i - 0.5f};
+    rlx::Transition t;
+    t.obs = obs;
+    t.next_obs = next;
+    t.action = i;
+    t.reward = 10.0f * i;
+    t.terminated = i == 3;
+    t.discount = 0.25f;
+    buffer.add_transition(t);
+  }
+  rlx::Rng rng(7);
+  rlx::ReplaySample sample;
+  std::vector<int> counts(5, 0);
+  const int rounds = 2000, batch = 25;
+  for (int r = 0; r < rounds; ++r) {
+    buffer.sample(batch, rng, sample);
+    REQUIRE(sample.size() == batch);
+    for (int i = 0; i < batch; ++i) {
+      const int64_t slot = sample.indices[static_cast<size_t>(i)];
+      REQUIRE(slot >= 0);
+      REQUIRE(slot < 5);
+      ++counts[static_cast<size_t>(slot)];
+      CHECK(sample.obs[2 * i] == static_cast<float>(slot));
+      CHECK(sample.obs[2 * i + 1] == -static_cast<float>(slot));
+      CHECK(sample.next_obs[2 * i + 1] == -slot - 0.5f);
+      CHECK(sample.actions[i] == slot);
+      CHECK(sample.rewards[i] == 10.0f * slot);
+      CHECK(sample.terminated[i] == (slot == 3 ? 1.0f : 0.0f));
+      CHECK(sample.discounts[i] == 0.25f);
+      CHECK(sample.weights[i] == 1.0f);
+    }
+  }
+  // 50,000 draws over 5 slots: chi-square with 4 degrees of freedom, far below its 0.1% tail (18.5).
+  const double expected = rounds * batch / 5.0;
+  double chi2 = 0.0;
+  for (int c : counts) chi2 += (c - expected) * (c - expected) / expected;
+  CHECK(chi2 < 18.5);
+
+  rlx::ReplayBuffer empty(4, 1);
+  CHECK_THROWS_AS(empty.sample(2, rng), std::logic_error);
+  CHECK_THROWS_AS(buffer.sample(0, rng), std::invalid_argument);
+  CHECK_THROWS_AS(rlx::ReplayBuffer(0, 1), std::invalid_argument);
+}
+
+TEST_CASE("Replay from CartPole fragments: next_obs is obs[t+1], final_obs or bootstrap_obs", "[learner][dqn][replay]") {
+  const auto factory = rlx::global_env_registry().factory("CartPole-v1");
+  rlx::PolicyModelConfig config = rlx::PolicyModelConfig::for_env(factory()->spec());
+  rlx::EpsilonGreedyQPolicy policy(config, 1.0, 3);  // random play: many terminations
+  rlx::VectorEnv envs(factory, 3);
+  const int t_steps = 40, k_envs = 3;
+  rlx::FragmentCollector collector(envs, policy, t_steps, 11);
+  rlx::ReplayBuffer buffer(1000, 4, {1, 0.99, true});
+  int ended = 0;
+  for (int f = 0; f < 3; ++f) {
+    rlx::SampleBatch batch;
+    collector.collect(batch);
+    const int64_t first = buffer.next_slot();
+    REQUIRE(buffer.add(batch) == t_steps * k_envs);
+    for (int k = 0; k < k_envs; ++k) {
+      for (int t = 0; t < t_steps; ++t) {
+        const int64_t slot = first + k * t_steps + t;  // env by env, in time order
+        const size_t row = static_cast<size_t>(t * k_envs + k);
+        const float* next;
+        const auto it = std::find(batch.final_obs_index.begin(), batch.final_obs_index.end(), static_cast<int32_t>(row));
+        if (it != batch.final_obs_index.end()) {
+          next = batch.final_obs.data() + (it - batch.final_obs_index.begin()) * 4;
+          ++ended;
+        } else if (t + 1 < t_steps) {
+          next = batch.obs.data() + (row + k_envs) * 4;
+        } else {
+          next = batch.bootstrap_obs.data() + k * 4;
+        }
+        CHECK(std::equal(next, next + 4, buffer.next_obs(slot)));
+        CHECK(std::equal(batch.obs.data() + row * 4, batch.obs.data() + row * 4 + 4, buffer.obs(slot)));
+        CHECK(buffer.action(slot) == batch.action_indices[row]);
+        CHECK(buffer.reward(slot) == batch.rewards[row]);
+        CHECK(buffer.terminated(slot) == (batch.terminated[row] != 0));
+        CHECK(buffer.discount(slot) == Approx(0.99f));
+      }
+    }
+  }
+  CHECK(ended > 5);
+  CHECK(buffer.size() == 3 * t_steps * k_envs);
+}
+
+TEST_CASE("Replay add counts stored transitions; flush_pending stores the carried windows", "[learner][dqn][replay]") {
+  rlx_test::EnvColumn env;
+  env.obs = {1, 2, 3, 4};
+  env.rewards = {1, 1, 1, 1};
+  env.terminated_at = {1};
+  env.final_obs = {-1};
+  env.bootstrap_obs = 5;
+  rlx::ReplayBuffer buffer(100, 1, {3, 0.5, true});
+  CHECK(buffer.add(rlx_test::make_fragment({env, env})) == 4);  // t = 0, 1 of each env; t = 2, 3 carried
+  CHECK(buffer.num_pending() == 4);
+  CHECK(buffer.flush_pending() == 4);
+  CHECK(buffer.num_pending() == 0);
+  CHECK(buffer.size() == 8);
+  // The last flushed window: t = 3 of env 1, cut at the fragment end.
+  CHECK(buffer.obs(7)[0] == 4.0f);
+  CHECK(buffer.next_obs(7)[0] == 5.0f);
+  CHECK(buffer.reward(7) == 1.0f);
+  CHECK(buffer.discount(7) == 0.5f);
+  CHECK_FALSE(buffer.terminated(7));
+  CHECK(buffer.terminated(0));
+}
