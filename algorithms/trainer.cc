@@ -144,6 +144,10 @@ TrainOutcome run_training(const TrainOptions& options) {
   } else {
     outcome.trial_dir = options.output_root / experiment.name /
                         (options.trial_name.empty() ? default_trial_name(experiment) : options.trial_name);
+    if (std::filesystem::exists(outcome.trial_dir) && !std::filesystem::is_empty(outcome.trial_dir)) {
+      throw std::runtime_error("trial directory '" + outcome.trial_dir.string() +
+                               "' exists already; pick another --trial-name, or --resume one of its checkpoints");
+    }
   }
   std::filesystem::create_directories(outcome.trial_dir);
   ResultsWriter results(outcome.trial_dir);

@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/envs_subcommands.h"
 #include "envs/registry.h"
+#include "envs/mujoco/physics_benchmark.h"
 #include "envs/stepping_benchmark.h"
 
 namespace po = boost::program_options;
@@ -54,6 +55,17 @@ int run_envs_bench(const std::vector<std::string>& args) {
   const double median = rates.size() % 2 ? rates[rates.size() / 2]
                                          : 0.5 * (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]);
   std::cout << "env_steps_per_s=" << static_cast<int64_t>(median) << std::endl;
+  // MuJoCo envs: the same model stepped bare, the physics-only limit, side by side.
+  const std::unique_ptr<Env> probe = factory();
+  if (const std::optional<int> frame_skip = mujoco_frame_skip(*probe)) {
+    std::vector<double> physics;
+    for (int r = 0; r < repeats; ++r) physics.push_back(*measure_mj_steps_per_s(*probe, 1.0, seed + r));
+    std::sort(physics.begin(), physics.end());
+    const double mj_median = physics[physics.size() / 2];
+    std::cout << "mj_steps_per_s=" << static_cast<int64_t>(mj_median) << "\n"
+              << "frame_skip=" << *frame_skip << "\n"
+              << "ratio_to_bare_mj_step=" << median / (mj_median / *frame_skip) << std::endl;
+  }
   return kExitOk;
 }
 
