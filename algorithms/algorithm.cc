@@ -1,5 +1,7 @@
 #include "algorithms/algorithm.h"
 
+#include <sstream>
+
 #include "algorithms/dqn_algorithm.h"
 #include "algorithms/ppo_algorithm.h"
 
@@ -17,6 +19,20 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   setup.activation = c.get_string("activation");
   setup.shared_trunk = c.get_bool("vf_share_layers");
   return setup;
+}
+
+void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
+                           const std::function<void(std::istream& file, const nlohmann::json& state)>& restore) {
+  auto it = checkpoint.files.find(file_name);
+  if (it == checkpoint.files.end()) {
+    throw CheckpointError(checkpoint.path.string() + ": no " + file_name + " (not a checkpoint of " + what + "?)");
+  }
+  try {
+    std::istringstream file(it->second);
+    restore(file, checkpoint.manifest.at("algorithm_state"));
+  } catch (const std::exception& e) {
+    throw CheckpointError(checkpoint.path.string() + ": cannot restore " + what + ": " + e.what());
+  }
 }
 
 std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <istream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,11 @@ class Algorithm {
   // A policy for evaluation with the current weights (argmax / mean actions when deterministic).
   virtual std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const = 0;
 };
+
+// Calls restore with the bytes of the checkpoint's `file_name` and its "algorithm_state" JSON;
+// any failure becomes a CheckpointError naming the checkpoint and `what` (e.g. "the PPO learner").
+void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
+                           const std::function<void(std::istream& file, const nlohmann::json& state)>& restore);
 
 // PPO or DQN for the experiment, learning on the CPU; throws ConfigError / std::invalid_argument
 // on settings the algorithm cannot use.

@@ -94,22 +94,13 @@ nlohmann::json DqnAlgorithm::checkpoint_state() const {
 }
 
 void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
-  auto it = checkpoint.files.find("q_networks_and_optimizer.pt");
-  if (it == checkpoint.files.end()) {
-    throw CheckpointError(checkpoint.path.string() + ": no q_networks_and_optimizer.pt (not a DQN checkpoint?)");
-  }
-  try {
-    std::istringstream model(it->second);
-    learner_->load(model);
-    const nlohmann::json& state = checkpoint.manifest.at("algorithm_state");
-    learner_->load_state_json(state.at("learner"));
-    version_ = state.at("policy_version").get<uint64_t>();
-    received_ = state.at("received_steps").get<int64_t>();
-  } catch (const CheckpointError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw CheckpointError(checkpoint.path.string() + ": cannot restore the DQN learner: " + e.what());
-  }
+  restore_learner_state(checkpoint, "q_networks_and_optimizer.pt", "the DQN learner",
+                        [this](std::istream& model, const nlohmann::json& state) {
+                          learner_->load(model);
+                          learner_->load_state_json(state.at("learner"));
+                          version_ = state.at("policy_version").get<uint64_t>();
+                          received_ = state.at("received_steps").get<int64_t>();
+                        });
 }
 
 std::unique_ptr<RolloutPolicy> DqnAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {

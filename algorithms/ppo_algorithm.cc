@@ -65,21 +65,12 @@ nlohmann::json PpoAlgorithm::checkpoint_state() const {
 }
 
 void PpoAlgorithm::restore(const Checkpoint& checkpoint) {
-  auto it = checkpoint.files.find("model_and_optimizer.pt");
-  if (it == checkpoint.files.end()) {
-    throw CheckpointError(checkpoint.path.string() + ": no model_and_optimizer.pt (not a PPO checkpoint?)");
-  }
-  try {
-    std::istringstream model(it->second);
-    learner_->load(model);
-    const nlohmann::json& state = checkpoint.manifest.at("algorithm_state");
-    learner_->load_state_json(state.at("learner"));
-    version_ = state.at("policy_version").get<uint64_t>();
-  } catch (const CheckpointError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw CheckpointError(checkpoint.path.string() + ": cannot restore the PPO learner: " + e.what());
-  }
+  restore_learner_state(checkpoint, "model_and_optimizer.pt", "the PPO learner",
+                        [this](std::istream& model, const nlohmann::json& state) {
+                          learner_->load(model);
+                          learner_->load_state_json(state.at("learner"));
+                          version_ = state.at("policy_version").get<uint64_t>();
+                        });
 }
 
 std::unique_ptr<RolloutPolicy> PpoAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {

@@ -45,9 +45,6 @@ int run_bench_sampling(const std::vector<std::string>& args) {
   if (fragment_length < 1) throw UsageError("--fragment-length must be >= 1");
   if (!(seconds > 0) || seconds > 3600) throw UsageError("--seconds must be in (0, 3600]");
   load_env_plugins_from(values);
-  if (values.count("env-plugin")) {
-    throw UsageError("rlx bench sampling cannot pass --env-plugin to its worker processes yet; use a built-in env");
-  }
   const std::string env_id = values["env"].as<std::string>();
   const EnvFactory& factory = global_env_registry().factory(env_id);
 
@@ -64,6 +61,7 @@ int run_bench_sampling(const std::vector<std::string>& args) {
   pipeline_options.fragment_length = fragment_length;
   pipeline_options.seconds = seconds;
   pipeline_options.seed = seed;
+  if (values.count("env-plugin")) pipeline_options.env_plugins = values["env-plugin"].as<std::vector<std::string>>();
   const PipelineMeasurement pipeline = measure_pipeline_sampling(pipeline_options);
 
   const double raw_total = raw.env_steps_per_s() * workers;

@@ -19,18 +19,9 @@ namespace rlx::cli {
 
 namespace {
 
-// Shortest text that reads back as the same float32 (JSON null for non-finite values).
-void append_float(std::string& out, float value) {
-  if (!std::isfinite(value)) {
-    out += "null";
-    return;
-  }
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  out.append(buffer, result.ptr);
-}
-
-void append_double(std::string& out, double value) {
+// Shortest text that reads back as the same value of its type (JSON null when not finite).
+template <typename Number>
+void append_number(std::string& out, Number value) {
   if (!std::isfinite(value)) {
     out += "null";
     return;
@@ -141,10 +132,10 @@ int run_envs_rollout(const std::vector<std::string>& args) {
     line = "{\"obs\": [";
     for (size_t i = 0; i < obs.size(); ++i) {
       if (i) line += ", ";
-      append_float(line, obs[i]);
+      append_number(line, obs[i]);
     }
     line += "], \"reward\": ";
-    append_double(line, result.reward);
+    append_number(line, result.reward);
     line += result.terminated ? ", \"terminated\": true" : ", \"terminated\": false";
     line += result.truncated ? ", \"truncated\": true}\n" : ", \"truncated\": false}\n";
     std::cout << line;

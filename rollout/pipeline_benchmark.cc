@@ -50,8 +50,13 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
 
   const std::string endpoint = receiver.endpoint();
   WorkerPool pool({options.num_workers, 0, std::chrono::milliseconds(2000)}, [&](int i) {
-    return std::vector<std::string>{options.worker_program, "worker", "--connect", endpoint,
-                                    "--worker-id", std::to_string(i + 1), "--learner-timeout", "30"};
+    std::vector<std::string> argv{options.worker_program, "worker", "--connect", endpoint,
+                                  "--worker-id", std::to_string(i + 1), "--learner-timeout", "30"};
+    for (const std::string& plugin : options.env_plugins) {
+      argv.push_back("--env-plugin");
+      argv.push_back(plugin);
+    }
+    return argv;
   });
 
   // The consumer: pops as fast as fragments arrive.

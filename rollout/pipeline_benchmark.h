@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "transport/sample_receiver.h"
 
@@ -21,6 +22,7 @@ struct PipelineBenchmarkOptions {
   double warmup_seconds = 1.0;  // after every worker joined, before the timed window
   double seconds = 5.0;         // timed window
   uint64_t seed = 0;
+  std::vector<std::string> env_plugins;  // passed on to the workers
 };
 
 struct PipelineMeasurement {

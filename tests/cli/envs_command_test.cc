@@ -195,3 +195,16 @@ TEST_CASE("rlx keys makes a learner key pair and authorized worker keys", "[cli]
   CHECK(run_rlx("keys add-worker " + dir + " ../evil").exit_code == 2);
   std::system(("rm -rf " + dir).c_str());
 }
+
+TEST_CASE("--env-plugin makes a plugin's envs usable by the CLI and its worker processes", "[cli][plugins]") {
+  const std::string plugin = RLX_TEST_PLUGIN_GOOD;
+  auto r = run_rlx("envs list --env-plugin " + plugin);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("PluginCounter-v0  observation=Box("));
+  r = run_rlx("envs rollout PluginCounter-v0 --seed 1 --steps 3 --env-plugin " + plugin);
+  CHECK(r.exit_code == 0);
+  r = run_rlx("bench sampling --env PluginCounter-v0 --workers 1 --envs-per-worker 2 --seconds 0.3 --env-plugin " + plugin);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("pipeline_ratio="));
+  CHECK(run_rlx("envs info PluginCounter-v0").exit_code == 1);  // not loaded without the flag
+}
