@@ -51,3 +51,23 @@ TEST_CASE("PPO solves CartPole-v1 with worker processes", "[learning][ppo][distr
 }
 
 }  // namespace rlx
+
+namespace rlx {
+
+TEST_CASE("PPO solves Acrobot-v1 for fixed seeds", "[learning][ppo]") {
+  for (int seed : {0, 1, 2}) {
+    const TrainOutcome outcome = train_example("acrobot-ppo.yaml", {"seed=" + std::to_string(seed)});
+    INFO("seed " << seed << ": " << outcome.final_row.dump());
+    CHECK(outcome.reward_reached);
+  }
+}
+
+TEST_CASE("PPO solves Pendulum-v1 for fixed seeds", "[learning][ppo]") {
+  for (int seed : {0, 1, 2}) {
+    const TrainOutcome outcome = train_example("pendulum-ppo.yaml", {"seed=" + std::to_string(seed)});
+    INFO("seed " << seed << ": " << outcome.final_row.dump());
+    CHECK(outcome.reward_reached);
+  }
+}
+
+}  // namespace rlx
