@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "algorithms/evaluation.h"
 #include "algorithms/trainer.h"
 #include "core/experiment.h"
 
@@ -17,8 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Trains experiments/FILE with the overrides into a temporary directory.
-TrainOutcome train_example(const std::string& file, const std::vector<std::string>& overrides) {
+// Trains experiments/FILE with the overrides into a temporary directory; with evaluation set,
+// also evaluates the final checkpoint deterministically over 20 episodes into it.
+TrainOutcome train_example(const std::string& file, const std::vector<std::string>& overrides,
+                           std::optional<EvaluationResult>* evaluation = nullptr) {
   char pattern[] = "/tmp/rlx-learning-test-XXXXXX";
   const fs::path output = ::mkdtemp(pattern);
   TrainOptions options;
@@ -27,6 +31,13 @@ TrainOutcome train_example(const std::string& file, const std::vector<std::strin
   options.progress = false;
   options.worker_program = std::string(RLX_BINARY_DIR) + "/rlx";
   TrainOutcome outcome = run_training(options);
+  if (evaluation && outcome.last_checkpoint) {
+    EvaluationOptions evaluate;
+    evaluate.checkpoint = *outcome.last_checkpoint;
+    evaluate.episodes = 20;
+    evaluate.deterministic = true;
+    *evaluation = evaluate_checkpoint(evaluate);
+  }
   fs::remove_all(output);
   INFO(file << " stopped by " << outcome.stopped_by << ": " << outcome.final_row.dump());
   return outcome;
@@ -36,9 +47,14 @@ TrainOutcome train_example(const std::string& file, const std::vector<std::strin
 
 TEST_CASE("PPO solves CartPole-v1 synchronously for fixed seeds", "[learning][ppo]") {
   for (int seed : {0, 1, 2}) {
-    const TrainOutcome outcome = train_example("cartpole-ppo.yaml", {"num_workers=0", "seed=" + std::to_string(seed)});
+    std::optional<EvaluationResult> evaluation;
+    const TrainOutcome outcome =
+        train_example("cartpole-ppo.yaml", {"num_workers=0", "seed=" + std::to_string(seed)}, &evaluation);
     INFO("seed " << seed << ": " << outcome.final_row.dump());
     CHECK(outcome.reward_reached);
+    // The saved policy, run greedily, is as good as its training episodes said.
+    REQUIRE(evaluation);
+    CHECK(evaluation->return_mean >= 475.0);
   }
 }
 
