@@ -25,7 +25,7 @@ constexpr int kExitLearnerGone = 4;  // `rlx worker`: the learner stayed silent 
 // `rlx envs ...`: list, info, rollout, bench. args excludes "rlx envs".
 int run_envs_command(const std::vector<std::string>& args);
 
-// `rlx bench ...`: transport. args excludes "rlx bench".
+// `rlx bench transport | sampling | scale ...`. args excludes "rlx bench".
 int run_bench_command(const std::vector<std::string>& args);
 
 // `rlx worker --connect ENDPOINT ...`.

@@ -23,13 +23,15 @@ const Subcommand kSubcommands[] = {
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
     {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},
     {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", rlx::cli::run_keys_command},
-    {"bench", "throughput benchmarks (transport, sampling)", rlx::cli::run_bench_command},
+    {"bench", "benchmarks: transport, sampling, scale", rlx::cli::run_bench_command},
 };
 
 void print_usage(std::ostream& out) {
   out << "usage: rlx [--help] [--version] COMMAND [ARGS...]\n\n"
          "rlx: distributed reinforcement learning in C++.\n\ncommands:\n";
-  for (const Subcommand& sub : kSubcommands) out << "  " << sub.name << "    " << sub.summary << "\n";
+  for (const Subcommand& sub : kSubcommands) {
+    out << "  " << sub.name << std::string(10 - std::string(sub.name).size(), ' ') << sub.summary << "\n";
+  }
   out << "\n`rlx COMMAND --help` describes a command.\n";
 }
 
