@@ -196,7 +196,7 @@ TEST_CASE("rlx keys makes a learner key pair and authorized worker keys", "[cli]
   std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("--env-plugin makes a plugin's envs usable by the CLI and its worker processes", "[cli][plugins]") {
+TEST_CASE("plugins given with --env-plugin are usable by the CLI and its worker processes", "[cli][plugins]") {
   const std::string plugin = RLX_TEST_PLUGIN_GOOD;
   auto r = run_rlx("envs list --env-plugin " + plugin);
   REQUIRE(r.exit_code == 0);
