@@ -20,10 +20,7 @@ void HalfCheetahEnv::reset_episode(Rng& rng, float* obs) {
 }
 
 StepResult HalfCheetahEnv::step_episode(const Action& action, float* obs) {
-  const double x_before = data().qpos[0];
-  do_simulation(action);
-  const double x_after = data().qpos[0];
-  const double forward_reward = kForwardRewardWeight * (x_after - x_before) / dt();
+  const double forward_reward = simulate_with_forward_reward(action, kForwardRewardWeight);
   StepResult result;
   result.reward = forward_reward - control_cost(action, kCtrlCostWeight);
   write_observation(obs);

@@ -34,10 +34,7 @@ void HopperEnv::reset_episode(Rng& rng, float* obs) {
 }
 
 StepResult HopperEnv::step_episode(const Action& action, float* obs) {
-  const double x_before = data().qpos[0];
-  do_simulation(action);
-  const double x_after = data().qpos[0];
-  const double forward_reward = kForwardRewardWeight * (x_after - x_before) / dt();
+  const double forward_reward = simulate_with_forward_reward(action, kForwardRewardWeight);
   StepResult result;
   result.reward = (forward_reward + kHealthyReward) - control_cost(action, kCtrlCostWeight);
   result.terminated = !is_healthy();

@@ -149,6 +149,13 @@ void MujocoEnv::do_simulation(const Action& action) {
   for (int k = 0; k < frame_skip_; ++k) mj_step(&m, &d);
 }
 
+double MujocoEnv::simulate_with_forward_reward(const Action& action, double weight) {
+  const double x_before = data_->qpos[0];
+  do_simulation(action);
+  const double x_after = data_->qpos[0];
+  return weight * (x_after - x_before) / dt_;
+}
+
 double MujocoEnv::control_cost(const Action& action, double weight) const {
   double sum = 0.0;
   for (int i = 0; i < model_->nu; ++i) {

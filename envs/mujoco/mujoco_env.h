@@ -78,6 +78,10 @@ class MujocoEnv : public Env {
   // Throws std::invalid_argument when action.values is null.
   void do_simulation(const Action& action);
 
+  // do_simulation, then Gymnasium's forward reward of the planar runners:
+  // weight * (qpos[0] after - qpos[0] before) / dt.
+  double simulate_with_forward_reward(const Action& action, double weight);
+
   // weight * sum(action^2) over the nu action values, on the action as given.
   double control_cost(const Action& action, double weight) const;
 
