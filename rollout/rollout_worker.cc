@@ -29,12 +29,6 @@ uint64_t random_worker_id() {
   return id;
 }
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
-}
-
 bool same_setup(const WorkerSetup& a, const WorkerSetup& b) { return a.to_json() == b.to_json(); }
 
 }  // namespace
@@ -80,7 +74,7 @@ void RolloutWorker::send_hello() {
   hello.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
   hello.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
   hello.pid = ::getpid();
-  hello.hostname = host_name();
+  hello.hostname = local_host_name();
   send(encode_hello(hello, ++sequence_));
 }
 

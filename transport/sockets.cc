@@ -1,5 +1,7 @@
 #include "transport/sockets.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -22,6 +24,12 @@ bool wait_for(zmq::socket_t& socket, short events, Clock::time_point deadline) {
 }
 
 }  // namespace
+
+std::string local_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
 
 SocketOptions socket_options_for(const DecodeLimits& limits) {
   SocketOptions options;

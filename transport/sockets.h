@@ -42,6 +42,9 @@ bool send_frames(zmq::socket_t& socket, std::vector<zmq::message_t>& frames, std
 std::optional<std::vector<zmq::message_t>> recv_frames(zmq::socket_t& socket, std::chrono::milliseconds timeout,
                                                        size_t max_frames = kMaxColumns + 2);
 
+// This machine's host name for hellos, or "unknown" when it cannot be read.
+std::string local_host_name();
+
 // Removes and returns frame 0 (the ROUTER identity of the peer); throws std::invalid_argument if frames is empty.
 std::string take_identity(std::vector<zmq::message_t>& frames);
 

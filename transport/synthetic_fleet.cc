@@ -35,12 +35,6 @@ void require(bool condition, const char* what) {
   if (!condition) throw std::invalid_argument(std::string("SyntheticWorkerFleet: ") + what);
 }
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
-}
-
 // The env_id of a Welcome's setup JSON, or nothing if it has none.
 std::optional<std::string> welcome_env_id(const std::string& setup_json) {
   const nlohmann::json setup = nlohmann::json::parse(setup_json, nullptr, /*allow_exceptions=*/false);
@@ -229,7 +223,7 @@ void SyntheticWorkerFleet::handle(size_t index, std::vector<zmq::message_t>& fra
     hello.action_size = options_.action_size;
     hello.num_actions = options_.num_actions;
     hello.pid = ::getpid();
-    hello.hostname = host_name();
+    hello.hostname = local_host_name();
     if (send(worker, encode_hello(hello, worker.sequence + 1))) {
       ++stats_.hellos;
     } else {
