@@ -87,3 +87,26 @@ TEST_CASE("PPO solves Pendulum-v1 for fixed seeds", "[learning][ppo]") {
 }
 
 }  // namespace rlx
+
+namespace rlx {
+namespace {
+
+// One seed of experiments/cartpole-dqn.yaml (synchronous, so deterministic): it reaches the
+// reward stop, and its final greedy policy holds it.
+void check_dqn_solves_cartpole(int seed) {
+  std::optional<EvaluationResult> evaluation;
+  const TrainOutcome outcome = train_example("cartpole-dqn.yaml", {"seed=" + std::to_string(seed)}, &evaluation);
+  INFO("seed " << seed << ": " << outcome.final_row.dump());
+  CHECK(outcome.reward_reached);
+  REQUIRE(evaluation);
+  CHECK(evaluation->return_mean >= 475.0);
+}
+
+}  // namespace
+
+// One test case per seed, so ctest runs them side by side.
+TEST_CASE("DQN solves CartPole-v1 synchronously, seed 0", "[learning][dqn]") { check_dqn_solves_cartpole(0); }
+TEST_CASE("DQN solves CartPole-v1 synchronously, seed 1", "[learning][dqn]") { check_dqn_solves_cartpole(1); }
+TEST_CASE("DQN solves CartPole-v1 synchronously, seed 2", "[learning][dqn]") { check_dqn_solves_cartpole(2); }
+
+}  // namespace rlx
