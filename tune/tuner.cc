@@ -98,7 +98,7 @@ class Tuner {
     loop();
     finished_ = true;
     write_state();
-    table_.print(std::cerr, trials_, spec_, "finished");
+    if (options_.table) table_.print(std::cerr, trials_, spec_, "finished");
     return report();
   }
 

@@ -147,3 +147,22 @@ TEST_CASE("rlx train's experiment loading accepts (and ignores) a tune: section"
 }
 
 }  // namespace rlx
+
+namespace rlx {
+
+TEST_CASE("the example tune files in experiments/ parse and expand", "[tune]") {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(RLX_SOURCE_DIR) + "/experiments")) {
+    for (const Experiment& e : load_experiments(entry.path())) {
+      if (e.tune.is_null()) continue;
+      INFO(entry.path());
+      validate_experiment(e);
+      const TuneSpec spec = parse_tune_spec(e);
+      CHECK(initial_trial_params(spec).size() >= 8);
+      ++files;
+    }
+  }
+  CHECK(files >= 3);
+}
+
+}  // namespace rlx

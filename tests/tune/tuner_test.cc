@@ -174,7 +174,13 @@ TEST_CASE("a SIGKILLed rlx tune takes its trials down and resumes with none lost
       const auto state = state_of(dir);
       return state && state->at("trials")[0].at("segments").get<int>() >= 2 && !train_processes((dir / "trial_00000").string()).empty();
     }, std::chrono::seconds(120)));
-    for (pid_t pid : train_processes((dir / "trial_00000").string())) ::kill(pid, SIGKILL);
+    // (a kill may land just as a segment ends on its own: kill again until the state shows it)
+    REQUIRE(wait_for([&] {
+      const auto state = state_of(dir);
+      if (state && state->at("trials")[0].at("failures").get<int>() >= 1) return true;
+      for (pid_t pid : train_processes((dir / "trial_00000").string())) ::kill(pid, SIGKILL);
+      return false;
+    }, std::chrono::seconds(120)));
     // Then kill the tuner itself after the first exploits, mid-run.
     REQUIRE(wait_for([&] { return !read_pbt_log(dir / kPbtLogName).empty() && !train_processes(dir.string()).empty(); },
                      std::chrono::seconds(120)));
