@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/local_sampler.h"
@@ -120,7 +121,19 @@ std::string stop_reason(const StopCriteria& stop, const Progress& p, double retu
   return "";
 }
 
+double counter_value(const Progress& p, const std::string& name) {
+  if (name == "training_iteration") return static_cast<double>(p.iteration);
+  if (name == "timesteps_total") return static_cast<double>(p.timesteps);
+  if (name == "time_total_s") return p.time_s;
+  throw std::invalid_argument("unknown pause counter '" + name + "'");
+}
+
 }  // namespace
+
+const std::vector<std::string>& pause_counter_names() {
+  static const std::vector<std::string> names = {"training_iteration", "timesteps_total", "time_total_s"};
+  return names;
+}
 
 TrainOutcome run_training(const TrainOptions& options) {
   const Experiment& experiment = options.experiment;
@@ -131,7 +144,9 @@ TrainOutcome run_training(const TrainOptions& options) {
 
   Progress progress;
   TrainOutcome outcome;
+  if (options.pause_at) counter_value(progress, options.pause_at->first);  // rejects an unknown counter early
   std::optional<Checkpoint> resumed;
+  std::deque<double> window_returns, window_lengths;
   if (options.resume) {
     resumed = read_checkpoint_dir(*options.resume);
     algorithm->restore(*resumed);
@@ -140,6 +155,15 @@ TrainOutcome run_training(const TrainOptions& options) {
     progress.timesteps = counters.at("timesteps_total").get<int64_t>();
     progress.episodes = counters.at("episodes_total").get<int64_t>();
     progress.time_s = counters.at("time_total_s").get<double>();
+    // The episode window travels with the checkpoint, so the reward criterion and the metric
+    // continue across resumes (a tuner's segments) instead of starting empty.
+    if (const auto window = resumed->manifest.find("episode_window"); window != resumed->manifest.end()) {
+      for (const auto& value : window->at("returns")) window_returns.push_back(value.get<double>());
+      for (const auto& value : window->at("lengths")) window_lengths.push_back(value.get<double>());
+      if (window_returns.size() != window_lengths.size() || window_returns.size() > kEpisodeWindow) {
+        throw CheckpointError(options.resume->string() + ": episode_window holds mismatched or too many episodes");
+      }
+    }
     outcome.trial_dir = std::filesystem::absolute(*options.resume).parent_path().parent_path();
   } else {
     outcome.trial_dir = options.output_root / experiment.name /
@@ -170,6 +194,7 @@ TrainOutcome run_training(const TrainOptions& options) {
           {"timesteps_total", progress.timesteps},
           {"episodes_total", progress.episodes},
           {"time_total_s", progress.time_s}}},
+        {"episode_window", {{"returns", window_returns}, {"lengths", window_lengths}}},
         {"algorithm_state", algorithm->checkpoint_state()}};
     const std::filesystem::path dir = checkpoint_path(outcome.trial_dir, progress.iteration);
     write_checkpoint_dir(dir, manifest, algorithm->checkpoint_files());
@@ -177,7 +202,6 @@ TrainOutcome run_training(const TrainOptions& options) {
   };
 
   ProgressLine line(options.progress);
-  std::deque<double> window_returns, window_lengths;
   const auto start = Clock::now();
   const double time_offset = progress.time_s;
   int64_t last_checkpoint_iteration = -1;
@@ -225,6 +249,11 @@ TrainOutcome run_training(const TrainOptions& options) {
     results.append(row);
     line.show(algorithm_name(experiment.algorithm), experiment.env, progress, return_mean, steps_per_s);
     outcome.stopped_by = stop_reason(experiment.stop, progress, return_mean, window_returns.size());
+    if (outcome.stopped_by.empty() && options.pause_at &&
+        counter_value(progress, options.pause_at->first) >= options.pause_at->second) {
+      outcome.paused = true;
+      outcome.stopped_by = "pause_at " + options.pause_at->first;
+    }
     if (checkpoint_freq > 0 && progress.iteration % checkpoint_freq == 0) {
       write_checkpoint();
       last_checkpoint_iteration = progress.iteration;
@@ -237,7 +266,8 @@ TrainOutcome run_training(const TrainOptions& options) {
   line.finish();
   if (last_checkpoint_iteration != progress.iteration) write_checkpoint();
   outcome.reward_reached = outcome.stopped_by == "episode_return_mean";
-  results.write_final(outcome.reward_reached, outcome.last_checkpoint);
+  results.write_final(outcome.reward_reached, outcome.last_checkpoint,
+                      {{"stopped_by", outcome.stopped_by}, {"paused", outcome.paused}});
   sampler.reset();
   if (temp_key_dir) std::filesystem::remove_all(*temp_key_dir);
   return outcome;

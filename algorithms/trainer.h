@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,10 +23,15 @@ struct TrainOptions {
   std::string bind_endpoint = "tcp://127.0.0.1:*";  // where workers connect (remote ones too)
   std::optional<std::filesystem::path> auth_keys;   // CURVE key dir (rlx keys init)
   std::string worker_program;                  // the rlx binary for local workers (default: this executable)
+  // Pause here: end the run with a checkpoint at the first iteration where this counter
+  // ("training_iteration", "timesteps_total" or "time_total_s") reaches the value, without
+  // touching the experiment's stop criteria or schedules (a tuner's segment boundary).
+  std::optional<std::pair<std::string, double>> pause_at;
 };
 
 struct TrainOutcome {
   bool reward_reached = false;   // stopped by episode_return_mean
+  bool paused = false;           // ended at TrainOptions::pause_at, not by a stop criterion
   std::string stopped_by;        // the criterion that ended the run
   std::filesystem::path trial_dir;
   std::optional<std::filesystem::path> last_checkpoint;
@@ -35,7 +42,10 @@ struct TrainOutcome {
 // criterion needs the window full.
 constexpr size_t kEpisodeWindow = 100;
 
-// Trains until a stop criterion is met. Throws ConfigError / CheckpointError / std::runtime_error
+// The counters pause_at may name.
+const std::vector<std::string>& pause_counter_names();
+
+// Trains until a stop criterion is met (or pause_at). Throws ConfigError / CheckpointError / std::runtime_error
 // with a message naming what is wrong; results and checkpoints written so far stay intact.
 TrainOutcome run_training(const TrainOptions& options);
 

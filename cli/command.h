@@ -21,6 +21,10 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitBudgetSpent = 3;   // `rlx train`: a stop criterion other than the reward ended the run
 constexpr int kExitLearnerGone = 4;  // `rlx worker`: the learner stayed silent past --learner-timeout
+constexpr int kExitPaused = 5;       // `rlx train --pause-at`: paused with a checkpoint, to be resumed
+
+// `rlx tune FILE.yaml ...`.
+int run_tune_command(const std::vector<std::string>& args);
 
 // `rlx envs ...`: list, info, rollout, bench. args excludes "rlx envs".
 int run_envs_command(const std::vector<std::string>& args);

@@ -19,6 +19,7 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"train", "train an experiment file (PPO, DQN) until its stop criterion", rlx::cli::run_train_command},
+    {"tune", "tune hyperparameters: search spaces, ASHA, population-based training", rlx::cli::run_tune_command},
     {"evaluate", "run a saved policy (a checkpoint) for some episodes", rlx::cli::run_evaluate_command},
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
     {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},

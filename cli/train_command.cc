@@ -1,5 +1,6 @@
 // `rlx train FILE.yaml`: train an experiment until its stop criterion; exit 0 when the reward
 // criterion was reached, 3 when another criterion (the budget) ended the run first.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -29,6 +30,22 @@ Experiment resolve_experiment(const po::variables_map& values, const std::vector
   return load_experiment(values["file"].as<std::string>(), name, overrides);
 }
 
+// "timesteps_total=50000" as (counter, value); UsageError naming what is accepted otherwise.
+std::pair<std::string, double> parse_pause_at(const std::string& text) {
+  const size_t equals = text.find('=');
+  const std::string counter = text.substr(0, equals);
+  const auto& names = pause_counter_names();
+  if (equals == std::string::npos || std::find(names.begin(), names.end(), counter) == names.end()) {
+    throw UsageError("--pause-at " + text + ": expected COUNTER=VALUE with COUNTER one of training_iteration, "
+                     "timesteps_total, time_total_s");
+  }
+  const auto value = parse_value(ConfigType::kFloat, text.substr(equals + 1));
+  if (!value || !(std::get<double>(*value) > 0)) {
+    throw UsageError("--pause-at " + text + ": expected a positive number after '='");
+  }
+  return {counter, std::get<double>(*value)};
+}
+
 }  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
@@ -44,6 +61,9 @@ int run_train_command(const std::vector<std::string>& args) {
       "bind", po::value<std::string>()->default_value("tcp://127.0.0.1:*"),
       "where workers connect; other hosts need --auth-keys (or an explicit non-loopback bind with keys)")(
       "auth-keys", po::value<std::string>(), "CURVE key directory (rlx keys init): only authorized workers join")(
+      "pause-at", po::value<std::string>(),
+      "COUNTER=VALUE: end with a checkpoint (exit status 5) once training_iteration, timesteps_total or "
+      "time_total_s reaches VALUE; stop criteria and schedules are unchanged (rlx tune's segments)")(
       "quiet,q", "no progress line");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
@@ -54,7 +74,7 @@ int run_train_command(const std::vector<std::string>& args) {
                  "                 [--resume CHECKPOINT] [--experiment NAME] [--env-plugin PATH ...]\n\n"
               << options
               << "\nexit status: 0 when stop.episode_return_mean was reached, 3 when another stop criterion\n"
-                 "ended the run first, 1 on errors, 2 on bad input.\n";
+                 "ended the run first, 5 when --pause-at paused it, 1 on errors, 2 on bad input.\n";
     return kExitOk;
   }
   std::vector<std::string> overrides;
@@ -75,6 +95,10 @@ int run_train_command(const std::vector<std::string>& args) {
   train.bind_endpoint = values["bind"].as<std::string>();
   if (values.count("auth-keys")) train.auth_keys = values["auth-keys"].as<std::string>();
   train.progress = !values.count("quiet");
+  if (values.count("pause-at")) train.pause_at = parse_pause_at(values["pause-at"].as<std::string>());
+  if (!train.experiment.tune.is_null() && train.progress) {
+    std::cerr << "rlx train: note: the experiment's tune: section is for `rlx tune`; rlx train ignores it\n";
+  }
 
   const TrainOutcome outcome = run_training(train);
   const nlohmann::json& row = outcome.final_row;
@@ -83,6 +107,7 @@ int run_train_command(const std::vector<std::string>& args) {
             << " s, episode_return_mean " << row["episode_return_mean"].dump() << "\n"
             << "results: " << outcome.trial_dir.string() << "\n"
             << "checkpoint: " << (outcome.last_checkpoint ? outcome.last_checkpoint->string() : "-") << "\n";
+  if (outcome.paused) return kExitPaused;
   return outcome.reward_reached ? kExitOk : kExitBudgetSpent;
 }
 

@@ -192,6 +192,17 @@ nlohmann::json yaml_to_json(const Context& ctx, const YAML::Node& node) {
   }
 }
 
+// Records "file:line" of every mapping key under `node` as origins["tune.a.b"], so the tuner's
+// messages can point at lines.
+void record_origins(const Context& ctx, const YAML::Node& key_node, const YAML::Node& node, const std::string& path,
+                    std::map<std::string, std::string>& origins) {
+  origins[path] = ctx.origin(key_node);
+  if (!node.IsMap()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it->first.IsScalar()) record_origins(ctx, it->first, it->second, path + "." + it->first.Scalar(), origins);
+  }
+}
+
 Experiment read_experiment(const std::string& source, const std::filesystem::path& base_dir, const YAML::Node& name_node,
                            const YAML::Node& node) {
   Experiment experiment;
@@ -240,7 +251,11 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
       experiment.plugins.push_back(resolved.lexically_normal().string());
     }
   }
-  if (fields.count("tune")) experiment.tune = yaml_to_json(ctx, fields.at("tune").second);
+  if (fields.count("tune")) {
+    const auto& [key, value] = fields.at("tune");
+    experiment.tune = yaml_to_json(ctx, value);
+    record_origins(ctx, key, value, "tune", experiment.origins);
+  }
   return experiment;
 }
 

@@ -196,8 +196,12 @@ void ResultsWriter::truncate_after(int64_t iteration) {
   }
 }
 
-void ResultsWriter::write_final(bool stop_reached, const std::optional<fs::path>& last_checkpoint) const {
+void ResultsWriter::write_final(bool stop_reached, const std::optional<fs::path>& last_checkpoint,
+                                const nlohmann::json& extra) const {
   nlohmann::json result = last_row_.is_object() ? last_row_ : nlohmann::json::object();
+  if (extra.is_object()) {
+    for (const auto& [key, value] : extra.items()) result[key] = value;
+  }
   result["stop_reached"] = stop_reached;
   result["last_checkpoint"] = last_checkpoint ? nlohmann::json(last_checkpoint->string()) : nlohmann::json();
   write_file_atomic(dir_ / "result.json", result.dump(2) + "\n");

@@ -42,9 +42,10 @@ class ResultsWriter {
   // a checkpoint older than the last row).
   void truncate_after(int64_t iteration);
 
-  // Writes result.json atomically: the last row plus "stop_reached" and "last_checkpoint"
-  // (a path string, or null).
-  void write_final(bool stop_reached, const std::optional<std::filesystem::path>& last_checkpoint) const;
+  // Writes result.json atomically: the last row plus "stop_reached", "last_checkpoint"
+  // (a path string, or null) and the members of `extra` (an object, e.g. {"stopped_by": ...}).
+  void write_final(bool stop_reached, const std::optional<std::filesystem::path>& last_checkpoint,
+                   const nlohmann::json& extra = nlohmann::json::object()) const;
 
  private:
   void repair_partial_lines() const;

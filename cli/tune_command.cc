@@ -1,0 +1,59 @@
+// `rlx tune FILE.yaml`: run the trials of an experiment's tune: section (search space, FIFO,
+// ASHA or PBT) as `rlx train` processes; `--resume DIR` continues an interrupted run and
+// `--replay TRIAL_DIR` retrains one trial on its PBT hyperparameter schedule.
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "tune/tuner.h"
+
+namespace po = boost::program_options;
+
+namespace rlx::cli {
+
+int run_tune_command(const std::vector<std::string>& args) {
+  po::options_description options("rlx tune FILE.yaml: tune an experiment's hyperparameters (tune: section)");
+  options.add_options()("help,h", "show this help")("file", po::value<std::string>(), "experiment file")(
+      "experiment", po::value<std::string>(), "which experiment of the file (needed when it holds several)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a base config key: --set num_workers=0 (repeatable)")(
+      "output", po::value<std::string>()->default_value("runs"), "results root: OUTPUT/<experiment>/<trial>/")(
+      "resume", po::value<std::string>(), "continue the tuning run in OUTPUT/<experiment> after a crash or kill")(
+      "replay", po::value<std::string>(), "retrain the trial in TRIAL_DIR on its logged PBT hyperparameter schedule")(
+      "quiet,q", "no live status table");
+  po::positional_options_description positionals;
+  positionals.add("file", 1);
+  const po::variables_map values = parse_command_line(args, options, positionals);
+  if (values.count("help")) {
+    std::cout << "usage: rlx tune FILE.yaml [--output DIR] [--set key=value ...] [--experiment NAME]\n"
+                 "       rlx tune --resume OUTPUT/EXPERIMENT\n"
+                 "       rlx tune --replay OUTPUT/EXPERIMENT/TRIAL\n\n"
+              << options << "\nThe tune: section is described in docs/tune.md. exit status: 0 when every trial finished,\n"
+                            "1 when some trial failed beyond max_failures or on errors, 2 on bad input.\n";
+    return kExitOk;
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const int modes = static_cast<int>(values.count("file") + values.count("resume") + values.count("replay"));
+  if (modes != 1) throw UsageError("give exactly one of FILE.yaml, --resume DIR, --replay TRIAL_DIR");
+  if (values.count("replay")) {
+    const int code = run_replay(values["replay"].as<std::string>(), self, std::cout);
+    return code == kExitPaused ? kExitError : code;
+  }
+  TunerOptions tune;
+  tune.rlx_program = self;
+  tune.table = !values.count("quiet");
+  tune.output_root = values["output"].as<std::string>();
+  if (values.count("resume")) {
+    if (values.count("set") || values.count("experiment")) throw UsageError("--resume takes the experiment from the run; no --set or --experiment");
+    tune.resume = values["resume"].as<std::string>();
+  } else {
+    tune.experiment_file = values["file"].as<std::string>();
+    if (values.count("experiment")) tune.experiment_name = values["experiment"].as<std::string>();
+    if (values.count("set")) tune.overrides = values["set"].as<std::vector<std::string>>();
+  }
+  const TuneOutcome outcome = run_tuner(tune, std::cout);
+  return outcome.errored_trials > 0 ? kExitError : kExitOk;
+}
+
+}  // namespace rlx::cli

@@ -1,0 +1,65 @@
+// A trial of a tuning run: its hyperparameters, status, progress, latest checkpoint and
+// pending PBT exploit, and the JSON form experiment_state.json keeps it in.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace rlx {
+
+// PENDING: not started; RUNNING: a segment process runs; PAUSED: at a scheduler boundary with
+// a checkpoint; TERMINATED: a stop criterion or the scheduler ended it; ERROR: out of retries.
+enum class TrialStatus { kPending, kRunning, kPaused, kTerminated, kError };
+
+// "PENDING", "RUNNING", ...
+const char* trial_status_name(TrialStatus status);
+
+// An exploit decided but perhaps not yet carried out (saved first, so a resumed tuner redoes
+// it instead of deciding again).
+struct PendingExploit {
+  std::string id;                // "<trial>@<decision number>": one pbt_log.jsonl line per id
+  std::string donor;             // the donor trial's name
+  std::string donor_checkpoint;  // the donor's checkpoint directory copied
+  nlohmann::json old_params;
+  nlohmann::json new_params;     // the donor checkpoint's params, explored
+};
+
+struct Trial {
+  std::string name;                      // "trial_00003": its directory under the experiment
+  nlohmann::json initial_params = nlohmann::json::object();
+  nlohmann::json params = nlohmann::json::object();  // current hyperparameters {key: value}
+  TrialStatus status = TrialStatus::kPending;
+  bool awaiting_decision = false;        // PAUSED at a boundary, the scheduler not yet asked
+  int64_t failures = 0;                  // crashed segments so far
+  int64_t segments = 0;                  // segment processes started
+  int64_t decisions = 0;                 // scheduler decisions made (seeds PBT's draws)
+  int64_t iteration = 0;
+  int64_t timesteps = 0;
+  double time_s = 0;
+  std::optional<double> metric;          // the latest value of the tuned metric
+  std::optional<double> best_metric;     // the best value seen (per mode)
+  std::optional<std::string> checkpoint; // the latest checkpoint the tuner knows
+  std::optional<double> checkpoint_metric;  // the metric at that checkpoint
+  std::optional<double> pause_at;        // the boundary (time_attr) the running/next segment pauses at
+  std::string stopped_by;                // why it ended ("episode_return_mean", "asha", ...)
+  std::string error;                     // the last failure
+  std::optional<PendingExploit> pending;
+
+  // The value of a time attribute (training_iteration, timesteps_total, time_total_s).
+  double time(const std::string& attr) const;
+  // True when it may run another segment now.
+  bool runnable() const { return status == TrialStatus::kPending || (status == TrialStatus::kPaused && !awaiting_decision && !pending); }
+  bool finished() const { return status == TrialStatus::kTerminated || status == TrialStatus::kError; }
+};
+
+nlohmann::json trial_to_json(const Trial& trial);
+// std::runtime_error naming the problem on a malformed entry.
+Trial trial_from_json(const nlohmann::json& json);
+
+// `metric` with the sign that makes larger better for `mode` ("max"/"min"); -inf when missing.
+double trial_score(const std::optional<double>& metric, const std::string& mode);
+
+}  // namespace rlx

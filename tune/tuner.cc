@@ -1,0 +1,487 @@
+// The tuning controller: a single-threaded loop over segment processes.
+#include "tune/tuner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "core/atomic_file.h"
+#include "core/checkpoint_dir.h"
+#include "core/config_error.h"
+#include "core/experiment.h"
+#include "core/results.h"
+#include "tune/child_process.h"
+#include "tune/exploit.h"
+#include "tune/scheduler.h"
+#include "tune/status_table.h"
+#include "tune/tune_spec.h"
+
+namespace rlx {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// rlx train's exit statuses (cli/command.h).
+constexpr int kTrainReached = 0;
+constexpr int kTrainUsage = 2;
+constexpr int kTrainBudgetSpent = 3;
+constexpr int kTrainPaused = 5;
+
+// "--set" text for a param value: numbers exactly, strings bare.
+std::string set_arg(const std::string& key, const nlohmann::json& value) {
+  return key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+std::optional<nlohmann::json> read_json_file(const fs::path& path) {
+  if (!fs::exists(path)) return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(read_file(path), nullptr, false);
+  if (json.is_discarded()) return std::nullopt;
+  return json;
+}
+
+// The metric in a result row ("a/b" reaches nested values); nullopt when missing or null.
+std::optional<double> metric_of(const nlohmann::json& row, const std::string& metric) {
+  const nlohmann::json* node = &row;
+  std::stringstream path(metric);
+  std::string part;
+  while (std::getline(path, part, '/')) {
+    if (!node->is_object() || !node->contains(part)) return std::nullopt;
+    node = &node->at(part);
+  }
+  if (!node->is_number()) return std::nullopt;
+  return node->get<double>();
+}
+
+// The last complete line of result.jsonl (for the live table).
+std::optional<nlohmann::json> last_row(const fs::path& trial_dir) {
+  const fs::path path = trial_dir / "result.jsonl";
+  if (!fs::exists(path)) return std::nullopt;
+  const std::string text = read_file(path);
+  const size_t end = text.rfind('\n');
+  if (end == std::string::npos) return std::nullopt;
+  const size_t begin = text.rfind('\n', end == 0 ? 0 : end - 1);
+  const std::string line = text.substr(begin == std::string::npos || end == 0 ? 0 : begin + 1, end - (begin == std::string::npos || end == 0 ? 0 : begin + 1));
+  nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+  if (row.is_discarded()) return std::nullopt;
+  return row;
+}
+
+std::string log_tail(const fs::path& log) {
+  if (!fs::exists(log)) return "";
+  const std::string text = read_file(log);
+  std::string tail = text.substr(text.size() > 600 ? text.size() - 600 : 0);
+  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  const size_t line = tail.rfind('\n');
+  return line == std::string::npos ? tail : tail.substr(line + 1);
+}
+
+class Tuner {
+ public:
+  Tuner(const TunerOptions& options, std::ostream& out) : options_(options), out_(out) {}
+
+  TuneOutcome run() {
+    if (options_.resume) {
+      load_state(*options_.resume);
+    } else {
+      start_fresh();
+    }
+    write_state();
+    loop();
+    finished_ = true;
+    write_state();
+    if (options_.table) table_.print(std::cerr, trials_, spec_, "finished");
+    return report();
+  }
+
+ private:
+  void start_fresh() {
+    experiment_ = load_experiment(options_.experiment_file, options_.experiment_name, options_.overrides);
+    spec_ = parse_tune_spec(experiment_);
+    dir_ = fs::absolute(options_.output_root / experiment_.name).lexically_normal();
+    if (fs::exists(dir_ / kExperimentStateName)) {
+      throw std::runtime_error("'" + dir_.string() + "' holds a tuning run already; continue it with --resume " +
+                               dir_.string() + ", or choose another --output");
+    }
+    fs::create_directories(dir_);
+    write_file_atomic(dir_ / kTunedExperimentName, experiment_to_yaml(experiment_));
+    const std::vector<nlohmann::json> params = initial_trial_params(spec_);
+    for (size_t i = 0; i < params.size(); ++i) {
+      Trial trial;
+      std::ostringstream name;
+      name << "trial_" << std::setw(5) << std::setfill('0') << i;
+      trial.name = name.str();
+      trial.initial_params = trial.params = params[i];
+      trials_.push_back(std::move(trial));
+    }
+    scheduler_ = make_scheduler(spec_);
+    out_ << "rlx tune: " << trials_.size() << " trials of '" << experiment_.name << "' in " << dir_.string() << "\n";
+  }
+
+  void load_state(const fs::path& dir) {
+    dir_ = fs::absolute(dir).lexically_normal();
+    const auto state = read_json_file(dir_ / kExperimentStateName);
+    if (!state) throw std::runtime_error("'" + dir_.string() + "' has no readable " + kExperimentStateName + " (not a tuning run)");
+    experiment_ = load_experiment(dir_ / kTunedExperimentName, state->at("experiment").get<std::string>(), {});
+    spec_ = parse_tune_spec(experiment_);
+    scheduler_ = make_scheduler(spec_);
+    scheduler_->load_state(state->at("scheduler_state"));
+    for (const auto& entry : state->at("trials")) trials_.push_back(trial_from_json(entry));
+    int recovered = 0;
+    for (Trial& trial : trials_) {
+      if (trial.status == TrialStatus::kRunning) {
+        recover_running(trial);  // its process died with the old tuner
+        ++recovered;
+      }
+    }
+    for (Trial& trial : trials_) {
+      if (trial.pending) finish_exploit(trial);
+    }
+    out_ << "rlx tune: resuming " << trials_.size() << " trials of '" << experiment_.name << "' in " << dir_.string()
+         << " (" << recovered << " were running)\n";
+  }
+
+  fs::path trial_dir(const Trial& trial) const { return dir_ / trial.name; }
+  fs::path log_path(const Trial& trial) const { return dir_ / "logs" / (trial.name + ".log"); }
+  size_t index_of(const Trial& trial) const { return static_cast<size_t>(&trial - trials_.data()); }
+
+  // A trial whose segment process was lost: finished segments are taken as they ended (their
+  // result.json is newer than what the state knows), others restart from the latest checkpoint.
+  void recover_running(Trial& trial) {
+    const auto result = read_json_file(trial_dir(trial) / "result.json");
+    const auto latest = latest_checkpoint(trial_dir(trial));
+    if (result && latest && result->value("training_iteration", int64_t{0}) > trial.iteration &&
+        result->at("last_checkpoint").is_string() && fs::path(result->at("last_checkpoint").get<std::string>()) == *latest &&
+        result->contains("stopped_by")) {
+      const bool paused = result->value("paused", false);
+      segment_ended(trial, paused ? kTrainPaused : kTrainBudgetSpent, *result);
+      return;
+    }
+    trial.status = latest ? TrialStatus::kPaused : TrialStatus::kPending;
+    trial.awaiting_decision = false;
+  }
+
+  void write_state() {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const Trial& trial : trials_) trials.push_back(trial_to_json(trial));
+    const nlohmann::json state = {{"format_version", 1},
+                                  {"experiment", experiment_.name},
+                                  {"experiment_file", kTunedExperimentName},
+                                  {"metric", spec_.metric},
+                                  {"mode", spec_.mode},
+                                  {"time_attr", spec_.time_attr()},
+                                  {"finished", finished_},
+                                  {"scheduler_state", scheduler_->state()},
+                                  {"trials", trials}};
+    write_file_atomic(dir_ / kExperimentStateName, state.dump(2) + "\n");
+    write_file_atomic(dir_ / kTrialsCsvName, trials_csv(trials_, spec_.metric));
+    dirty_ = true;
+  }
+
+  void loop() {
+    const size_t max_running = static_cast<size_t>(
+        spec_.max_concurrent_trials > 0 ? spec_.max_concurrent_trials : default_max_concurrent_trials(experiment_));
+    auto last_table = Clock::now() - std::chrono::hours(1);
+    for (;;) {
+      bool changed = false;
+      for (const Decision& decision : scheduler_->decide(trials_)) {
+        apply(decision);
+        changed = true;
+      }
+      if (changed) write_state();
+      // Start runnable trials, those furthest behind first (keeps a synchronous population together).
+      std::vector<size_t> runnable;
+      for (size_t i = 0; i < trials_.size(); ++i) {
+        if (trials_[i].runnable()) runnable.push_back(i);
+      }
+      std::stable_sort(runnable.begin(), runnable.end(), [&](size_t a, size_t b) {
+        return trials_[a].time(spec_.time_attr()) < trials_[b].time(spec_.time_attr());
+      });
+      for (size_t i : runnable) {
+        if (running_.size() >= max_running) break;
+        start_segment(trials_[i]);
+        write_state();
+      }
+      for (auto it = running_.begin(); it != running_.end();) {
+        const auto exit = it->second->poll();
+        if (!exit) {
+          ++it;
+          continue;
+        }
+        Trial& trial = trials_[it->first];
+        it = running_.erase(it);
+        handle_exit(trial, *exit);
+        write_state();
+      }
+      const bool any_waiting = std::any_of(trials_.begin(), trials_.end(), [](const Trial& t) { return t.awaiting_decision; });
+      const bool any_runnable = std::any_of(trials_.begin(), trials_.end(), [](const Trial& t) { return t.runnable(); });
+      if (running_.empty() && !any_runnable) {
+        if (!any_waiting) break;
+        if (scheduler_->decide(trials_).empty()) throw std::logic_error("rlx tune: trials await a decision no scheduler gives");
+      }
+      if (options_.table && (dirty_ || Clock::now() - last_table > std::chrono::seconds(10))) {
+        if (Clock::now() - last_table > std::chrono::seconds(2)) {
+          refresh_live();
+          table_.print(std::cerr, trials_, spec_, "");
+          last_table = Clock::now();
+          dirty_ = false;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  void refresh_live() {
+    for (const auto& [index, process] : running_) {
+      Trial& trial = trials_[index];
+      if (const auto row = last_row(trial_dir(trial))) table_.set_live(trial.name, *row, metric_of(*row, spec_.metric));
+    }
+  }
+
+  void start_segment(Trial& trial) {
+    std::vector<std::string> argv = {options_.rlx_program, "train"};
+    const auto checkpoint = latest_checkpoint(trial_dir(trial));
+    if (checkpoint) {
+      argv.insert(argv.end(), {"--resume", checkpoint->string()});
+    } else {
+      fs::remove_all(trial_dir(trial));  // a first attempt that crashed before any checkpoint
+      argv.insert(argv.end(), {(dir_ / kTunedExperimentName).string(), "--experiment", experiment_.name, "--output",
+                               dir_.parent_path().string(), "--trial-name", trial.name});
+    }
+    argv.push_back("--quiet");
+    for (const auto& [key, value] : trial.params.items()) argv.insert(argv.end(), {"--set", set_arg(key, value)});
+    trial.pause_at = scheduler_->next_pause(trial);
+    if (trial.pause_at) {
+      argv.insert(argv.end(), {"--pause-at", spec_.time_attr() + "=" + format_double(*trial.pause_at)});
+    }
+    std::string command;
+    for (const auto& arg : argv) command += (command.empty() ? "" : " ") + arg;
+    fs::create_directories(log_path(trial).parent_path());
+    append_line_durable(log_path(trial), "# rlx tune: segment " + std::to_string(trial.segments + 1) + ": " + command);
+    running_[index_of(trial)] = std::make_unique<ChildProcess>(argv, log_path(trial));
+    trial.status = TrialStatus::kRunning;
+    ++trial.segments;
+  }
+
+  void handle_exit(Trial& trial, const ChildExit& exit) {
+    table_.clear_live(trial.name);
+    const auto result = read_json_file(trial_dir(trial) / "result.json");
+    const bool ended = !exit.signaled && (exit.code == kTrainReached || exit.code == kTrainBudgetSpent || exit.code == kTrainPaused);
+    if (ended && result) {
+      segment_ended(trial, exit.code, *result);
+      return;
+    }
+    trial.error = exit.describe() + ": " + log_tail(log_path(trial));
+    if (!exit.signaled && exit.code == kTrainUsage) {  // a config the trial can never run
+      trial.status = TrialStatus::kError;
+      return;
+    }
+    ++trial.failures;
+    if (trial.failures > spec_.max_failures) {
+      trial.status = TrialStatus::kError;
+      return;
+    }
+    trial.status = latest_checkpoint(trial_dir(trial)) ? TrialStatus::kPaused : TrialStatus::kPending;
+  }
+
+  // Takes a finished segment's outcome: counters, metric, checkpoint; paused or terminated.
+  void segment_ended(Trial& trial, int code, const nlohmann::json& result) {
+    trial.iteration = result.value("training_iteration", trial.iteration);
+    trial.timesteps = result.value("timesteps_total", trial.timesteps);
+    trial.time_s = result.value("time_total_s", trial.time_s);
+    trial.metric = metric_of(result, spec_.metric);
+    if (result.at("last_checkpoint").is_string()) trial.checkpoint = result.at("last_checkpoint").get<std::string>();
+    trial.checkpoint_metric = trial.metric;
+    update_best(trial);
+    if (code == kTrainPaused) {
+      trial.status = TrialStatus::kPaused;
+      trial.awaiting_decision = true;
+    } else {
+      trial.status = TrialStatus::kTerminated;
+      trial.stopped_by = result.value("stopped_by", code == kTrainReached ? "episode_return_mean" : "stop");
+    }
+  }
+
+  void update_best(Trial& trial) {
+    const fs::path path = trial_dir(trial) / "result.jsonl";
+    if (!fs::exists(path)) return;
+    std::istringstream lines(read_file(path));
+    std::string line;
+    std::optional<double> best;
+    while (std::getline(lines, line)) {
+      const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+      if (row.is_discarded()) continue;
+      const auto value = metric_of(row, spec_.metric);
+      if (value && (!best || trial_score(value, spec_.mode) > trial_score(best, spec_.mode))) best = value;
+    }
+    trial.best_metric = best;
+  }
+
+  void apply(const Decision& decision) {
+    Trial& trial = trials_[decision.trial];
+    trial.awaiting_decision = false;
+    ++trial.decisions;
+    if (decision.action == Decision::Action::kStop) {
+      trial.status = TrialStatus::kTerminated;
+      trial.stopped_by = decision.reason;
+      return;
+    }
+    if (decision.action != Decision::Action::kExploit) return;
+    const Trial& donor = trials_[*decision.donor];
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : trial.params.items()) keys.push_back(key);
+    try {
+      // The donor's hyperparameters as its checkpoint holds them, not as the tuner last set them.
+      const nlohmann::json donor_params = checkpoint_params(*donor.checkpoint, keys);
+      Rng rng = decision_rng(spec_.seed + 1, decision.trial, trial.decisions);
+      const nlohmann::json explored = pbt_explore(donor_params, spec_.pbt, rng);
+      trial.pending = PendingExploit{trial.name + "@" + std::to_string(trial.decisions), donor.name, *donor.checkpoint,
+                                     trial.params, explored};
+    } catch (const CheckpointError& e) {
+      trial.error = std::string("exploit of ") + donor.name + " skipped: " + e.what();
+      return;
+    }
+    write_state();  // the decision first: a crash from here on redoes this same exploit
+    finish_exploit(trial);
+  }
+
+  void finish_exploit(Trial& trial) {
+    const PendingExploit pending = *trial.pending;
+    const auto target = latest_checkpoint(trial_dir(trial));
+    try {
+      if (!target) throw CheckpointError(trial_dir(trial).string() + " has no checkpoint to replace");
+      exploit_checkpoint(pending.donor_checkpoint, *target, pending.new_params, pending.donor);
+      const std::string& attr = spec_.time_attr();
+      append_pbt_log(dir_ / kPbtLogName, {{"id", pending.id},
+                                          {"trial", trial.name},
+                                          {"donor", pending.donor},
+                                          {"donor_checkpoint", pending.donor_checkpoint},
+                                          {"trial_checkpoint", target->string()},
+                                          {"time_attr", attr},
+                                          {"time", trial.time(attr)},
+                                          {"training_iteration", trial.iteration},
+                                          {"timesteps_total", trial.timesteps},
+                                          {"old_params", pending.old_params},
+                                          {"new_params", pending.new_params}});
+      trial.params = pending.new_params;
+    } catch (const CheckpointError& e) {
+      trial.error = "exploit of " + pending.donor + " failed, trial continues unchanged: " + e.what();
+    }
+    trial.pending.reset();
+    write_state();
+  }
+
+  TuneOutcome report() {
+    TuneOutcome outcome;
+    outcome.experiment_dir = dir_;
+    const Trial* best = nullptr;
+    for (const Trial& trial : trials_) {
+      if (trial.status == TrialStatus::kError) ++outcome.errored_trials;
+      if (!trial.metric) continue;
+      if (!best || trial_score(trial.metric, spec_.mode) > trial_score(best->metric, spec_.mode)) best = &trial;
+    }
+    out_ << "results: " << dir_.string() << " (" << kTrialsCsvName << ", " << kExperimentStateName << ")\n";
+    if (outcome.errored_trials) out_ << outcome.errored_trials << " trial(s) failed; see " << (dir_ / "logs").string() << "\n";
+    if (!best) {
+      out_ << "no trial reported " << spec_.metric << "\n";
+      return outcome;
+    }
+    outcome.best_trial = best->name;
+    outcome.best_metric = best->metric;
+    outcome.best_params = best->params;
+    if (best->checkpoint) outcome.best_checkpoint = *best->checkpoint;
+    out_ << "best trial: " << best->name << " (" << spec_.metric << " " << format_double(*best->metric) << ", "
+         << spec_.mode << " over trials' last results; " << best->timesteps << " steps)\n"
+         << "  params: " << best->params.dump() << "\n"
+         << "  config: " << (trial_dir(*best) / "params.yaml").string() << "\n"
+         << "  checkpoint: " << (best->checkpoint ? *best->checkpoint : std::string("-")) << "\n";
+    return outcome;
+  }
+
+  const TunerOptions& options_;
+  std::ostream& out_;
+  Experiment experiment_;
+  TuneSpec spec_;
+  fs::path dir_;
+  std::vector<Trial> trials_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::map<size_t, std::unique_ptr<ChildProcess>> running_;
+  StatusTable table_;
+  bool finished_ = false;
+  bool dirty_ = true;
+};
+
+}  // namespace
+
+TuneOutcome run_tuner(const TunerOptions& options, std::ostream& out) { return Tuner(options, out).run(); }
+
+int run_replay(const fs::path& trial_dir_in, const std::string& rlx_program, std::ostream& out) {
+  const fs::path trial_dir = fs::absolute(trial_dir_in).lexically_normal();
+  const fs::path dir = trial_dir.parent_path();
+  const std::string name = trial_dir.filename().string();
+  const auto state = read_json_file(dir / kExperimentStateName);
+  if (!state) throw std::runtime_error("'" + trial_dir.string() + "' is not a trial of a tuning run (no " + kExperimentStateName + " beside it)");
+  const std::string experiment_name = state->at("experiment").get<std::string>();
+  const Experiment experiment = load_experiment(dir / kTunedExperimentName, experiment_name, {});
+  const TuneSpec spec = parse_tune_spec(experiment);
+  std::optional<Trial> trial;
+  for (const auto& entry : state->at("trials")) {
+    if (entry.at("name") == name) trial = trial_from_json(entry);
+  }
+  if (!trial) throw std::runtime_error("no trial '" + name + "' in " + (dir / kExperimentStateName).string());
+  std::vector<nlohmann::json> schedule;
+  for (const auto& entry : read_pbt_log(dir / kPbtLogName)) {
+    if (entry.at("trial") == name) schedule.push_back(entry);
+  }
+  const std::string replay_name = "replay_" + name;
+  const fs::path replay_dir = dir / replay_name;
+  if (fs::exists(replay_dir)) throw std::runtime_error("'" + replay_dir.string() + "' exists already; remove it to replay again");
+  out << "rlx tune --replay: " << name << ": " << schedule.size() << " hyperparameter change(s) at " << spec.time_attr()
+      << "; initial " << trial->initial_params.dump() << "\n";
+
+  nlohmann::json params = trial->initial_params;
+  int code = 0;
+  for (size_t segment = 0; segment <= schedule.size(); ++segment) {
+    std::vector<std::string> argv = {rlx_program, "train"};
+    if (const auto checkpoint = latest_checkpoint(replay_dir)) {
+      argv.insert(argv.end(), {"--resume", checkpoint->string()});
+    } else {
+      argv.insert(argv.end(), {(dir / kTunedExperimentName).string(), "--experiment", experiment_name, "--output",
+                               dir.parent_path().string(), "--trial-name", replay_name});
+    }
+    argv.push_back("--quiet");
+    for (const auto& [key, value] : params.items()) argv.insert(argv.end(), {"--set", set_arg(key, value)});
+    if (segment < schedule.size()) {
+      argv.insert(argv.end(), {"--pause-at", spec.time_attr() + "=" + format_double(schedule[segment].at("time").get<double>())});
+    }
+    fs::create_directories(dir / "logs");
+    ChildProcess child(argv, dir / "logs" / (replay_name + ".log"));
+    std::optional<ChildExit> exit;
+    while (!(exit = child.poll())) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    code = exit->signaled ? 128 + exit->code : exit->code;
+    if (exit->signaled || (code != kTrainPaused && code != kTrainReached && code != kTrainBudgetSpent)) {
+      throw std::runtime_error("replay segment " + std::to_string(segment + 1) + " failed: " + exit->describe() + "; see " +
+                               (dir / "logs" / (replay_name + ".log")).string());
+    }
+    if (code != kTrainPaused) break;  // a stop criterion ended it before the next change
+    params = schedule[segment].at("new_params");
+    out << "  at " << format_double(schedule[segment].at("time").get<double>()) << ": " << params.dump() << "\n";
+  }
+  const auto result = read_json_file(replay_dir / "result.json");
+  out << "replay: " << replay_dir.string() << "\n";
+  if (result) {
+    out << "  " << spec.metric << " " << (metric_of(*result, spec.metric) ? format_double(*metric_of(*result, spec.metric)) : "-")
+        << " at " << result->value("timesteps_total", int64_t{0}) << " steps\n";
+  }
+  return code;
+}
+
+}  // namespace rlx
