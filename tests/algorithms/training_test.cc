@@ -21,6 +21,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Evaluation of `episodes` episodes of the checkpoint, other options at their defaults.
+EvaluationOptions evaluation_of(const fs::path& checkpoint, int episodes) {
+  EvaluationOptions options;
+  options.checkpoint = checkpoint;
+  options.episodes = episodes;
+  return options;
+}
+
 struct TempDir {
   TempDir() {
     char pattern[] = "/tmp/rlx-training-test-XXXXXX";
@@ -108,18 +116,18 @@ TEST_CASE("damaged checkpoints are refused with a clear error", "[algorithms][ch
   SECTION("a flipped byte") {
     bytes[bytes.size() / 2] ^= 0x5a;
     std::ofstream(model, std::ios::binary | std::ios::trunc) << bytes;
-    CHECK_THROWS_WITH(evaluate_checkpoint({checkpoint, 1}), Catch::Contains("SHA-256"));
+    CHECK_THROWS_WITH(evaluate_checkpoint(evaluation_of(checkpoint, 1)), Catch::Contains("SHA-256"));
   }
   SECTION("a truncated file") {
     std::ofstream(model, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
-    CHECK_THROWS_WITH(evaluate_checkpoint({checkpoint, 1}), Catch::Contains("truncated"));
+    CHECK_THROWS_WITH(evaluate_checkpoint(evaluation_of(checkpoint, 1)), Catch::Contains("truncated"));
   }
   SECTION("a missing manifest") {
     fs::remove(checkpoint / "checkpoint.json");
-    CHECK_THROWS_WITH(evaluate_checkpoint({checkpoint, 1}), Catch::Contains("checkpoint.json"));
+    CHECK_THROWS_WITH(evaluate_checkpoint(evaluation_of(checkpoint, 1)), Catch::Contains("checkpoint.json"));
   }
   SECTION("another env's spaces") {
-    EvaluationOptions options{checkpoint, 1};
+    EvaluationOptions options = evaluation_of(checkpoint, 1);
     options.env_id = "Acrobot-v1";
     CHECK_THROWS_WITH(evaluate_checkpoint(options), Catch::Contains("other spaces"));
   }
@@ -131,7 +139,7 @@ TEST_CASE("a DQN run checkpoints and evaluates", "[algorithms][checkpoint]") {
       train_quietly(tiny("cartpole-dqn.yaml", {"stop.training_iteration=2", "learning_starts=500"}), dir.path);
   REQUIRE(outcome.last_checkpoint);
   CHECK(outcome.final_row["learner"]["num_gradient_steps"].get<int64_t>() > 0);
-  EvaluationOptions options{*outcome.last_checkpoint, 3};
+  EvaluationOptions options = evaluation_of(*outcome.last_checkpoint, 3);
   options.deterministic = true;
   const EvaluationResult result = evaluate_checkpoint(options);
   CHECK(result.returns.size() == 3);
