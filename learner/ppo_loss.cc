@@ -44,7 +44,10 @@ torch::Tensor surrogate_advantages(const torch::Tensor& advantages, const PpoLos
     const torch::Tensor mean = moments[0] / n;
     const torch::Tensor var = (moments[1] - n * mean * mean) / (n - 1.0);
     const torch::Tensor stddev = var.clamp_min(0.0).sqrt();
-    return (advantages - mean.to(advantages.scalar_type())) / (stddev.to(advantages.scalar_type()) + kAdvantageEpsilon);
+    const torch::Tensor normalized =
+        (advantages - mean.to(advantages.scalar_type())) / (stddev.to(advantages.scalar_type()) + kAdvantageEpsilon);
+    // A global minibatch of one sample has no spread to normalise by (as below); no host sync.
+    return torch::where(n > 1.5, normalized, advantages);
   }
   if (advantages.size(0) < 2) return advantages;  // one sample has no spread to normalise by
   const auto [stddev, mean] = torch::std_mean(advantages, /*dim=*/{0}, /*unbiased=*/true);
