@@ -74,7 +74,8 @@ rlx::PpoConfig exactness_config() {
   return config;
 }
 
-void check_ppo_exactness(const rlx::PpoConfig& config, std::vector<int64_t> hidden) {
+void check_ppo_exactness(rlx::PpoConfig config, std::vector<int64_t> hidden) {
+  const bool contiguous = hidden.size() == 1;  // interleaved fragments for the first network
   const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", std::move(hidden));
   Sampler sampler("CartPole-v1", model_config, 2, 64, 7);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(4);  // 4 fragments of 128
@@ -98,7 +99,8 @@ void check_ppo_exactness(const rlx::PpoConfig& config, std::vector<int64_t> hidd
     rlx::PpoShard shard;
     shard.global_samples = 512;
     shard.rewards_prescaled = true;
-    for (int f = rank; f < 4; f += 2) {
+    for (int f = 0; f < 4; ++f) {
+      if (contiguous ? (f / 2 != rank) : (f % 2 != rank)) continue;
       mine.push_back(scaled[static_cast<size_t>(f)]);
       shard.fragment_offsets.push_back(128 * f);
     }
