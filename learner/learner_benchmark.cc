@@ -35,6 +35,7 @@ LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& opti
   if (options.num_fragments < world) throw std::invalid_argument("learner benchmark needs at least one fragment per learner");
   if (options.repeats < 1) throw std::invalid_argument("learner benchmark needs >= 1 repeat");
   learner_device(options.device, 0);  // validates the name
+  set_inference_threads(1);           // one intra-op thread per learner (as rlx train)
 
   PolicyModelConfig model_config = PolicyModelConfig::for_env(global_env_registry().spec(options.env_id));
   model_config.hidden_sizes = options.hidden_sizes;

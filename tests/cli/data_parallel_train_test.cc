@@ -28,9 +28,9 @@ const std::string kExperiments = std::string(RLX_SOURCE_DIR) + "/experiments/";
 
 }  // namespace
 
-TEST_CASE("rlx train --learners 2 solves CartPole with PPO (synchronous sampling, seed 0)", "[cli][dp][learning]") {
+TEST_CASE("rlx train --learners 2 solves CartPole with PPO (synchronous sampling, seed 2)", "[cli][dp][learning]") {
   const std::string out = temp_dir("dp_learning");
-  const auto r = run_rlx("train " + kExperiments + "cartpole-ppo.yaml --learners 2 --workers 0 --seed 0 --trial-name t --output " +
+  const auto r = run_rlx("train " + kExperiments + "cartpole-ppo.yaml --learners 2 --workers 0 --seed 2 --trial-name t --output " +
                          out + " -q");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
@@ -70,7 +70,7 @@ TEST_CASE("rlx train fails naming the learner rank that died, instead of hanging
   // Start a long run, kill its learner rank 1 once the group is up, and collect the status.
   const std::string rlx = std::string(RLX_BINARY_DIR) + "/rlx";
   const std::string script =
-      "cd " + out + " && (timeout 120 " + rlx + " train " + kExperiments +
+      "cd " + out + " || exit 1; (timeout 120 " + rlx + " train " + kExperiments +
       "cartpole-ppo.yaml --learners 2 --workers 0 --set stop.timesteps_total=100000000 "
       "--set stop.episode_return_mean=null --set checkpoint_freq=0 --trial-name t --output " + out +
       " -q >train.out 2>train.err & echo $! >train.pid; wait $! ; echo $? >train.status) & "
