@@ -4,6 +4,8 @@
 
 #include "algorithms/dqn_algorithm.h"
 #include "algorithms/ppo_algorithm.h"
+#include "envs/plugin_loader.h"
+#include "rollout/rollout_policy.h"
 
 namespace rlx {
 
@@ -35,9 +37,24 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
   }
 }
 
-std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment) {
-  if (experiment.algorithm == AlgorithmKind::kPPO) return std::make_unique<PpoAlgorithm>(experiment);
-  return std::make_unique<DqnAlgorithm>(experiment);
+std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
+  if (experiment.algorithm == AlgorithmKind::kPPO) return std::make_unique<PpoAlgorithm>(experiment, options);
+  return std::make_unique<DqnAlgorithm>(experiment, options);
+}
+
+void run_learner_rank(LearnerGroupMember& member) {
+  const Experiment experiment = experiment_from_json(nlohmann::json::parse(member.payload()), "the learner group's payload");
+  set_inference_threads(1);
+  load_env_plugins(experiment.plugins);
+  DataParallelOptions options;
+  options.member = &member;
+  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, options);
+  DataParallelLink link(experiment, options);
+  for (;;) {
+    LearnerCommand command = link.receive();
+    if (command.header.at("op") == "stop") return;
+    algorithm->follow(command);
+  }
 }
 
 }  // namespace rlx

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algorithms/data_parallel_link.h"
 #include "algorithms/sampler.h"
 #include "core/checkpoint_dir.h"
 #include "core/experiment.h"
@@ -45,6 +46,8 @@ class Algorithm {
   virtual void restore(const Checkpoint& checkpoint) = 0;
   // A policy for evaluation with the current weights (argmax / mean actions when deterministic).
   virtual std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const = 0;
+  // Learner ranks >= 1: carries out one command of the driver (data-parallel update, sync).
+  virtual void follow(const LearnerCommand& command) = 0;
 };
 
 // Calls restore with the bytes of the checkpoint's `file_name` and its "algorithm_state" JSON;
@@ -52,9 +55,14 @@ class Algorithm {
 void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
                            const std::function<void(std::istream& file, const nlohmann::json& state)>& restore);
 
-// PPO or DQN for the experiment, learning on the CPU; throws ConfigError / std::invalid_argument
-// on settings the algorithm cannot use.
-std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment);
+// PPO or DQN for the experiment, learning on its `device`; with num_learners > 1 the driver
+// starts the data-parallel group (options.program) and a member in options makes this a learner
+// rank >= 1. Throws ConfigError / std::invalid_argument on settings the algorithm cannot use.
+std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});
+
+// A learner rank >= 1 (`rlx learner`): builds the algorithm from the driver's payload and
+// follows its commands until it says stop. Throws CommunicatorError when the driver is gone.
+void run_learner_rank(LearnerGroupMember& member);
 
 // The WorkerSetup fields every algorithm shares (env, K, T, seed, network).
 WorkerSetup common_worker_setup(const Experiment& experiment);

@@ -1,8 +1,11 @@
 #include "algorithms/dqn_algorithm.h"
 
 #include <sstream>
+#include <stdexcept>
 
+#include "core/config_error.h"
 #include "envs/registry.h"
+#include "learner/data_parallel.h"
 #include "rollout/policy_factory.h"
 
 namespace rlx {
@@ -34,7 +37,7 @@ DqnConfig dqn_config_from(const Experiment& experiment) {
   return config;
 }
 
-DqnAlgorithm::DqnAlgorithm(const Experiment& experiment)
+DqnAlgorithm::DqnAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
   setup_.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
   setup_.dueling = experiment.config.get_bool("dueling");
@@ -42,7 +45,34 @@ DqnAlgorithm::DqnAlgorithm(const Experiment& experiment)
   setup_.num_workers = std::max<int>(1, static_cast<int>(experiment.config.get_int("num_workers")));
   const DqnConfig config = dqn_config_from(experiment);
   setup_.epsilon = config.initial_eps;
-  learner_ = std::make_unique<DqnLearner>(setup_.model_config(spec_), config, setup_.seed);
+  link_ = std::make_unique<DataParallelLink>(experiment, options);
+  learner_ = std::make_unique<DqnLearner>(setup_.model_config(spec_), config, setup_.seed, link_->device());
+  if (link_->active()) {
+    if (config.batch_size % link_->world() != 0) {
+      throw ConfigError("batch_size " + std::to_string(config.batch_size) + " must be a multiple of num_learners " +
+                        std::to_string(link_->world()) + " (each learner samples batch_size / num_learners)");
+    }
+    learner_->set_data_parallel_hooks(make_dqn_hooks(link_->member().device_comm(), link_->member().host()));
+  }
+}
+
+bool DqnAlgorithm::train_rounds(int64_t rounds, int64_t timesteps, DqnUpdateMetrics& last) {
+  if (rounds <= 0 || !learner_->ready_on_all_ranks()) return false;
+  for (int64_t i = 0; i < rounds; ++i) last = learner_->train(learner_->config().gradient_steps, timesteps);
+  return true;
+}
+
+void DqnAlgorithm::follow(const LearnerCommand& command) {
+  const std::string op = command.header.at("op").get<std::string>();
+  if (op == "sync") {
+    broadcast_learner_state(link_->member().host(), *learner_);
+  } else if (op == "dqn_step") {
+    for (const SampleBatch& batch : command.fragments) learner_->add(batch);
+    DqnUpdateMetrics last;
+    train_rounds(command.header.at("rounds").get<int64_t>(), command.header.at("timesteps").get<int64_t>(), last);
+  } else {
+    throw std::runtime_error("DQN learner rank got an unknown command '" + op + "'");
+  }
 }
 
 std::shared_ptr<Weights> DqnAlgorithm::current_weights() const {
@@ -56,16 +86,34 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
   DqnUpdateMetrics last;
   int64_t rounds_run = 0;
   received_ = timesteps_done;
+  const int world = link_->world();
   while (result.env_steps < kDqnStepsPerIteration) {
-    for (const SampleBatch& batch : sampler.collect(1)) {
-      learner_->add(batch);
+    const std::vector<SampleBatch> batches = sampler.collect(1);
+    std::vector<std::vector<const SampleBatch*>> dealt(static_cast<size_t>(world));
+    for (const SampleBatch& batch : batches) {
+      dealt[static_cast<size_t>(dealt_++ % static_cast<uint64_t>(world))].push_back(&batch);
       result.env_steps += batch.num_transitions();
       received_ += batch.num_transitions();
     }
-    const int64_t rounds = learner_->training_rounds_due(received_);
-    for (int64_t i = 0; i < rounds; ++i) last = learner_->train(learner_->config().gradient_steps, received_);
-    rounds_run += rounds;
-    if (rounds > 0) ++version_;
+    bool ran = false;
+    link_->guarded([&] {
+      if (link_->driver()) {
+        link_->check_ranks();
+        if (!synced_) {
+          for (int rank = 1; rank < world; ++rank) link_->send(rank, {{"op", "sync"}}, {});
+          broadcast_learner_state(link_->member().host(), *learner_);
+          synced_ = true;
+        }
+      }
+      for (const SampleBatch* batch : dealt[0]) learner_->add(*batch);
+      const int64_t rounds = learner_->training_rounds_due(received_);
+      for (int rank = 1; rank < world; ++rank) {
+        link_->send(rank, {{"op", "dqn_step"}, {"rounds", rounds}, {"timesteps", received_}}, dealt[static_cast<size_t>(rank)]);
+      }
+      ran = train_rounds(rounds, received_, last);
+      if (ran) rounds_run += rounds;
+    });
+    if (ran) ++version_;
     sampler.publish(current_weights());
   }
   result.learner = {{"loss", last.loss},
@@ -101,6 +149,7 @@ void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
                           version_ = state.at("policy_version").get<uint64_t>();
                           received_ = state.at("received_steps").get<int64_t>();
                         });
+  synced_ = false;
 }
 
 std::unique_ptr<RolloutPolicy> DqnAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {

@@ -20,7 +20,10 @@ DqnConfig dqn_config_from(const Experiment& experiment);
 
 class DqnAlgorithm : public Algorithm {
  public:
-  explicit DqnAlgorithm(const Experiment& experiment);
+  // With num_learners > 1 (or a member in options) each rank keeps a replay shard: the driver
+  // deals fragments round-robin, every rank samples batch_size / M per gradient step, and the
+  // training rounds stay counted on the driver's global env steps (the replay ratio holds).
+  explicit DqnAlgorithm(const Experiment& experiment, const DataParallelOptions& options = {});
 
   WorkerSetup worker_setup() const override { return setup_; }
   std::shared_ptr<Weights> current_weights() const override;
@@ -29,6 +32,7 @@ class DqnAlgorithm : public Algorithm {
   nlohmann::json checkpoint_state() const override;
   void restore(const Checkpoint& checkpoint) override;
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
+  void follow(const LearnerCommand& command) override;
 
   DqnLearner& learner() { return *learner_; }
 
@@ -38,6 +42,12 @@ class DqnAlgorithm : public Algorithm {
   std::unique_ptr<DqnLearner> learner_;
   uint64_t version_ = 1;
   int64_t received_ = 0;  // transitions received, the clock of training rounds and schedules
+  std::unique_ptr<DataParallelLink> link_;
+  bool synced_ = false;     // the ranks hold the driver's weights and state
+  uint64_t dealt_ = 0;      // fragments dealt to ranks so far (round-robin)
+
+  // The training rounds every rank runs (collective when data-parallel); true when they ran.
+  bool train_rounds(int64_t rounds, int64_t timesteps, DqnUpdateMetrics& last);
 };
 
 }  // namespace rlx

@@ -1,8 +1,12 @@
 #include "algorithms/ppo_algorithm.h"
 
+#include <chrono>
 #include <sstream>
+#include <stdexcept>
 
 #include "envs/registry.h"
+#include "learner/data_parallel.h"
+#include "learner/fragment_shards.h"
 #include "rollout/policy_factory.h"
 
 namespace rlx {
@@ -30,18 +34,85 @@ PpoConfig ppo_config_from(const Experiment& experiment) {
   return config;
 }
 
-PpoAlgorithm::PpoAlgorithm(const Experiment& experiment)
+PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : setup_(common_worker_setup(experiment)),
       spec_(global_env_registry().spec(experiment.env)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   setup_.policy_kind = RolloutPolicyKind::kActorCritic;
   setup_.log_std_init = experiment.config.get_double("log_std_init");
-  learner_ = std::make_unique<PpoLearner>(setup_.model_config(spec_), ppo_config_from(experiment), setup_.seed);
+  link_ = std::make_unique<DataParallelLink>(experiment, options);
+  learner_ = std::make_unique<PpoLearner>(setup_.model_config(spec_), ppo_config_from(experiment), setup_.seed, link_->device());
+  if (link_->active()) {
+    learner_->set_data_parallel_hooks(make_ppo_hooks(link_->member().device_comm(), link_->member().host()));
+  }
+}
+
+PpoUpdateMetrics PpoAlgorithm::data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
+                                                    double& scatter_s) {
+  const int world = link_->world();
+  PpoUpdateMetrics m;
+  link_->guarded([&] {
+    link_->check_ranks();
+    if (!synced_) {
+      for (int rank = 1; rank < world; ++rank) link_->send(rank, {{"op", "sync"}}, {});
+      broadcast_learner_state(link_->member().host(), *learner_);
+      synced_ = true;
+    }
+    const auto scatter_start = std::chrono::steady_clock::now();
+    // Rewards are scaled on the whole fragments, in order (the scaler keeps per-env returns).
+    std::vector<SampleBatch> scaled = batches;
+    learner_->scale_rewards(scaled);
+    const ShardedBatch sharded = shard_batch(std::move(scaled), world);
+    const std::vector<int> owner = assign_fragments(sharded.fragments, world);
+    std::vector<std::vector<const SampleBatch*>> mine(static_cast<size_t>(world));
+    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(world)), strides(static_cast<size_t>(world));
+    for (size_t f = 0; f < sharded.fragments.size(); ++f) {
+      const auto r = static_cast<size_t>(owner[f]);
+      mine[r].push_back(&sharded.fragments[f]);
+      offsets[r].push_back(sharded.offsets[f]);
+      strides[r].push_back(sharded.strides[f]);
+    }
+    const int64_t total = sharded.total;
+    for (int rank = 1; rank < world; ++rank) {
+      const auto r = static_cast<size_t>(rank);
+      link_->send(rank, {{"op", "ppo_update"}, {"timesteps_done", timesteps_done}, {"global_samples", total},
+                         {"offsets", offsets[r]}, {"strides", strides[r]}},
+                  mine[r]);
+    }
+    scatter_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - scatter_start).count();
+    std::vector<SampleBatch> local;
+    for (const SampleBatch* batch : mine[0]) local.push_back(*batch);
+    PpoShard shard;
+    shard.global_samples = total;
+    shard.fragment_offsets = offsets[0];
+    shard.fragment_strides = strides[0];
+    shard.rewards_prescaled = true;
+    m = learner_->update(local, timesteps_done, &shard);
+  });
+  return m;
+}
+
+void PpoAlgorithm::follow(const LearnerCommand& command) {
+  const std::string op = command.header.at("op").get<std::string>();
+  if (op == "sync") {
+    broadcast_learner_state(link_->member().host(), *learner_);
+  } else if (op == "ppo_update") {
+    PpoShard shard;
+    shard.global_samples = command.header.at("global_samples").get<int64_t>();
+    shard.fragment_offsets = command.header.at("offsets").get<std::vector<int64_t>>();
+    shard.fragment_strides = command.header.at("strides").get<std::vector<int64_t>>();
+    shard.rewards_prescaled = true;
+    learner_->update(command.fragments, command.header.at("timesteps_done").get<int64_t>(), &shard);
+  } else {
+    throw std::runtime_error("PPO learner rank got an unknown command '" + op + "'");
+  }
 }
 
 IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
   const std::vector<SampleBatch> batches = sampler.collect(train_batch_size_);
-  const PpoUpdateMetrics m = learner_->update(batches, timesteps_done);
+  double scatter_s = 0.0;
+  const PpoUpdateMetrics m =
+      link_->driver() ? data_parallel_update(batches, timesteps_done, scatter_s) : learner_->update(batches, timesteps_done);
   sampler.publish(learner_->weights(++version_));
   IterationResult result;
   for (const SampleBatch& batch : batches) result.env_steps += batch.num_transitions();
@@ -51,6 +122,10 @@ IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
                     {"lr", m.lr},                     {"clip_param", m.clip_param},
                     {"grad_norm", m.grad_norm},       {"num_minibatch_steps", m.num_minibatch_steps},
                     {"policy_version", version_}};
+  if (link_->driver()) {
+    result.learner["num_learners"] = link_->world();
+    result.learner["scatter_s"] = scatter_s;
+  }
   return result;
 }
 
@@ -71,6 +146,7 @@ void PpoAlgorithm::restore(const Checkpoint& checkpoint) {
                           learner_->load_state_json(state.at("learner"));
                           version_ = state.at("policy_version").get<uint64_t>();
                         });
+  synced_ = false;
 }
 
 std::unique_ptr<RolloutPolicy> PpoAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {

@@ -14,7 +14,10 @@ PpoConfig ppo_config_from(const Experiment& experiment);
 
 class PpoAlgorithm : public Algorithm {
  public:
-  explicit PpoAlgorithm(const Experiment& experiment);
+  // With num_learners > 1 (or a member in options) the update runs data-parallel: the driver
+  // scales the rewards of the whole batch, gives each rank consecutive fragments (split by envs
+  // when there are fewer fragments than ranks) and every rank runs its share of the update.
+  explicit PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options = {});
 
   WorkerSetup worker_setup() const override { return setup_; }
   std::shared_ptr<Weights> current_weights() const override { return learner_->weights(version_); }
@@ -23,15 +26,21 @@ class PpoAlgorithm : public Algorithm {
   nlohmann::json checkpoint_state() const override;
   void restore(const Checkpoint& checkpoint) override;
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
+  void follow(const LearnerCommand& command) override;
 
   PpoLearner& learner() { return *learner_; }
 
  private:
+  // The driver's side of a data-parallel update (scatter_s: time to shard and send).
+  PpoUpdateMetrics data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
+
   WorkerSetup setup_;
   EnvSpec spec_;
   int64_t train_batch_size_;
   std::unique_ptr<PpoLearner> learner_;
   uint64_t version_ = 1;
+  std::unique_ptr<DataParallelLink> link_;
+  bool synced_ = false;  // the ranks hold the driver's weights and state
 };
 
 }  // namespace rlx

@@ -140,7 +140,9 @@ TrainOutcome run_training(const TrainOptions& options) {
   // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
   set_inference_threads(1);
   load_env_plugins(experiment.plugins);
-  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
+  DataParallelOptions data_parallel;
+  data_parallel.program = options.worker_program;
+  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, data_parallel);
 
   Progress progress;
   TrainOutcome outcome;

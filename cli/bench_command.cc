@@ -8,6 +8,7 @@
 #include "cli/bench_subcommands.h"
 #include "cli/command.h"
 #include "cli/number_list.h"
+#include "learner/learner_benchmark.h"
 #include "transport/scale_benchmark.h"
 #include "transport/transport_benchmark.h"
 
@@ -22,7 +23,8 @@ const char* const kBenchUsage =
     "subcommands:\n"
     "  transport --bytes B   zero-copy fragments of B bytes over tcp loopback vs memcpy\n"
     "  scale --workers N,..  receiver CPU per fragment with N worker connections streaming\n"
-    "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n\n"
+    "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n"
+    "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n\n"
     "every subcommand takes --help.\n";
 
 int run_bench_transport(const std::vector<std::string>& args) {
@@ -133,12 +135,56 @@ int run_bench_scale(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int run_bench_learner(const std::vector<std::string>& args) {
+  po::options_description options("rlx bench learner: data-parallel PPO updates (M ranks as threads, Gloo or NCCL)");
+  options.add_options()("help,h", "show this help")("learners", po::value<int>()->default_value(1), "data-parallel learners M")(
+      "device", po::value<std::string>()->default_value("cpu"), "cpu or cuda (rank r on cuda:r)")(
+      "env", po::value<std::string>()->default_value("CartPole-v1"), "environment of the fragments")(
+      "hidden", po::value<std::vector<std::string>>()->composing(), "network hidden sizes, e.g. 64,64 (repeatable; default 64,64 and 256,256)")(
+      "fragments", po::value<int>()->default_value(8), "fragments of 16 envs x 64 steps in the train batch")(
+      "minibatch", po::value<int64_t>()->default_value(256), "minibatch size")(
+      "epochs", po::value<int>()->default_value(4), "epochs per update")(
+      "repeats", po::value<int>()->default_value(3), "timed updates; the final lines are their medians");
+  const po::variables_map values = parse_command_line(args, options, {});
+  if (values.count("help")) {
+    std::cout << "usage: rlx bench learner [--learners M] [--device cpu|cuda] [--hidden 64,64 ...]\n\n" << options;
+    return kExitOk;
+  }
+  std::vector<std::string> hidden = {"64,64", "256,256"};
+  if (values.count("hidden")) hidden = values["hidden"].as<std::vector<std::string>>();
+  LearnerBenchmarkOptions bench;
+  bench.num_learners = values["learners"].as<int>();
+  bench.device = values["device"].as<std::string>();
+  bench.env_id = values["env"].as<std::string>();
+  bench.num_fragments = values["fragments"].as<int>();
+  bench.minibatch_size = values["minibatch"].as<int64_t>();
+  bench.num_epochs = values["epochs"].as<int>();
+  bench.repeats = values["repeats"].as<int>();
+  if (bench.num_learners < 1) throw UsageError("--learners must be >= 1");
+  for (const std::string& sizes : hidden) {
+    bench.hidden_sizes.clear();
+    for (double h : parse_number_list(sizes, "--hidden")) {
+      if (h < 1 || h != static_cast<double>(static_cast<int64_t>(h))) throw UsageError("--hidden sizes must be positive integers, got '" + sizes + "'");
+      bench.hidden_sizes.push_back(static_cast<int64_t>(h));
+    }
+    const LearnerBenchmarkResult result = run_learner_benchmark(bench);
+    const std::string prefix = "learners=" + std::to_string(bench.num_learners) + " device=" + bench.device + " hidden=" + sizes;
+    for (size_t r = 0; r < result.runs.size(); ++r) {
+      std::cout << prefix << " repeat=" << r + 1 << " seconds=" << result.runs[r].seconds
+                << " samples_per_s=" << result.runs[r].samples_per_s << " allreduce_share=" << result.runs[r].allreduce_share << "\n";
+    }
+    std::cout << prefix << " batch=" << result.batch_samples << " params=" << result.num_parameters
+              << " samples_per_s=" << result.samples_per_s << " allreduce_share=" << result.allreduce_share << std::endl;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_bench_command(const std::vector<std::string>& args) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> subcommands = {
       {"scale", run_bench_scale},
-      {"transport", run_bench_transport}, {"sampling", run_bench_sampling}};
+      {"transport", run_bench_transport}, {"sampling", run_bench_sampling}, {"learner", run_bench_learner}};
   if (args.empty()) throw UsageError(std::string("missing subcommand\n") + kBenchUsage);
   if (args.front() == "--help" || args.front() == "-h") {
     std::cout << kBenchUsage;

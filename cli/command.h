@@ -38,6 +38,9 @@ int run_worker_command(const std::vector<std::string>& args);
 // `rlx train FILE.yaml ...`.
 int run_train_command(const std::vector<std::string>& args);
 
+// `rlx learner --store HOST:PORT --rank R --world M` (hidden: started by `rlx train --learners M`).
+int run_learner_command(const std::vector<std::string>& args);
+
 // `rlx evaluate CHECKPOINT ...`.
 int run_evaluate_command(const std::vector<std::string>& args);
 

@@ -53,7 +53,13 @@ int main(int argc, char** argv) {
     std::cout << "rlx " << kVersion << "\n";
     return rlx::cli::kExitOk;
   }
-  for (const Subcommand& sub : kSubcommands) {
+  // Hidden: a data-parallel learner rank, spawned by `rlx train --learners M`.
+  static const Subcommand kLearner = {"learner", "", rlx::cli::run_learner_command};
+  std::vector<const Subcommand*> commands;
+  for (const Subcommand& sub : kSubcommands) commands.push_back(&sub);
+  commands.push_back(&kLearner);
+  for (const Subcommand* command : commands) {
+    const Subcommand& sub = *command;
     if (name != sub.name) continue;
     try {
       return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -56,6 +56,8 @@ int run_train_command(const std::vector<std::string>& args) {
       "output", po::value<std::string>()->default_value("runs"), "results root: OUTPUT/<experiment>/<trial>/")(
       "seed", po::value<int64_t>(), "same as --set seed=S")("workers", po::value<int64_t>(),
                                                               "same as --set num_workers=N (0: sample in-process)")(
+      "learners", po::value<int64_t>(), "same as --set num_learners=M (data-parallel learner processes)")(
+      "device", po::value<std::string>(), "same as --set device=D (cpu, cuda, cuda:N; learner rank r on cuda:N+r)")(
       "resume", po::value<std::string>(), "continue from this checkpoint directory, with the same counters")(
       "trial-name", po::value<std::string>(), "name of the trial directory (default: ALGO_ENV_seedS_TIME)")(
       "bind", po::value<std::string>()->default_value("tcp://127.0.0.1:*"),
@@ -71,6 +73,7 @@ int run_train_command(const std::vector<std::string>& args) {
   const po::variables_map values = parse_command_line(args, options, positionals);
   if (values.count("help")) {
     std::cout << "usage: rlx train FILE.yaml [--set key=value ...] [--output DIR] [--seed S] [--workers N]\n"
+                 "                 [--learners M] [--device cpu|cuda]\n"
                  "                 [--resume CHECKPOINT] [--experiment NAME] [--env-plugin PATH ...]\n\n"
               << options
               << "\nexit status: 0 when stop.episode_return_mean was reached, 3 when another stop criterion\n"
@@ -81,6 +84,8 @@ int run_train_command(const std::vector<std::string>& args) {
   if (values.count("set")) overrides = values["set"].as<std::vector<std::string>>();
   if (values.count("seed")) overrides.push_back("seed=" + std::to_string(values["seed"].as<int64_t>()));
   if (values.count("workers")) overrides.push_back("num_workers=" + std::to_string(values["workers"].as<int64_t>()));
+  if (values.count("learners")) overrides.push_back("num_learners=" + std::to_string(values["learners"].as<int64_t>()));
+  if (values.count("device")) overrides.push_back("device=" + values["device"].as<std::string>());
 
   TrainOptions train;
   train.experiment = resolve_experiment(values, overrides);

@@ -5,6 +5,7 @@
 #include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <istream>
@@ -129,7 +130,35 @@ int64_t DqnLearner::add(const SampleBatch& batch) {
 }
 
 bool DqnLearner::ready() const {
-  return buffer_->size() >= config_.learning_starts && buffer_->size() >= config_.batch_size;
+  const int64_t world = hooks_.world_size;
+  return buffer_->size() >= (config_.learning_starts + world - 1) / world && buffer_->size() >= local_batch_size();
+}
+
+bool DqnLearner::ready_on_all_ranks() {
+  if (hooks_.world_size == 1) return ready();
+  std::vector<double> flag{ready() ? 1.0 : 0.0};
+  hooks_.allreduce_host(flag, ReduceOp::kMin);
+  return flag[0] > 0.5;
+}
+
+void DqnLearner::set_data_parallel_hooks(DqnDataParallelHooks hooks) {
+  if (buffer_->size() > 0) throw std::logic_error("DqnLearner: data-parallel hooks must be installed before transitions are stored");
+  if (hooks.world_size < 1 || hooks.rank < 0 || hooks.rank >= hooks.world_size) {
+    throw std::invalid_argument("DqnLearner: rank " + std::to_string(hooks.rank) + " outside a group of " +
+                                std::to_string(hooks.world_size));
+  }
+  if (hooks.world_size > 1 && (!hooks.allreduce_gradients || !hooks.allreduce_host)) {
+    throw std::invalid_argument("DqnLearner: data-parallel hooks need allreduce_gradients and allreduce_host");
+  }
+  if (config_.batch_size % hooks.world_size != 0) {
+    throw std::invalid_argument("DQN batch_size " + std::to_string(config_.batch_size) + " is not a multiple of the " +
+                                std::to_string(hooks.world_size) + " learners");
+  }
+  hooks_ = std::move(hooks);
+  DqnConfig shard = config_;
+  shard.buffer_capacity = std::max<int64_t>(1, (config_.buffer_capacity + hooks_.world_size - 1) / hooks_.world_size);
+  buffer_ = make_buffer(shard, model_config_.obs_size);
+  prioritized_ = dynamic_cast<PrioritizedReplayBuffer*>(buffer_.get());
 }
 
 int64_t DqnLearner::training_rounds_due(int64_t received_steps) {
@@ -169,25 +198,55 @@ void DqnLearner::update_target(int64_t timesteps_done) {
 }
 
 void DqnLearner::gradient_step(double beta) {
-  const int64_t b = config_.batch_size;
-  const int64_t o = model_config_.obs_size;
-  rng_.seed_with(step_seed(seed_, num_gradient_steps_));
+  const int64_t b = local_batch_size();
+  const uint64_t rank_seed = hooks_.rank == 0 ? seed_ : mix64(seed_ ^ mix64(static_cast<uint64_t>(hooks_.rank)));
+  rng_.seed_with(step_seed(rank_seed, num_gradient_steps_));
   if (prioritized_ != nullptr) {
     prioritized_->sample(b, beta, rng_, sample_);
+    if (hooks_.world_size > 1) {
+      // Weights (N P(i))^-beta / max_j w_j over the global buffer: each rank draws b from its
+      // shard, so P(i) = p_i / (M S_r) and the max weight belongs to min over ranks of
+      // (min_r / S_r). The local weights used min_r / S_r; rescale them by the global minimum.
+      const double local = prioritized_->min_priority() / prioritized_->total_priority();
+      std::vector<double> global{local};
+      hooks_.allreduce_host(global, ReduceOp::kMin);
+      const float factor = static_cast<float>(std::pow(local / global[0], -beta));
+      for (float& w : sample_.weights) w *= factor;
+    }
   } else {
     buffer_->sample(b, rng_, sample_);
   }
+  learn_from(sample_, prioritized_ != nullptr);
+  if (prioritized_ != nullptr) {
+    const torch::Tensor td_host = td_errors_.back().to(torch::kCPU).contiguous();
+    prioritized_->update_priorities(sample_.indices.data(), td_host.data_ptr<float>(), b);
+  }
+}
+
+void DqnLearner::gradient_step_on(const ReplaySample& sample) {
+  if (sample.size() < 1) throw std::invalid_argument("DqnLearner::gradient_step_on needs at least one transition");
+  losses_.clear();
+  q_values_.clear();
+  td_errors_.clear();
+  grad_norms_.clear();
+  sample_ = sample;
+  learn_from(sample_, prioritized_ != nullptr);
+}
+
+void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
+  const int64_t b = s.size();
+  const int64_t o = model_config_.obs_size;
   bootstrap_.resize(static_cast<size_t>(b));
-  for (size_t i = 0; i < bootstrap_.size(); ++i) bootstrap_[i] = sample_.terminated[i] != 0.0f ? 0.0f : sample_.discounts[i];
+  for (size_t i = 0; i < bootstrap_.size(); ++i) bootstrap_[i] = s.terminated[i] != 0.0f ? 0.0f : s.discounts[i];
 
   DqnBatch batch;
-  batch.obs = host_tensor(sample_.obs.data(), {b, o});
-  batch.next_obs = host_tensor(sample_.next_obs.data(), {b, o});
-  batch.rewards = host_tensor(sample_.rewards.data(), {b});
+  batch.obs = host_tensor(s.obs.data(), {b, o});
+  batch.next_obs = host_tensor(s.next_obs.data(), {b, o});
+  batch.rewards = host_tensor(s.rewards.data(), {b});
   batch.bootstrap = host_tensor(bootstrap_.data(), {b});
-  batch.actions = torch::from_blob(sample_.actions.data(), {b, 1}, torch::kLong);
+  batch.actions = torch::from_blob(s.actions.data(), {b, 1}, torch::kLong);
   if (!device_.is_cpu()) batch.actions = batch.actions.to(device_);
-  if (prioritized_ != nullptr) batch.weights = host_tensor(sample_.weights.data(), {b});
+  if (weighted) batch.weights = host_tensor(s.weights.data(), {b});
   const DqnLossOutput out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
   const torch::Tensor& loss = out.loss;
   const torch::Tensor& q = out.q;
@@ -195,6 +254,13 @@ void DqnLearner::gradient_step(double beta) {
 
   flat_grad_.zero_();
   loss.backward();
+  if (hooks_.world_size > 1) {
+    torch::NoGradGuard no_grad;
+    flat_grad_.mul_(1.0 / static_cast<double>(hooks_.world_size));
+    std::vector<torch::Tensor> grads{flat_grad_};
+    hooks_.allreduce_gradients(grads);
+    if (!grads.at(0).is_same(flat_grad_)) flat_grad_.copy_(grads.at(0));
+  }
   const torch::Tensor grad_norm = flat_grad_.norm();
   if (config_.max_grad_norm > 0.0) {
     flat_grad_.mul_(torch::clamp_max(config_.max_grad_norm / (grad_norm + 1e-6), 1.0));
@@ -202,10 +268,6 @@ void DqnLearner::gradient_step(double beta) {
   optimizer_->step();
 
   const torch::Tensor td = q.detach() - target;
-  if (prioritized_ != nullptr) {
-    const torch::Tensor td_host = td.to(torch::kCPU).contiguous();
-    prioritized_->update_priorities(sample_.indices.data(), td_host.data_ptr<float>(), b);
-  }
   losses_.push_back(loss.detach());
   q_values_.push_back(q.detach());
   td_errors_.push_back(td);
@@ -232,7 +294,11 @@ DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
   const torch::Tensor means = torch::stack({torch::stack(losses_).mean(), torch::cat(q_values_).mean(),
                                             torch::cat(td_errors_).abs().mean(), torch::stack(grad_norms_).mean()})
                                   .to(torch::kCPU, torch::kDouble);
-  const double* m = means.data_ptr<double>();
+  std::vector<double> m(means.data_ptr<double>(), means.data_ptr<double>() + 4);
+  if (hooks_.world_size > 1) {  // equal local batches: the global means are the ranks' mean
+    hooks_.allreduce_host(m, ReduceOp::kSum);
+    for (double& x : m) x /= static_cast<double>(hooks_.world_size);
+  }
   DqnUpdateMetrics metrics;
   metrics.loss = m[0];
   metrics.q_mean = m[1];

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <vector>
@@ -38,6 +39,7 @@
 
 #include "core/rng.h"
 #include "core/sample_batch.h"
+#include "learner/communicator.h"
 #include "learner/dqn_config.h"
 #include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
@@ -46,6 +48,19 @@
 #include "transport/messages.h"
 
 namespace rlx {
+
+// Seams for data-parallel DQN (learner/data_parallel.h builds them from a Communicator). Each
+// rank keeps its own replay shard (the transitions it was given) and samples
+// batch_size / world_size of every gradient step from it; the gradients are summed after each
+// rank weighted its own by 1 / world_size, i.e. the mean loss over the global batch.
+struct DqnDataParallelHooks {
+  int rank = 0;
+  int world_size = 1;
+  // After backward, before clipping: the flat gradient's SUM over ranks, in place.
+  std::function<void(std::vector<torch::Tensor>& grads)> allreduce_gradients;
+  // Reduces host doubles over ranks in place (readiness, metrics, prioritized-replay weights).
+  std::function<void(std::vector<double>& values, ReduceOp op)> allreduce_host;
+};
 
 // Means over one train() call's gradient steps unless noted.
 struct DqnUpdateMetrics {
@@ -75,8 +90,11 @@ class DqnLearner {
   // Stores the fragment's transitions in the replay buffer; returns how many were stored.
   // Throws std::invalid_argument (storing nothing) when it does not fit the model.
   int64_t add(const SampleBatch& batch);
-  // True when the buffer holds at least learning_starts and batch_size transitions.
+  // True when the buffer holds at least learning_starts and batch_size transitions (per rank
+  // when data-parallel: learning_starts / world_size rounded up, and the local batch).
   bool ready() const;
+  // Collective when data-parallel: ready() on every rank.
+  bool ready_on_all_ranks();
   // Training rounds due now that received_steps transitions were received in all (never
   // decreasing): one per train_freq boundary crossed beyond learning_starts since the last
   // call, 0 while !ready() (those rounds are skipped). Throws when received_steps decreases.
@@ -85,6 +103,19 @@ class DqnLearner {
   // Applies the target updates due at timesteps_done, then runs gradient_steps steps.
   // Throws std::logic_error when !ready(), std::invalid_argument when gradient_steps < 1.
   DqnUpdateMetrics train(int gradient_steps, int64_t timesteps_done);
+
+  // One gradient step on the given transitions (no replay draw, no priority or target update),
+  // e.g. to check a data-parallel step against one learner on the ranks' samples together.
+  void gradient_step_on(const ReplaySample& sample);
+  // The transitions the last gradient step of train() drew (this rank's share).
+  const ReplaySample& last_sample() const { return sample_; }
+
+  // Installs the data-parallel seams; the replay buffer becomes this rank's shard of
+  // buffer_capacity / world_size. Throws std::logic_error once transitions were stored,
+  // std::invalid_argument unless batch_size is a multiple of world_size.
+  void set_data_parallel_hooks(DqnDataParallelHooks hooks);
+  // Transitions this rank draws per gradient step.
+  int64_t local_batch_size() const { return config_.batch_size / hooks_.world_size; }
 
   // Exploration rate of the linear schedule after timesteps_done env steps.
   double epsilon(int64_t timesteps_done) const { return config_.epsilon(timesteps_done); }
@@ -121,6 +152,7 @@ class DqnLearner {
 
  private:
   void gradient_step(double beta);
+  void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
   void update_target(int64_t timesteps_done);
   void apply_optimizer_options();
   torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
@@ -138,6 +170,7 @@ class DqnLearner {
   std::unique_ptr<ReplayBuffer> buffer_;
   PrioritizedReplayBuffer* prioritized_ = nullptr;  // buffer_ when prioritized
   Rng rng_;
+  DqnDataParallelHooks hooks_;
 
   int64_t num_gradient_steps_ = 0;
   int64_t target_updates_ = 0;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -80,6 +81,28 @@ double explained_variance(const float* values, const float* returns, int64_t n) 
     var_e += e * e;
   }
   if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return 1.0 - var_e / var_y;
+}
+
+// explained_variance over the samples of every rank, from sums all-reduced in one call.
+double sharded_explained_variance(const float* values, const float* returns, int64_t n,
+                                  const std::function<void(std::vector<double>&)>& allreduce_host) {
+  if (!allreduce_host) throw std::logic_error("a sharded PPO update needs the allreduce_host hook");
+  std::vector<double> sums(5, 0.0);  // n, sum y, sum y^2, sum e, sum e^2
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = returns[i];
+    const double e = y - values[i];
+    sums[1] += y;
+    sums[2] += y * y;
+    sums[3] += e;
+    sums[4] += e * e;
+  }
+  sums[0] = static_cast<double>(n);
+  allreduce_host(sums);
+  const double count = sums[0];
+  const double var_y = sums[2] / count - (sums[1] / count) * (sums[1] / count);
+  const double var_e = sums[4] / count - (sums[3] / count) * (sums[3] / count);
+  if (var_y <= 0.0) return std::numeric_limits<double>::quiet_NaN();
   return 1.0 - var_e / var_y;
 }
 
@@ -248,7 +271,52 @@ void PpoLearner::check_batches(const std::vector<SampleBatch>& batches) const {
   if (total == 0) throw std::invalid_argument("PPO update got fragments without transitions");
 }
 
-void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out) {
+void PpoLearner::update_obs_stats_sharded(const std::vector<SampleBatch>& batches) {
+  if (!hooks_.allreduce_host) throw std::logic_error("a sharded PPO update needs the allreduce_host hook");
+  const auto o = static_cast<size_t>(model_config_.obs_size);
+  // Global count and mean first, then the squared deviations about the global mean (two
+  // all-reduces, numerically as stable as a single-process pass).
+  std::vector<double> sums(o + 1, 0.0);
+  for (const SampleBatch& batch : batches) {
+    const float* x = batch.obs.data();
+    const auto rows = static_cast<size_t>(batch.num_transitions());
+    sums[0] += static_cast<double>(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t j = 0; j < o; ++j) sums[1 + j] += x[r * o + j];
+    }
+  }
+  hooks_.allreduce_host(sums);
+  const double count = sums[0];
+  if (count <= 0.0) return;
+  std::vector<double> mean(o), m2(o, 0.0);
+  for (size_t j = 0; j < o; ++j) mean[j] = sums[1 + j] / count;
+  for (const SampleBatch& batch : batches) {
+    const float* x = batch.obs.data();
+    const auto rows = static_cast<size_t>(batch.num_transitions());
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t j = 0; j < o; ++j) {
+        const double d = x[r * o + j] - mean[j];
+        m2[j] += d * d;
+      }
+    }
+  }
+  hooks_.allreduce_host(m2);
+  for (double& v : m2) v /= count;
+  obs_stats_.update_from_moments(mean, m2, count);
+}
+
+void PpoLearner::scale_rewards(std::vector<SampleBatch>& batches) {
+  if (!config_.scale_rewards) return;
+  for (SampleBatch& batch : batches) {
+    batch.validate();
+    scaled_rewards_.resize(static_cast<size_t>(batch.num_transitions()));
+    reward_scaler_.scale(batch, scaled_rewards_.data());
+    std::copy(scaled_rewards_.begin(), scaled_rewards_.end(), batch.rewards.begin());
+  }
+}
+
+void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out,
+                         const PpoShard* shard) {
   const int64_t o = model_config_.obs_size;
   int64_t n = 0, extra = 0;
   for (const SampleBatch& batch : batches) {
@@ -259,9 +327,14 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
   out.num_samples = n;
 
   if (update_statistics && config_.normalize_observations) {
-    for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
+    if (shard != nullptr) {
+      update_obs_stats_sharded(batches);
+    } else {
+      for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
+    }
     refresh_obs_tensors();
   }
+  const bool prescaled = shard != nullptr && shard->rewards_prescaled;
 
   // Stage raw observations [N + E, O], actions, old log-probs and (scaled) rewards.
   obs_host_.resize(static_cast<size_t>((n + extra) * o));
@@ -293,7 +366,7 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
     }
     std::copy(batch.log_probs.begin(), batch.log_probs.end(), columns_host_.begin() + kOldLogProbs * n + row);
     float* rewards = scaled_rewards_.data() + row;
-    if (!config_.scale_rewards) {
+    if (!config_.scale_rewards || prescaled) {
       std::copy(batch.rewards.begin(), batch.rewards.end(), rewards);
     } else if (update_statistics) {
       reward_scaler_.scale(batch, rewards);
@@ -338,24 +411,60 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
                 columns_host_.data() + kReturns * n + row);
     row += count;
   }
-  out.explained_variance = explained_variance(old_values, columns_host_.data() + kReturns * n, n);
+  if (shard != nullptr) {
+    out.explained_variance = sharded_explained_variance(old_values, columns_host_.data() + kReturns * n, n, hooks_.allreduce_host);
+  } else {
+    out.explained_variance = explained_variance(old_values, columns_host_.data() + kReturns * n, n);
+  }
   out.obs = obs_all.narrow(0, 0, n);
   out.columns = to_device(columns_host_.data(), {kNumColumns, n}, torch::kFloat, device_);
   out.actions = discrete ? to_device(action_index_host_.data(), {n}, torch::kLong, device_)
                          : to_device(action_value_host_.data(), {n, a}, torch::kFloat, device_);
 }
 
-PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
+PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
+                                    const PpoShard* shard) {
   check_batches(batches);
+  if (shard != nullptr) {
+    if (!hooks_.allreduce_host || !hooks_.allreduce_gradients) {
+      throw std::logic_error("a sharded PPO update needs the data-parallel hooks installed");
+    }
+    if (shard->fragment_offsets.size() != batches.size() ||
+        (!shard->fragment_strides.empty() && shard->fragment_strides.size() != batches.size())) {
+      throw std::invalid_argument("PpoShard has " + std::to_string(shard->fragment_offsets.size()) + " fragment offsets for " +
+                                  std::to_string(batches.size()) + " fragments");
+    }
+  }
   Prepared data;
-  prepare(batches, /*update_statistics=*/true, data);
+  prepare(batches, /*update_statistics=*/true, data, shard);
   const int64_t n = data.num_samples;
+  const int64_t global_n = shard != nullptr ? shard->global_samples : n;
+
+  // Local row of every global sample (-1: held by another rank).
+  std::vector<int64_t> local_row;
+  if (shard != nullptr) {
+    local_row.assign(static_cast<size_t>(global_n), -1);
+    int64_t row = 0;
+    for (size_t f = 0; f < batches.size(); ++f) {
+      const int64_t offset = shard->fragment_offsets[f];
+      const int64_t k = batches[f].num_envs;
+      const int64_t stride = shard->fragment_strides.empty() ? k : shard->fragment_strides.at(f);
+      for (int64_t t = 0; t < batches[f].num_steps; ++t) {
+        for (int64_t e = 0; e < k; ++e) {
+          const int64_t global = offset + t * stride + e;
+          if (stride < k || global < 0 || global >= global_n) throw std::invalid_argument("PpoShard fragment lies outside the global batch");
+          if (local_row[static_cast<size_t>(global)] != -1) throw std::invalid_argument("PpoShard fragments overlap");
+          local_row[static_cast<size_t>(global)] = row++;
+        }
+      }
+    }
+  }
 
   PpoUpdateMetrics metrics;
   metrics.lr = config_.lr_at(timesteps_done);
   metrics.clip_param = config_.clip_param_at(timesteps_done);
   metrics.explained_variance = data.explained_variance;
-  metrics.num_samples = n;
+  metrics.num_samples = global_n;
   optimizer_->param_groups()[0].options().set_lr(metrics.lr);
   const PpoLossOptions options = loss_options(metrics.clip_param);
 
@@ -377,23 +486,57 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
   torch::Tensor grad_norm_sum = torch::zeros({}, tensor_options);
   std::vector<torch::Tensor> grads{flat_grads_};
   Rng rng(mix(seed_ ^ mix(static_cast<uint64_t>(num_updates_))));
-  permutation_.resize(static_cast<size_t>(n));
+  permutation_.resize(static_cast<size_t>(global_n));
   const int64_t minibatch = config_.minibatch_size;
+  const int64_t num_minibatches = (global_n + minibatch - 1) / minibatch;
+  std::vector<int64_t> local_order;    // local rows in global permutation order
+  std::vector<int64_t> local_counts;   // local rows in each global minibatch
   int64_t steps = 0;
 
   for (int epoch = 0; epoch < config_.num_epochs; ++epoch) {
     std::iota(permutation_.begin(), permutation_.end(), int64_t{0});
-    for (int64_t i = n - 1; i > 0; --i) std::swap(permutation_[static_cast<size_t>(i)], permutation_[static_cast<size_t>(rng.uniform_int(i + 1))]);
-    const torch::Tensor perm = to_device(permutation_.data(), {n}, torch::kLong, device_);
+    for (int64_t i = global_n - 1; i > 0; --i) std::swap(permutation_[static_cast<size_t>(i)], permutation_[static_cast<size_t>(rng.uniform_int(i + 1))]);
+    const std::vector<int64_t>* order = &permutation_;
+    if (shard != nullptr) {
+      local_order.clear();
+      local_counts.assign(static_cast<size_t>(num_minibatches), 0);
+      for (int64_t i = 0; i < global_n; ++i) {
+        const int64_t r = local_row[static_cast<size_t>(permutation_[static_cast<size_t>(i)])];
+        if (r < 0) continue;
+        local_order.push_back(r);
+        ++local_counts[static_cast<size_t>(i / minibatch)];
+      }
+      order = &local_order;
+    }
+    const torch::Tensor perm = to_device(order->data(), {static_cast<int64_t>(order->size())}, torch::kLong, device_);
     const torch::Tensor obs = data.obs.index_select(0, perm);
     const torch::Tensor columns = data.columns.index_select(1, perm);
     const torch::Tensor actions = data.actions.index_select(0, perm);
 
-    for (int64_t start = 0; start < n; start += minibatch) {
-      const int64_t size = std::min(minibatch, n - start);
-      const torch::Tensor loss_stats =
-          minibatch_gradients(obs.narrow(0, start, size), actions.narrow(0, start, size), columns.narrow(1, start, size), options);
+    int64_t local_start = 0;
+    for (int64_t mb = 0; mb < num_minibatches; ++mb) {
+      const int64_t global_size = std::min(minibatch, global_n - mb * minibatch);
+      const int64_t size = shard != nullptr ? local_counts[static_cast<size_t>(mb)] : global_size;
+      torch::Tensor loss_stats;
+      if (size > 0) {
+        loss_stats = minibatch_gradients(obs.narrow(0, local_start, size), actions.narrow(0, local_start, size),
+                                         columns.narrow(1, local_start, size), options);
+      } else {
+        // None of this minibatch is ours: a zero gradient, but the collectives all the same.
+        flat_grads_.zero_();
+        loss_stats = torch::zeros({PpoLossStat::kCount}, tensor_options);
+        if (options.normalize_advantages && options.reduce_advantage_moments) {
+          torch::Tensor moments = torch::zeros({3}, tensor_options.dtype(torch::kDouble));
+          options.reduce_advantage_moments(moments);
+        }
+      }
+      local_start += size;
       torch::NoGradGuard no_grad;
+      if (size != global_size) {
+        const double weight = static_cast<double>(size) / static_cast<double>(global_size);
+        flat_grads_.mul_(weight);
+        loss_stats = loss_stats * weight;
+      }
       if (hooks_.allreduce_gradients) {
         hooks_.allreduce_gradients(grads);
         if (!grads.at(0).is_same(flat_grads_)) flat_grads_.copy_(grads.at(0));
@@ -409,8 +552,15 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
     }
   }
 
-  const torch::Tensor sums = torch::cat({stats_sum, grad_norm_sum.view({1})}).to(torch::kCPU, torch::kDouble);
-  const double* s = sums.data_ptr<double>();
+  const torch::Tensor sums = torch::cat({stats_sum, grad_norm_sum.view({1})}).to(torch::kCPU, torch::kDouble).contiguous();
+  std::vector<double> s(sums.data_ptr<double>(), sums.data_ptr<double>() + sums.numel());
+  if (shard != nullptr) {
+    // Loss statistics were weighted by each rank's share: their sum is the global means'. The
+    // gradient norm is already global (identical on every rank).
+    std::vector<double> loss_sums(s.begin(), s.begin() + PpoLossStat::kCount);
+    hooks_.allreduce_host(loss_sums);
+    std::copy(loss_sums.begin(), loss_sums.end(), s.begin());
+  }
   const double count = static_cast<double>(steps);
   metrics.policy_loss = s[PpoLossStat::kPolicyLoss] / count;
   metrics.vf_loss = s[PpoLossStat::kVfLoss] / count;

@@ -99,14 +99,34 @@ struct PpoTargets {
   std::vector<float> returns;
 };
 
-// Seams for data-parallel training (no communication here; a LearnerGroup installs these).
+// Seams for data-parallel training (no communication here; learner/data_parallel.h builds them
+// from a Communicator).
 struct PpoDataParallelHooks {
-  // After backward, before clipping: replace the gradients (one flat float tensor) by their
-  // mean over ranks, in place.
+  // After backward, before clipping: replace the gradients (one flat float tensor) by their SUM
+  // over ranks, in place. Each rank has already weighted its gradient by its share of the
+  // global minibatch (see PpoShard), so the sum is the gradient of the global minibatch's loss.
   std::function<void(std::vector<torch::Tensor>& grads)> allreduce_gradients;
   // Per minibatch: sum [sum(A), sum(A^2), count] over ranks in place, so advantages are
   // normalised with the global minibatch's statistics.
   AdvantageMomentsReducer allreduce_advantage_moments;
+  // Sums host doubles over ranks in place (observation moments, explained variance, loss
+  // statistics); needed by a sharded update.
+  std::function<void(std::vector<double>& values)> allreduce_host;
+};
+
+// Where this rank's fragments lie in a data-parallel update's global batch: the global batch is
+// every rank's fragments concatenated in the driver's order; every rank draws the same global
+// minibatch permutation and trains on the members it holds, weighting its gradient by
+// (members held / global minibatch size), so the summed gradient is exactly the one a single
+// learner computes on the whole batch.
+struct PpoShard {
+  int64_t global_samples = 0;             // N over all ranks
+  std::vector<int64_t> fragment_offsets;  // global index of each local fragment's first sample
+  // Per local fragment: sample (t, k) lies at global offset + t * stride + k (a fragment split
+  // by envs keeps its samples' places in the whole fragment); empty: every stride is the
+  // fragment's own K (contiguous).
+  std::vector<int64_t> fragment_strides;
+  bool rewards_prescaled = false;         // the driver already applied scale_rewards() to the whole batch
 };
 
 class PpoLearner {
@@ -122,7 +142,15 @@ class PpoLearner {
   // One PPO update on the fragments (each needs log_probs, and values unless recompute_values);
   // the schedules are evaluated at timesteps_done. Throws std::invalid_argument on a batch that
   // does not fit the model; then nothing has changed.
-  PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done);
+  // With a shard (and the hooks installed), this rank's part of a data-parallel update: every
+  // rank calls it with its own fragments and the same shard layout, metrics are global.
+  PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
+                          const PpoShard* shard = nullptr);
+
+  // When scale_rewards: replaces every fragment's rewards by the scaled rewards, updating the
+  // scaler as update() would (a data-parallel driver does this to the whole batch, in order,
+  // before it shards it, so the per-env running returns see every fragment).
+  void scale_rewards(std::vector<SampleBatch>& batches);
 
   // The loss of the current model on the fragments as one minibatch, with the current
   // statistics, changing nothing (rewards scaled without updating the scaler).
@@ -166,7 +194,9 @@ class PpoLearner {
  private:
   struct Prepared;  // flat device tensors of one update's samples
   void check_batches(const std::vector<SampleBatch>& batches) const;
-  void prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out);
+  void prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out,
+               const PpoShard* shard = nullptr);
+  void update_obs_stats_sharded(const std::vector<SampleBatch>& batches);
   PpoLossOptions loss_options(double clip_param) const;
   torch::Tensor normalize(const torch::Tensor& obs) const;
   void refresh_obs_tensors();

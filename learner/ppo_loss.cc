@@ -44,7 +44,10 @@ torch::Tensor surrogate_advantages(const torch::Tensor& advantages, const PpoLos
     const torch::Tensor mean = moments[0] / n;
     const torch::Tensor var = (moments[1] - n * mean * mean) / (n - 1.0);
     const torch::Tensor stddev = var.clamp_min(0.0).sqrt();
-    return (advantages - mean.to(advantages.scalar_type())) / (stddev.to(advantages.scalar_type()) + kAdvantageEpsilon);
+    const torch::Tensor normalized =
+        (advantages - mean.to(advantages.scalar_type())) / (stddev.to(advantages.scalar_type()) + kAdvantageEpsilon);
+    // A global minibatch of one sample has no spread to normalise by (as below); no host sync.
+    return torch::where(n > 1.5, normalized, advantages);
   }
   if (advantages.size(0) < 2) return advantages;  // one sample has no spread to normalise by
   const auto [stddev, mean] = torch::std_mean(advantages, /*dim=*/{0}, /*unbiased=*/true);
@@ -121,7 +124,11 @@ PpoLossGradients ppo_loss_gradients(const PpoLossInputs& in, const PpoLossOption
   out.values = t.error.mul(2.0 * options.vf_loss_coeff / b);
   if (options.vf_clip_param > 0.0) {
     const torch::Tensor clipped_squared = t.clipped_error * t.clipped_error;
-    const torch::Tensor unclipped_is_max = squared_error >= clipped_squared;
+    // Where the clip is inactive both branches are V itself (their squares may differ by a
+    // rounding): the gradient flows, as autograd's would through either branch. Deciding by the
+    // rounded squares alone would zero it at random and break data-parallel exactness.
+    const torch::Tensor clip_inactive = (in.values - in.old_values).abs() <= options.vf_clip_param;
+    const torch::Tensor unclipped_is_max = (squared_error >= clipped_squared).logical_or_(clip_inactive);
     vf_terms = torch::where(unclipped_is_max, squared_error, clipped_squared);
     out.values.mul_(unclipped_is_max);
   }

@@ -1,0 +1,63 @@
+// DataParallelLink: an algorithm's connection to its data-parallel learner group. On the driver
+// (rank 0, `rlx train` with num_learners > 1) it starts the LearnerGroup and sends each rank its
+// commands (a JSON header and fragments) over the Gloo group; on ranks >= 1 it receives them.
+// The driver turns a failed collective into an error naming the learner rank that died.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "core/experiment.h"
+#include "core/sample_batch.h"
+#include "learner/learner_group.h"
+
+namespace rlx {
+
+// How make_algorithm joins a data-parallel group.
+struct DataParallelOptions {
+  std::string program;                   // the rlx binary for ranks >= 1 (default: this executable)
+  LearnerGroupMember* member = nullptr;  // set on ranks >= 1 (`rlx learner`)
+};
+
+// One command from the driver to a rank.
+struct LearnerCommand {
+  nlohmann::json header;  // {"op": ..., ...}
+  std::vector<SampleBatch> fragments;
+};
+
+class DataParallelLink {
+ public:
+  // Starts the group when the experiment asks for num_learners > 1 and this is the driver; a
+  // member in options makes this a follower. Throws on a failed start.
+  DataParallelLink(const Experiment& experiment, const DataParallelOptions& options);
+  // The driver tells every rank to stop, then the group reaps them.
+  ~DataParallelLink();
+
+  bool active() const { return member_ != nullptr; }
+  bool driver() const { return group_ != nullptr; }
+  int world() const { return member_ ? member_->size() : 1; }
+  // The learner device of this rank.
+  torch::Device device() const { return device_; }
+  LearnerGroupMember& member() { return *member_; }
+
+  // Driver: sends rank r a command with fragments (by pointer, not copied).
+  void send(int rank, const nlohmann::json& header, const std::vector<const SampleBatch*>& fragments);
+  // Follower: the next command from the driver.
+  LearnerCommand receive();
+  // Driver: runs f; a CommunicatorError becomes the error of the rank that died, when one did.
+  void guarded(const std::function<void()>& f);
+  // Driver: throws when a rank has exited.
+  void check_ranks();
+
+ private:
+  std::unique_ptr<LearnerGroup> group_;
+  LearnerGroupMember* member_ = nullptr;
+  torch::Device device_ = torch::kCPU;
+};
+
+}  // namespace rlx

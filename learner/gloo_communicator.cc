@@ -1,0 +1,102 @@
+#include "learner/gloo_communicator.h"
+
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO 1
+#endif
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+namespace {
+
+c10d::ReduceOp to_c10d(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return c10d::ReduceOp::SUM;
+    case ReduceOp::kMax: return c10d::ReduceOp::MAX;
+    case ReduceOp::kMin: return c10d::ReduceOp::MIN;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+void require_cpu_contiguous(const torch::Tensor& tensor, const char* what) {
+  if (!tensor.defined() || !tensor.device().is_cpu() || !tensor.is_contiguous()) {
+    throw std::invalid_argument(std::string("GlooCommunicator::") + what + " needs a defined contiguous CPU tensor");
+  }
+}
+
+// Waits for work, turning Gloo's errors and timeouts into CommunicatorError.
+void finish(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout, const std::string& what) {
+  bool done = false;
+  try {
+    done = work->wait(timeout);
+  } catch (const std::exception& e) {
+    throw CommunicatorError("gloo " + what + " failed (a learner rank died or left?): " + e.what());
+  }
+  if (!done) throw CommunicatorError("gloo " + what + " timed out after " + std::to_string(timeout.count()) + " ms");
+}
+
+}  // namespace
+
+GlooCommunicator::GlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                   std::chrono::milliseconds timeout, const std::string& hostname)
+    : rank_(rank), size_(size), timeout_(timeout) {
+  if (size < 1 || rank < 0 || rank >= size) {
+    throw std::invalid_argument("GlooCommunicator: rank " + std::to_string(rank) + " outside a group of " + std::to_string(size));
+  }
+  try {
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(hostname));
+    options->threads = 1;
+    group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+  } catch (const std::exception& e) {
+    throw CommunicatorError("gloo rendezvous of rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                            " failed: " + e.what());
+  }
+}
+
+GlooCommunicator::~GlooCommunicator() = default;
+
+void GlooCommunicator::allreduce(torch::Tensor& tensor, ReduceOp op) {
+  require_cpu_contiguous(tensor, "allreduce");
+  if (size_ == 1) return;
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::AllreduceOptions options;
+  options.reduceOp = to_c10d(op);
+  options.timeout = timeout_;
+  finish(group_->allreduce(tensors, options), timeout_, "allreduce");
+}
+
+void GlooCommunicator::broadcast(torch::Tensor& tensor, int root) {
+  require_cpu_contiguous(tensor, "broadcast");
+  if (size_ == 1) return;
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::BroadcastOptions options;
+  options.rootRank = root;
+  options.timeout = timeout_;
+  finish(group_->broadcast(tensors, options), timeout_, "broadcast");
+}
+
+void GlooCommunicator::send(const torch::Tensor& tensor, int dst) {
+  require_cpu_contiguous(tensor, "send");
+  std::vector<at::Tensor> tensors{tensor};
+  finish(group_->send(tensors, dst, /*tag=*/0), timeout_, "send to rank " + std::to_string(dst));
+}
+
+void GlooCommunicator::recv(torch::Tensor& tensor, int src) {
+  require_cpu_contiguous(tensor, "recv");
+  std::vector<at::Tensor> tensors{tensor};
+  finish(group_->recv(tensors, src, /*tag=*/0), timeout_, "recv from rank " + std::to_string(src));
+}
+
+void GlooCommunicator::barrier() {
+  if (size_ == 1) return;
+  c10d::BarrierOptions options;
+  options.timeout = timeout_;
+  finish(group_->barrier(options), timeout_, "barrier");
+}
+
+}  // namespace rlx

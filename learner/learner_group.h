@@ -1,0 +1,99 @@
+// LearnerGroup: M learner processes training one policy data-parallel. The `rlx train` process
+// is rank 0 (the driver): it hosts a c10d TCPStore, publishes a payload (the experiment) in it,
+// spawns ranks 1..M-1 as `PROGRAM learner --store HOST:PORT --rank r --world M --device D`
+// children (PR_SET_PDEATHSIG, so they die with it), and joins them in a Gloo group (host
+// traffic, and the CPU gradients) plus an NCCL group on CUDA (rank r on cuda:r). A rank that
+// dies makes the others' next collective fail within the timeout; rank 0 also polls its
+// children's exit status and names the rank that died.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <c10/util/intrusive_ptr.h>
+#include <torch/types.h>
+
+#include "learner/communicator.h"
+
+namespace c10d {
+class Store;
+}  // namespace c10d
+
+namespace rlx {
+
+// The device of learner rank `rank` for a device setting "cpu", "cuda" or "cuda:N" (rank r on
+// cuda:N+r). Throws std::invalid_argument on another name.
+torch::Device learner_device(const std::string& device, int rank);
+
+// One rank's membership of a group: its communicators and the driver's payload.
+class LearnerGroupMember {
+ public:
+  // Joins through store (rank 0 hosts it); throws CommunicatorError when the rendezvous fails.
+  LearnerGroupMember(c10::intrusive_ptr<c10d::Store> store, int rank, int size, const std::string& device,
+                     std::chrono::milliseconds timeout);
+  ~LearnerGroupMember();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  torch::Device device() const { return device_; }
+  // Gloo: host values, fragments, control messages.
+  Communicator& host() { return *host_; }
+  // Gradients: the Gloo group on CPU, NCCL on CUDA.
+  Communicator& device_comm() { return device_comm_ ? *device_comm_ : *host_; }
+  // The payload rank 0 published (e.g. the experiment as JSON).
+  std::string payload() const;
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  int rank_;
+  int size_;
+  torch::Device device_;
+  std::unique_ptr<Communicator> host_;
+  std::unique_ptr<Communicator> device_comm_;
+};
+
+struct LearnerGroupOptions {
+  int num_learners = 2;
+  std::string device = "cpu";
+  std::string program;  // the rlx binary for ranks >= 1 (default: this executable)
+  std::chrono::milliseconds timeout{60000};  // rendezvous and every collective
+  std::string payload;                       // published for the other ranks
+};
+
+// Rank 0's side: the store, the children and rank 0's membership.
+class LearnerGroup {
+ public:
+  // Spawns ranks 1..M-1 and joins them; throws CommunicatorError / std::runtime_error naming
+  // the rank when one cannot start or join.
+  explicit LearnerGroup(LearnerGroupOptions options);
+  // Waits briefly for the children to exit (after the driver told them to stop), then kills them.
+  ~LearnerGroup();
+  LearnerGroup(const LearnerGroup&) = delete;
+  LearnerGroup& operator=(const LearnerGroup&) = delete;
+
+  LearnerGroupMember& member() { return *member_; }
+  // Throws std::runtime_error "learner rank r (pid P) ..." when a child has exited.
+  void check_ranks();
+  // Like check_ranks, waiting up to `wait` for a child's exit to show (after a failed collective).
+  void check_ranks_for(std::chrono::milliseconds wait);
+  // Pid of rank r >= 1 (-1 once reaped).
+  pid_t pid(int rank) const { return pids_.at(static_cast<size_t>(rank)); }
+
+ private:
+  void reap_all(std::chrono::milliseconds grace);
+
+  LearnerGroupOptions options_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::vector<pid_t> pids_;  // [0] unused
+  std::unique_ptr<LearnerGroupMember> member_;
+};
+
+// Ranks >= 1: connect to rank 0's store at host:port and join.
+std::unique_ptr<LearnerGroupMember> join_learner_group(const std::string& host, int port, int rank, int size,
+                                                       const std::string& device, std::chrono::milliseconds timeout);
+
+}  // namespace rlx

@@ -1,0 +1,88 @@
+// `rlx train --learners 2`: data-parallel training as a user runs it (rank 0 plus a spawned
+// `rlx learner` process): it learns CartPole, resumes with another number of learners, and a
+// learner rank that dies makes the run fail with an error naming it instead of hanging.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_rlx.h"
+
+using rlx::test::read_text_file;
+using rlx::test::run_rlx;
+
+namespace {
+
+std::string temp_dir(const char* name) {
+  const std::string dir = std::string(RLX_BINARY_DIR) + "/tests/" + name + "_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  return dir;
+}
+
+const std::string kExperiments = std::string(RLX_SOURCE_DIR) + "/experiments/";
+
+}  // namespace
+
+TEST_CASE("rlx train --learners 2 solves CartPole with PPO (synchronous sampling, seed 2)", "[cli][dp][learning]") {
+  const std::string out = temp_dir("dp_learning");
+  const auto r = run_rlx("train " + kExperiments + "cartpole-ppo.yaml --learners 2 --workers 0 --seed 2 --trial-name t --output " +
+                         out + " -q");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("stopped by episode_return_mean"));
+  const auto final_row = nlohmann::json::parse(read_text_file(out + "/cartpole-ppo/t/result.json"));
+  INFO(final_row.dump());
+  std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("rlx train --learners 2 checkpoints, and resumes with 1 or 3 learners (PPO and DQN)", "[cli][dp]") {
+  const std::string out = temp_dir("dp_resume");
+  for (const std::string file : {"cartpole-ppo.yaml", "cartpole-dqn.yaml"}) {
+    INFO(file);
+    const bool dqn = file == "cartpole-dqn.yaml";
+    const std::string name = file.substr(0, file.size() - 5);
+    // DQN: batch_size 64 splits over 1, 2 or 4 learners; fewer gradient steps keep it quick.
+    auto r = run_rlx("train " + kExperiments + file + " --learners 2 --workers 0 --set stop.training_iteration=2 "
+                     "--set stop.episode_return_mean=null --trial-name t --output " + out + " -q" +
+                     (dqn ? " --set gradient_steps=8 --set learning_starts=200" : ""));
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 3);
+    const std::string checkpoint = out + "/" + name + "/t/checkpoints/checkpoint_000002";
+    CHECK_THAT(r.out, Catch::Contains(checkpoint));
+    for (const char* learners : {"1", dqn ? "4" : "3"}) {
+      r = run_rlx("train --resume " + checkpoint + " --learners " + std::string(learners) +
+                  " --set stop.training_iteration=3 -q");
+      INFO(learners << " learners: " << r.out << r.err);
+      CHECK(r.exit_code == 3);
+      CHECK_THAT(r.out, Catch::Contains("at iteration 3"));
+    }
+  }
+  std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("rlx train fails naming the learner rank that died, instead of hanging", "[cli][dp]") {
+  const std::string out = temp_dir("dp_dead_rank");
+  // Start a long run, kill its learner rank 1 once the group is up, and collect the status.
+  const std::string rlx = std::string(RLX_BINARY_DIR) + "/rlx";
+  const std::string script =
+      "cd " + out + " || exit 1; (timeout 120 " + rlx + " train " + kExperiments +
+      "cartpole-ppo.yaml --learners 2 --workers 0 --set stop.timesteps_total=100000000 "
+      "--set stop.episode_return_mean=null --set checkpoint_freq=0 --trial-name t --output " + out +
+      " -q >train.out 2>train.err & echo $! >train.pid; wait $! ; echo $? >train.status) & "
+      "for i in $(seq 1 600); do [ -s train.pid ] && CHILD=$(pgrep -P $(pgrep -P $(cat train.pid) | head -1) 2>/dev/null | head -1); "
+      "[ -n \"$CHILD\" ] && [ -s " + out + "/cartpole-ppo/t/progress.csv ] && break; sleep 0.1; done; "
+      "kill -9 $CHILD; wait";
+  std::system(("bash -c '" + script + "'").c_str());
+  const std::string status = read_text_file(out + "/train.status");
+  const std::string err = read_text_file(out + "/train.err");
+  INFO("status " << status << " stderr: " << err);
+  CHECK(status.rfind("1", 0) == 0);  // exit 1: an error (124 would be the timeout's)
+  CHECK_THAT(err, Catch::Contains("learner rank 1"));
+  CHECK_THAT(err, Catch::Contains("killed by signal 9"));
+  std::system(("rm -rf " + out).c_str());
+}

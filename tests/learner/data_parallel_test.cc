@@ -1,0 +1,280 @@
+// Data-parallel exactness: two ranks (threads, each with its own Gloo process group over one
+// c10d HashStore) training on shards of a batch end with the parameters one learner gets on the
+// whole batch (PPO: a full update of all epochs and minibatches; DQN: a gradient step).
+#include "tests/learner/ppo_test_util.h"
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "learner/data_parallel.h"
+#include "learner/dqn_learner.h"
+#include "learner/fragment_shards.h"
+#include "learner/gloo_communicator.h"
+
+namespace {
+
+using rlx_test::model_config_for;
+using rlx_test::Sampler;
+
+constexpr std::chrono::milliseconds kTimeout{30000};
+
+// Runs body(rank, comm) on `world` threads with one Gloo group; rethrows the first failure.
+void run_ranks(int world, const std::function<void(int, rlx::Communicator&)>& body) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        rlx::GlooCommunicator comm(store, rank, world, kTimeout);
+        body(rank, comm);
+      } catch (...) {
+        errors[static_cast<size_t>(rank)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// max |a - b| relative to max |b|, and the same for the vectors' norms.
+void check_close(const std::vector<float>& a, const std::vector<float>& b, double tolerance) {
+  REQUIRE(a.size() == b.size());
+  double max_diff = 0.0, max_ref = 0.0, diff2 = 0.0, ref2 = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = std::abs(static_cast<double>(a[i]) - b[i]);
+    max_diff = std::max(max_diff, d);
+    max_ref = std::max(max_ref, std::abs(static_cast<double>(b[i])));
+    diff2 += d * d;
+    ref2 += static_cast<double>(b[i]) * b[i];
+  }
+  INFO("max |diff| " << max_diff << ", max |param| " << max_ref);
+  CHECK(max_diff <= tolerance * max_ref);
+  CHECK(std::sqrt(diff2) <= tolerance * std::sqrt(ref2));
+}
+
+rlx::PpoConfig exactness_config() {
+  rlx::PpoConfig config;
+  config.lr = 3e-3;
+  config.num_epochs = 3;
+  config.minibatch_size = 96;  // 512 samples: five full minibatches and a partial one per epoch
+  config.normalize_observations = true;
+  config.scale_rewards = true;
+  config.vf_clip_param = 0.5;
+  config.entropy_coeff = 0.01;
+  config.total_timesteps = 100000;
+  return config;
+}
+
+void check_ppo_exactness(rlx::PpoConfig config, std::vector<int64_t> hidden) {
+  const bool contiguous = hidden.size() == 1;  // interleaved fragments for the first network
+  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", std::move(hidden));
+  Sampler sampler("CartPole-v1", model_config, 2, 64, 7);
+  const std::vector<rlx::SampleBatch> batches = sampler.collect(4);  // 4 fragments of 128
+
+  rlx::PpoLearner single(model_config, config, 11);
+  const rlx::PpoUpdateMetrics reference = single.update(batches, 1000);
+
+  // Rank 0 (the driver) scales the rewards of the whole batch in order, then rank r takes
+  // fragments r, r + 2 (interleaved, so the offsets matter).
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 11));
+  learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 99));  // rank 0 broadcasts its weights
+  std::vector<rlx::SampleBatch> scaled = batches;
+  learners[0]->scale_rewards(scaled);
+  std::vector<rlx::PpoUpdateMetrics> metrics(2);
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::broadcast_learner_state(comm, learner);
+    std::vector<rlx::SampleBatch> mine;
+    rlx::PpoShard shard;
+    shard.global_samples = 512;
+    shard.rewards_prescaled = true;
+    for (int f = 0; f < 4; ++f) {
+      if (contiguous ? (f / 2 != rank) : (f % 2 != rank)) continue;
+      mine.push_back(scaled[static_cast<size_t>(f)]);
+      shard.fragment_offsets.push_back(128 * f);
+    }
+    metrics[static_cast<size_t>(rank)] = learner.update(mine, 1000, &shard);
+  });
+
+  const std::vector<float> expected = single.model().flat_parameters();
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), expected, 1e-5);
+    const rlx::PpoUpdateMetrics& m = metrics[static_cast<size_t>(rank)];
+    CHECK(m.num_minibatch_steps == reference.num_minibatch_steps);
+    CHECK(m.num_samples == 512);
+    CHECK(m.policy_loss == Approx(reference.policy_loss).epsilon(1e-4).margin(1e-6));
+    CHECK(m.vf_loss == Approx(reference.vf_loss).epsilon(1e-4));
+    CHECK(m.entropy == Approx(reference.entropy).epsilon(1e-4));
+    CHECK(m.grad_norm == Approx(reference.grad_norm).epsilon(1e-4));
+    CHECK(m.explained_variance == Approx(reference.explained_variance).epsilon(1e-4));
+    for (int64_t j = 0; j < 4; ++j) {
+      CHECK(learners[static_cast<size_t>(rank)]->obs_stats().mean()[static_cast<size_t>(j)] ==
+            Approx(single.obs_stats().mean()[static_cast<size_t>(j)]).epsilon(1e-9));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Data-parallel PPO: two Gloo ranks on shards equal one learner on the whole batch", "[learner][dp]") {
+  rlx::set_inference_threads(1);
+  SECTION("analytic gradients, obs normalisation, reward scaling, value clipping") {
+    check_ppo_exactness(exactness_config(), {32, 32});
+  }
+  SECTION("autograd, no advantage normalisation") {
+    rlx::PpoConfig config = exactness_config();
+    config.analytic_gradients = false;
+    config.normalize_advantages = false;
+    check_ppo_exactness(config, {16});
+  }
+}
+
+TEST_CASE("Data-parallel PPO: a rank holding none of a minibatch still joins its collectives", "[learner][dp]") {
+  rlx::set_inference_threads(1);
+  rlx::PpoConfig config = exactness_config();
+  config.minibatch_size = 100;
+  config.num_epochs = 1;
+  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {16});
+  Sampler sampler("CartPole-v1", model_config, 1, 10, 3);
+  const std::vector<rlx::SampleBatch> batches = sampler.collect(11);  // rank 1 holds 10 of 110 samples
+
+  rlx::PpoLearner single(model_config, config, 5);
+  single.update(batches, 0);
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 5));
+  std::vector<rlx::SampleBatch> scaled = batches;
+  learners[0]->scale_rewards(scaled);
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::PpoShard shard;
+    shard.global_samples = 110;
+    shard.rewards_prescaled = true;
+    std::vector<rlx::SampleBatch> mine;
+    for (int f = 0; f < 11; ++f) {
+      if ((f == 10) != (rank == 1)) continue;
+      mine.push_back(scaled[static_cast<size_t>(f)]);
+      shard.fragment_offsets.push_back(10 * f);
+    }
+    learner.update(mine, 0, &shard);
+  });
+  check_close(learners[1]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
+}
+
+TEST_CASE("Data-parallel DQN: two ranks' gradient step equals one learner's on their samples together", "[learner][dp]") {
+  rlx::set_inference_threads(1);
+  for (const bool prioritized : {false, true}) {
+    INFO("prioritized " << prioritized);
+    const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32, 32});
+    rlx::DqnConfig config;
+    config.lr = 1e-3;
+    config.batch_size = 32;
+    config.buffer_capacity = 4000;
+    config.learning_starts = 0;
+    config.total_timesteps = 10000;
+    config.prioritized = prioritized;
+    Sampler sampler("CartPole-v1", model_config, 4, 32, 5);
+    const std::vector<rlx::SampleBatch> batches = sampler.collect(4);
+
+    rlx::DqnLearner single(model_config, config, 3);
+    std::vector<std::unique_ptr<rlx::DqnLearner>> learners;
+    for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::DqnLearner>(model_config, config, 3 + r));
+    run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+      rlx::DqnLearner& learner = *learners[static_cast<size_t>(rank)];
+      learner.set_data_parallel_hooks(rlx::make_dqn_hooks(comm, comm));
+      rlx::broadcast_learner_state(comm, learner);
+      for (int f = rank; f < 4; f += 2) learner.add(batches[static_cast<size_t>(f)]);
+      REQUIRE(learner.ready_on_all_ranks());
+      learner.train(1, 0);
+    });
+    // The reference learns from both ranks' draws as one batch of 32 (with the globally
+    // normalised importance weights the ranks used).
+    rlx::ReplaySample together = learners[0]->last_sample();
+    const rlx::ReplaySample& other = learners[1]->last_sample();
+    REQUIRE(together.size() == 16);
+    REQUIRE(other.size() == 16);
+    auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    append(together.indices, other.indices);
+    append(together.obs, other.obs);
+    append(together.actions, other.actions);
+    append(together.rewards, other.rewards);
+    append(together.next_obs, other.next_obs);
+    append(together.terminated, other.terminated);
+    append(together.discounts, other.discounts);
+    append(together.weights, other.weights);
+    if (prioritized) {
+      float max_weight = 0.0f;
+      for (float w : together.weights) max_weight = std::max(max_weight, w);
+      CHECK(max_weight <= 1.0f);
+    }
+    single.gradient_step_on(together);
+    const std::vector<float> expected = single.online().flat_parameters();
+    for (int rank = 0; rank < 2; ++rank) {
+      INFO("rank " << rank);
+      check_close(learners[static_cast<size_t>(rank)]->online().flat_parameters(), expected, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the single learner's result", "[learner][dp]") {
+  rlx::set_inference_threads(1);
+  rlx::PpoConfig config = exactness_config();
+  config.num_epochs = 2;
+  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {16});
+  Sampler sampler("CartPole-v1", model_config, 5, 40, 9);
+  const std::vector<rlx::SampleBatch> batches = sampler.collect(1);  // one fragment of 5 envs x 40 steps
+
+  rlx::PpoLearner single(model_config, config, 2);
+  single.update(batches, 0);
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 2));
+  std::vector<rlx::SampleBatch> scaled = batches;
+  learners[0]->scale_rewards(scaled);
+  const rlx::ShardedBatch sharded = rlx::shard_batch(scaled, 2);
+  REQUIRE(sharded.fragments.size() == 2);
+  CHECK(sharded.fragments[0].num_envs == 3);
+  CHECK(sharded.fragments[1].num_envs == 2);
+  CHECK(sharded.offsets == std::vector<int64_t>{0, 3});
+  CHECK(sharded.strides == std::vector<int64_t>{5, 5});
+  const std::vector<int> owner = rlx::assign_fragments(sharded.fragments, 2);
+  CHECK(owner == std::vector<int>{0, 1});
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::PpoShard shard;
+    shard.global_samples = sharded.total;
+    shard.rewards_prescaled = true;
+    shard.fragment_offsets = {sharded.offsets[static_cast<size_t>(rank)]};
+    shard.fragment_strides = {sharded.strides[static_cast<size_t>(rank)]};
+    learner.update({sharded.fragments[static_cast<size_t>(rank)]}, 0, &shard);
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
+  }
+}
+
+TEST_CASE("Fragments pack to bytes and back through the wire decoder", "[learner][dp]") {
+  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {8});
+  Sampler sampler("CartPole-v1", model_config, 3, 50, 4);
+  const rlx::SampleBatch batch = sampler.collect(1).at(0);
+  const rlx::SampleBatch back = rlx::unpack_fragment(rlx::pack_fragment(batch));
+  CHECK(back.obs == batch.obs);
+  CHECK(back.rewards == batch.rewards);
+  CHECK(back.log_probs == batch.log_probs);
+  CHECK(back.final_obs_index == batch.final_obs_index);
+  std::string broken = rlx::pack_fragment(batch);
+  broken.resize(broken.size() / 2);
+  CHECK_THROWS_AS(rlx::unpack_fragment(broken), std::runtime_error);
+}
