@@ -137,7 +137,9 @@ int run_bench_scale(const std::vector<std::string>& args) {
 
 int run_bench_learner(const std::vector<std::string>& args) {
   po::options_description options("rlx bench learner: data-parallel PPO updates (M ranks as threads, Gloo or NCCL)");
-  options.add_options()("help,h", "show this help")("learners", po::value<int>()->default_value(1), "data-parallel learners M")(
+  options.add_options()("help,h", "show this help")(
+      "learners", po::value<std::string>()->default_value("1,2"),
+      "data-parallel learners M, or a list (1,2): each runs in turn, then their throughput ratios to the first")(
       "device", po::value<std::string>()->default_value("cpu"), "cpu or cuda (rank r on cuda:r)")(
       "env", po::value<std::string>()->default_value("CartPole-v1"), "environment of the fragments")(
       "hidden", po::value<std::vector<std::string>>()->composing(), "network hidden sizes, e.g. 64,64 (repeatable; default 64,64 and 256,256)")(
@@ -147,34 +149,46 @@ int run_bench_learner(const std::vector<std::string>& args) {
       "repeats", po::value<int>()->default_value(3), "timed updates; the final lines are their medians");
   const po::variables_map values = parse_command_line(args, options, {});
   if (values.count("help")) {
-    std::cout << "usage: rlx bench learner [--learners M] [--device cpu|cuda] [--hidden 64,64 ...]\n\n" << options;
+    std::cout << "usage: rlx bench learner [--learners M[,M...]] [--device cpu|cuda] [--hidden 64,64 ...]\n\n" << options;
     return kExitOk;
   }
   std::vector<std::string> hidden = {"64,64", "256,256"};
   if (values.count("hidden")) hidden = values["hidden"].as<std::vector<std::string>>();
+  std::vector<int> learner_counts;
+  for (double m : parse_number_list(values["learners"].as<std::string>(), "--learners")) {
+    if (m < 1 || m != static_cast<double>(static_cast<int>(m))) throw UsageError("--learners takes positive integers, got " + values["learners"].as<std::string>());
+    learner_counts.push_back(static_cast<int>(m));
+  }
   LearnerBenchmarkOptions bench;
-  bench.num_learners = values["learners"].as<int>();
   bench.device = values["device"].as<std::string>();
   bench.env_id = values["env"].as<std::string>();
   bench.num_fragments = values["fragments"].as<int>();
   bench.minibatch_size = values["minibatch"].as<int64_t>();
   bench.num_epochs = values["epochs"].as<int>();
   bench.repeats = values["repeats"].as<int>();
-  if (bench.num_learners < 1) throw UsageError("--learners must be >= 1");
   for (const std::string& sizes : hidden) {
     bench.hidden_sizes.clear();
     for (double h : parse_number_list(sizes, "--hidden")) {
       if (h < 1 || h != static_cast<double>(static_cast<int64_t>(h))) throw UsageError("--hidden sizes must be positive integers, got '" + sizes + "'");
       bench.hidden_sizes.push_back(static_cast<int64_t>(h));
     }
-    const LearnerBenchmarkResult result = run_learner_benchmark(bench);
-    const std::string prefix = "learners=" + std::to_string(bench.num_learners) + " device=" + bench.device + " hidden=" + sizes;
-    for (size_t r = 0; r < result.runs.size(); ++r) {
-      std::cout << prefix << " repeat=" << r + 1 << " seconds=" << result.runs[r].seconds
-                << " samples_per_s=" << result.runs[r].samples_per_s << " allreduce_share=" << result.runs[r].allreduce_share << "\n";
+    double first_samples_per_s = 0.0;
+    for (int learners : learner_counts) {
+      bench.num_learners = learners;
+      const LearnerBenchmarkResult result = run_learner_benchmark(bench);
+      const std::string prefix = "learners=" + std::to_string(learners) + " device=" + bench.device + " hidden=" + sizes;
+      for (size_t r = 0; r < result.runs.size(); ++r) {
+        std::cout << prefix << " repeat=" << r + 1 << " seconds=" << result.runs[r].seconds
+                  << " samples_per_s=" << result.runs[r].samples_per_s << " allreduce_share=" << result.runs[r].allreduce_share << "\n";
+      }
+      std::cout << prefix << " batch=" << result.batch_samples << " params=" << result.num_parameters
+                << " samples_per_s=" << result.samples_per_s << " allreduce_share=" << result.allreduce_share << std::endl;
+      if (first_samples_per_s == 0.0) first_samples_per_s = result.samples_per_s;
+      if (learner_counts.size() > 1 && learners != learner_counts.front()) {
+        std::cout << "hidden=" << sizes << " device=" << bench.device << " samples_per_s_ratio_" << learners << "_over_"
+                  << learner_counts.front() << "=" << result.samples_per_s / first_samples_per_s << std::endl;
+      }
     }
-    std::cout << prefix << " batch=" << result.batch_samples << " params=" << result.num_parameters
-              << " samples_per_s=" << result.samples_per_s << " allreduce_share=" << result.allreduce_share << std::endl;
   }
   return kExitOk;
 }

@@ -61,13 +61,12 @@ cmake --build "$build_dir" -j "$jobs" --target rlx rlx_learner_tests >&2
 
 echo "== [gpu] tests"
 "$build_dir/tests/rlx_learner_tests" "[gpu]" --success --reporter compact | tail -n 20
-echo "== rlx bench learner --device cuda --learners 1"
-"$build_dir/rlx" bench learner --device cuda --learners 1
 if [ "${gpus:-0}" -gt 1 ]; then
-  echo "== rlx bench learner --device cuda --learners 2"
-  "$build_dir/rlx" bench learner --device cuda --learners 2
+  echo "== rlx bench learner --device cuda --learners 1,2"
+  "$build_dir/rlx" bench learner --device cuda --learners 1,2
 else
-  echo "== only one GPU: skipping --learners 2"
+  echo "== rlx bench learner --device cuda --learners 1 (one GPU: no --learners 2)"
+  "$build_dir/rlx" bench learner --device cuda --learners 1
 fi
 echo "== rlx bench learner --device cpu --learners 1 (same machine, for comparison)"
 "$build_dir/rlx" bench learner --device cpu --learners 1
