@@ -15,14 +15,9 @@
 
 using rlx::test::read_text_file;
 using rlx::test::run_rlx;
+using rlx::test::temp_dir;
 
 namespace {
-
-std::string temp_dir(const char* name) {
-  const std::string dir = std::string(RLX_BINARY_DIR) + "/tests/" + name + "_" + std::to_string(::getpid());
-  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  return dir;
-}
 
 const std::string kExperiments = std::string(RLX_SOURCE_DIR) + "/experiments/";
 

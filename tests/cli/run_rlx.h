@@ -39,4 +39,11 @@ inline CommandOutput run_rlx(const std::string& args) {
   return result;
 }
 
+// An empty directory build/tests/NAME_PID (emptied when it exists) for one test's files.
+inline std::string temp_dir(const char* name) {
+  const std::string dir = std::string(RLX_BINARY_DIR) + "/tests/" + name + "_" + std::to_string(::getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  return dir;
+}
+
 }  // namespace rlx::test

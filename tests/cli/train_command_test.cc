@@ -11,14 +11,9 @@
 #include "run_rlx.h"
 
 using rlx::test::run_rlx;
+using rlx::test::temp_dir;
 
 namespace {
-
-std::string temp_dir(const char* name) {
-  const std::string dir = std::string(RLX_BINARY_DIR) + "/tests/" + name + "_" + std::to_string(::getpid());
-  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  return dir;
-}
 
 std::string last_line(const std::string& text) {
   const size_t end = text.find_last_not_of('\n');
