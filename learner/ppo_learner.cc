@@ -106,6 +106,22 @@ double sharded_explained_variance(const float* values, const float* returns, int
   return 1.0 - var_e / var_y;
 }
 
+// [M, 3] float64 rows (sum A, sum A^2, count) of this rank's advantages in each of the epoch's
+// M minibatches; `advantages` holds the rank's samples in minibatch order, counts[m] of them
+// in minibatch m.
+torch::Tensor advantage_moments_per_minibatch(const torch::Tensor& advantages, const std::vector<int64_t>& counts,
+                                              torch::Device device) {
+  const auto num_minibatches = static_cast<int64_t>(counts.size());
+  const torch::Tensor count_tensor = to_device(counts.data(), {num_minibatches}, torch::kLong, device);
+  const torch::Tensor a = advantages.to(torch::kDouble);
+  const torch::Tensor minibatch_of_row = torch::repeat_interleave(count_tensor);  // m repeated counts[m] times
+  torch::Tensor moments = torch::zeros({num_minibatches, 3}, a.options());
+  moments.select(1, 0).index_add_(0, minibatch_of_row, a);
+  moments.select(1, 1).index_add_(0, minibatch_of_row, a * a);
+  moments.select(1, 2).copy_(count_tensor);
+  return moments;
+}
+
 }  // namespace
 
 // ---- PpoConfig ----
@@ -512,6 +528,13 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
     const torch::Tensor obs = data.obs.index_select(0, perm);
     const torch::Tensor columns = data.columns.index_select(1, perm);
     const torch::Tensor actions = data.actions.index_select(0, perm);
+    // Sharded: the advantage moments of every minibatch of the epoch in one collective, not one
+    // per minibatch (the advantages are fixed for the whole update).
+    torch::Tensor epoch_moments;
+    if (shard != nullptr && options.normalize_advantages && options.reduce_advantage_moments) {
+      epoch_moments = advantage_moments_per_minibatch(columns[1], local_counts, device_);
+      options.reduce_advantage_moments(epoch_moments);
+    }
 
     int64_t local_start = 0;
     for (int64_t mb = 0; mb < num_minibatches; ++mb) {
@@ -519,16 +542,17 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
       const int64_t size = shard != nullptr ? local_counts[static_cast<size_t>(mb)] : global_size;
       torch::Tensor loss_stats;
       if (size > 0) {
+        PpoLossOptions minibatch_options = options;
+        if (epoch_moments.defined()) {
+          const torch::Tensor global_moments = epoch_moments[mb];
+          minibatch_options.reduce_advantage_moments = [global_moments](torch::Tensor& moments) { moments.copy_(global_moments); };
+        }
         loss_stats = minibatch_gradients(obs.narrow(0, local_start, size), actions.narrow(0, local_start, size),
-                                         columns.narrow(1, local_start, size), options);
+                                         columns.narrow(1, local_start, size), minibatch_options);
       } else {
-        // None of this minibatch is ours: a zero gradient, but the collectives all the same.
+        // None of this minibatch is ours: a zero gradient, but the gradient all-reduce all the same.
         flat_grads_.zero_();
         loss_stats = torch::zeros({PpoLossStat::kCount}, tensor_options);
-        if (options.normalize_advantages && options.reduce_advantage_moments) {
-          torch::Tensor moments = torch::zeros({3}, tensor_options.dtype(torch::kDouble));
-          options.reduce_advantage_moments(moments);
-        }
       }
       local_start += size;
       torch::NoGradGuard no_grad;
