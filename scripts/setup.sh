@@ -45,6 +45,8 @@ else
 fi
 
 [ "$do_build" = 1 ] || exit 0
+# ccache keys on paths relative to the checkout, so every clone (CI's too) shares its hits.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 if [ -f "$build_dir/CMakeCache.txt" ]; then generator=(); fi
