@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 #include <memory>
 #include <stdexcept>
-#include <thread>
 
 #include "envs/registry.h"
 #include "envs/vector_env.h"
@@ -15,6 +13,7 @@
 #include "learner/gloo_communicator.h"
 #include "learner/learner_group.h"
 #include "learner/nccl_communicator.h"
+#include "learner/rank_threads.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/rollout_policy.h"
 
@@ -69,54 +68,42 @@ LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& opti
   result.runs.resize(static_cast<size_t>(options.repeats));
 
   auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        PpoLearner& learner = *learners[static_cast<size_t>(rank)];
-        std::vector<SampleBatch> mine;
-        PpoShard shard;
-        shard.global_samples = total;
-        // Consecutive fragments per rank, as the driver deals them.
-        for (size_t f = 0; f < batches.size(); ++f) {
-          if (static_cast<int>(f * static_cast<size_t>(world) / batches.size()) != rank) continue;
-          mine.push_back(batches[f]);
-          shard.fragment_offsets.push_back(offsets[f]);
-        }
-        std::unique_ptr<Communicator> host, device_comm;
-        AllreduceClock clock;
-        if (world > 1) {
-          host = std::make_unique<GlooCommunicator>(store, rank, world, std::chrono::milliseconds(120000));
-          if (learner.device().is_cuda()) {
-            device_comm = make_nccl_communicator(store, rank, world, learner.device().index(), std::chrono::milliseconds(120000));
-          }
-          learner.set_data_parallel_hooks(make_ppo_hooks(device_comm ? *device_comm : *host, *host, &clock));
-        }
-        const PpoShard* shard_ptr = world > 1 ? &shard : nullptr;
-        learner.update(mine, 0, shard_ptr);  // warm-up
-        for (int r = 0; r < options.repeats; ++r) {
-          if (host) host->barrier();
-          clock = AllreduceClock{};
-          const auto start = std::chrono::steady_clock::now();
-          learner.update(mine, 0, shard_ptr);
-          const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          if (rank == 0) {
-            LearnerBenchmarkRun& run = result.runs[static_cast<size_t>(r)];
-            run.seconds = seconds;
-            run.samples_per_s = static_cast<double>(total) / seconds;
-            run.allreduce_share = clock.seconds / seconds;
-          }
-        }
-      } catch (...) {
-        errors[static_cast<size_t>(rank)] = std::current_exception();
+  run_rank_threads(world, [&](int rank) {
+    PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    std::vector<SampleBatch> mine;
+    PpoShard shard;
+    shard.global_samples = total;
+    // Consecutive fragments per rank, as the driver deals them.
+    for (size_t f = 0; f < batches.size(); ++f) {
+      if (static_cast<int>(f * static_cast<size_t>(world) / batches.size()) != rank) continue;
+      mine.push_back(batches[f]);
+      shard.fragment_offsets.push_back(offsets[f]);
+    }
+    std::unique_ptr<Communicator> host, device_comm;
+    AllreduceClock clock;
+    if (world > 1) {
+      host = std::make_unique<GlooCommunicator>(store, rank, world, std::chrono::milliseconds(120000));
+      if (learner.device().is_cuda()) {
+        device_comm = make_nccl_communicator(store, rank, world, learner.device().index(), std::chrono::milliseconds(120000));
       }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+      learner.set_data_parallel_hooks(make_ppo_hooks(device_comm ? *device_comm : *host, *host, &clock));
+    }
+    const PpoShard* shard_ptr = world > 1 ? &shard : nullptr;
+    learner.update(mine, 0, shard_ptr);  // warm-up
+    for (int r = 0; r < options.repeats; ++r) {
+      if (host) host->barrier();
+      clock = AllreduceClock{};
+      const auto start = std::chrono::steady_clock::now();
+      learner.update(mine, 0, shard_ptr);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (rank == 0) {
+        LearnerBenchmarkRun& run = result.runs[static_cast<size_t>(r)];
+        run.seconds = seconds;
+        run.samples_per_s = static_cast<double>(total) / seconds;
+        run.allreduce_share = clock.seconds / seconds;
+      }
+    }
+  });
   std::vector<double> rates, shares;
   for (const LearnerBenchmarkRun& run : result.runs) {
     rates.push_back(run.samples_per_s);

@@ -7,15 +7,14 @@
 
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <functional>
-#include <thread>
 #include <vector>
 
 #include "learner/data_parallel.h"
 #include "learner/dqn_learner.h"
 #include "learner/fragment_shards.h"
 #include "learner/gloo_communicator.h"
+#include "learner/rank_threads.h"
 
 namespace {
 
@@ -27,22 +26,10 @@ constexpr std::chrono::milliseconds kTimeout{30000};
 // Runs body(rank, comm) on `world` threads with one Gloo group; rethrows the first failure.
 void run_ranks(int world, const std::function<void(int, rlx::Communicator&)>& body) {
   auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        rlx::GlooCommunicator comm(store, rank, world, kTimeout);
-        body(rank, comm);
-      } catch (...) {
-        errors[static_cast<size_t>(rank)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  rlx::run_rank_threads(world, [&](int rank) {
+    rlx::GlooCommunicator comm(store, rank, world, kTimeout);
+    body(rank, comm);
+  });
 }
 
 // max |a - b| relative to max |b|, and the same for the vectors' norms.

@@ -7,12 +7,11 @@
 #include <torch/cuda.h>
 
 #include <chrono>
-#include <exception>
-#include <thread>
 
 #include "learner/data_parallel.h"
 #include "learner/gloo_communicator.h"
 #include "learner/nccl_communicator.h"
+#include "learner/rank_threads.h"
 
 namespace {
 
@@ -34,25 +33,13 @@ TEST_CASE("NCCL: all-reduce and bytes between two ranks on GPUs (or one)", "[gpu
   }
   const int world = std::min(2, rlx::cuda_device_count());
   auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(world));
   std::vector<torch::Tensor> results(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        auto comm = rlx::make_nccl_communicator(store, rank, world, rank, std::chrono::milliseconds(60000));
-        torch::Tensor t = torch::full({1000}, static_cast<float>(rank + 1), torch::TensorOptions().device(comm->device()));
-        comm->allreduce(t);
-        results[static_cast<size_t>(rank)] = t.cpu();
-      } catch (...) {
-        errors[static_cast<size_t>(rank)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  rlx::run_rank_threads(world, [&](int rank) {
+    auto comm = rlx::make_nccl_communicator(store, rank, world, rank, std::chrono::milliseconds(60000));
+    torch::Tensor t = torch::full({1000}, static_cast<float>(rank + 1), torch::TensorOptions().device(comm->device()));
+    comm->allreduce(t);
+    results[static_cast<size_t>(rank)] = t.cpu();
+  });
   const float expected = static_cast<float>(world * (world + 1) / 2);
   for (const torch::Tensor& r : results) CHECK(r.min().item<float>() == expected);
 }
