@@ -12,7 +12,7 @@ EnvSpec HopperEnv::make_spec() {
   return spec;
 }
 
-HopperEnv::HopperEnv() : MujocoEnv(make_spec(), kAsset, kFrameSkip, 6, 6) {}
+HopperEnv::HopperEnv() : PlanarWalkerEnv(make_spec(), kAsset, 6, 6) {}
 
 bool HopperEnv::is_healthy() const {
   const mjModel& m = model();
@@ -27,21 +27,5 @@ bool HopperEnv::is_healthy() const {
   const double angle = d.qpos[2];
   return kMinHealthyZ < z && -kMaxHealthyAngle < angle && angle < kMaxHealthyAngle;
 }
-
-void HopperEnv::reset_episode(Rng& rng, float* obs) {
-  reset_with_noise(rng, kResetNoiseScale, /*normal_qvel_noise=*/false);
-  write_observation(obs);
-}
-
-StepResult HopperEnv::step_episode(const Action& action, float* obs) {
-  const double forward_reward = simulate_with_forward_reward(action, kForwardRewardWeight);
-  StepResult result;
-  result.reward = (forward_reward + kHealthyReward) - control_cost(action, kCtrlCostWeight);
-  result.terminated = !is_healthy();
-  write_observation(obs);
-  return result;
-}
-
-void HopperEnv::write_observation(float* obs) const { write_qpos_qvel(obs, 1, kQvelObsLimit); }
 
 }  // namespace rlx
