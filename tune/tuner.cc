@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -61,16 +62,21 @@ std::optional<double> metric_of(const nlohmann::json& row, const std::string& me
   return node->get<double>();
 }
 
-// The last complete line of result.jsonl (for the live table).
+// The last complete row of result.jsonl (for the live table), read from the file's tail only.
 std::optional<nlohmann::json> last_row(const fs::path& trial_dir) {
-  const fs::path path = trial_dir / "result.jsonl";
-  if (!fs::exists(path)) return std::nullopt;
-  const std::string text = read_file(path);
-  const size_t end = text.rfind('\n');
+  constexpr std::streamoff kTailBytes = 64 * 1024;  // rows are a few KiB at most
+  std::ifstream in(trial_dir / "result.jsonl", std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = std::max<std::streamoff>(0, size - kTailBytes);
+  std::string tail(static_cast<size_t>(size - start), '\0');
+  in.seekg(start);
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  const size_t end = tail.rfind('\n');  // rows end with '\n'; a row still being written does not
   if (end == std::string::npos) return std::nullopt;
-  const size_t begin = text.rfind('\n', end == 0 ? 0 : end - 1);
-  const std::string line = text.substr(begin == std::string::npos || end == 0 ? 0 : begin + 1, end - (begin == std::string::npos || end == 0 ? 0 : begin + 1));
-  nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+  const size_t previous = end == 0 ? std::string::npos : tail.rfind('\n', end - 1);
+  const size_t begin = previous == std::string::npos ? 0 : previous + 1;
+  nlohmann::json row = nlohmann::json::parse(tail.substr(begin, end - begin), nullptr, false);
   if (row.is_discarded()) return std::nullopt;
   return row;
 }
