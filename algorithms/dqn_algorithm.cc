@@ -114,7 +114,12 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
       if (ran) rounds_run += rounds;
     });
     if (ran) ++version_;
-    sampler.publish(current_weights());
+    // Workers need new weights after a round, and the scheduled epsilon whenever it moved.
+    const double epsilon = setup_.apex_epsilons ? 0.0 : learner_->epsilon(received_);
+    if (ran || epsilon != published_epsilon_) {
+      sampler.publish(current_weights());
+      published_epsilon_ = epsilon;
+    }
   }
   result.learner = {{"loss", last.loss},
                     {"q_mean", last.q_mean},

@@ -1,6 +1,6 @@
 // DqnAlgorithm: DQN's iteration (fragments into replay; training rounds of gradient_steps as
 // train_freq env steps arrive, counted on received transitions so the replay ratio holds with
-// any number of workers; weights and the exploration rate published after every round) and
+// any number of workers; weights published after every round, the exploration rate whenever it moves) and
 // its checkpoint state.
 #pragma once
 
@@ -44,6 +44,7 @@ class DqnAlgorithm : public Algorithm {
   int64_t received_ = 0;  // transitions received, the clock of training rounds and schedules
   std::unique_ptr<DataParallelLink> link_;
   bool synced_ = false;     // the ranks hold the driver's weights and state
+  double published_epsilon_ = -1.0;  // the epsilon last published (-1: none yet)
   uint64_t dealt_ = 0;      // fragments dealt to ranks so far (round-robin)
 
   // The training rounds every rank runs (collective when data-parallel); true when they ran.
