@@ -4,7 +4,9 @@
 
 #include "algorithms/dqn_algorithm.h"
 #include "algorithms/ppo_algorithm.h"
+#include "core/config_error.h"
 #include "envs/plugin_loader.h"
+#include "envs/registry.h"
 #include "rollout/rollout_policy.h"
 
 namespace rlx {
@@ -35,6 +37,16 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
   } catch (const std::exception& e) {
     throw CheckpointError(checkpoint.path.string() + ": cannot restore " + what + ": " + e.what());
   }
+}
+
+EnvSpec check_experiment_env(const Experiment& experiment) {
+  load_env_plugins(experiment.plugins);
+  const EnvSpec spec = global_env_registry().spec(experiment.env);
+  if (experiment.algorithm == AlgorithmKind::kDQN && !spec.action_space.is_discrete()) {
+    throw ConfigError(experiment.source + ": algorithm DQN needs a Discrete action space, but env " + spec.id +
+                      " has " + spec.action_space.to_string() + " (use PPO for Box actions)");
+  }
+  return spec;
 }
 
 std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options) {

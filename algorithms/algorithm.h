@@ -14,6 +14,7 @@
 #include "algorithms/data_parallel_link.h"
 #include "algorithms/sampler.h"
 #include "core/checkpoint_dir.h"
+#include "core/env_spec.h"
 #include "core/experiment.h"
 #include "rollout/rollout_policy.h"
 #include "rollout/worker_setup.h"
@@ -63,6 +64,11 @@ std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const Da
 // A learner rank >= 1 (`rlx learner`): builds the algorithm from the driver's payload and
 // follows its commands until it says stop. Throws CommunicatorError when the driver is gone.
 void run_learner_rank(LearnerGroupMember& member);
+
+// Checks, before anything starts, that the experiment can run here: loads its plugins, resolves
+// its env id (UnknownEnvError with a did-you-mean and the plugin hint) and checks that the env's
+// spaces suit the algorithm (ConfigError naming both). Returns the env's spec.
+EnvSpec check_experiment_env(const Experiment& experiment);
 
 // The WorkerSetup fields every algorithm shares (env, K, T, seed, network).
 WorkerSetup common_worker_setup(const Experiment& experiment);

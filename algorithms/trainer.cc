@@ -139,7 +139,7 @@ TrainOutcome run_training(const TrainOptions& options) {
   const Experiment& experiment = options.experiment;
   // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
   set_inference_threads(1);
-  load_env_plugins(experiment.plugins);
+  check_experiment_env(experiment);
   DataParallelOptions data_parallel;
   data_parallel.program = options.worker_program;
   std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, data_parallel);

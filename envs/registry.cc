@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/config_error.h"
+#include "core/config_schema.h"
 #include "envs/classic/classic_control.h"
 #include "envs/mujoco/mujoco_envs.h"
 
@@ -33,9 +35,14 @@ std::optional<EnvSpec> EnvRegistry::find(const std::string& id) const {
 const EnvRegistry::Entry& EnvRegistry::entry(const std::string& id) const {
   auto it = entries_.find(id);
   if (it != entries_.end()) return it->second;
-  std::string known;
-  for (const auto& [name, unused] : entries_) known += (known.empty() ? "" : ", ") + name;
-  throw std::invalid_argument("unknown environment id '" + id + "'; known ids: " + known);
+  const std::vector<std::string> known = ids();
+  std::string message = "unknown environment id '" + id + "'";
+  if (const auto suggestion = closest_match(id, known)) message += "; did you mean '" + *suggestion + "'?";
+  std::string listed;
+  for (const std::string& name : known) listed += (listed.empty() ? "" : ", ") + name;
+  message += "\n  known ids: " + listed +
+             "\n  an env from a plugin needs the plugin loaded: --env-plugin PATH, or plugins: [PATH] in the experiment file";
+  throw UnknownEnvError(message);
 }
 
 const EnvSpec& EnvRegistry::spec(const std::string& id) const { return entry(id).spec; }

@@ -8,9 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "core/config_error.h"
 #include "envs/env.h"
 
 namespace rlx {
+
+// An env id that no registered environment has: a user's input error (exit status 2). The
+// message suggests the closest id and how to load a plugin.
+class UnknownEnvError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
 
 // Makes a fresh environment instance.
 using EnvFactory = std::function<std::unique_ptr<Env>()>;
@@ -33,9 +41,9 @@ class EnvRegistry : public EnvRegistrar {
   bool contains(const std::string& id) const;
   // The spec of a registered id; std::nullopt when unknown.
   std::optional<EnvSpec> find(const std::string& id) const;
-  // The spec of a registered id; throws std::invalid_argument listing the known ids when unknown.
+  // The spec of a registered id; throws UnknownEnvError (did-you-mean, known ids, plugin hint) when unknown.
   const EnvSpec& spec(const std::string& id) const;
-  // A new instance of the env; throws std::invalid_argument listing the known ids when unknown.
+  // A new instance of the env; throws UnknownEnvError when unknown.
   std::unique_ptr<Env> make(const std::string& id) const;
   // The factory of a registered id; throws like make().
   const EnvFactory& factory(const std::string& id) const;

@@ -123,6 +123,10 @@ TEST_CASE("EnvRegistry refuses duplicates and lists known ids for unknown ones",
   CHECK_THROWS_AS(registry.add(CounterEnv::make_spec(), [] { return std::make_unique<CounterEnv>(3); }),
                   std::invalid_argument);
   CHECK_THROWS_WITH(registry.make("Nope-v0"), Catch::Contains("Nope-v0") && Catch::Contains("Counter-v0"));
+  // A typo is a user's input error (exit status 2) with a suggestion and the plugin hint.
+  CHECK_THROWS_AS(registry.spec("Countr-v0"), rlx::UnknownEnvError);
+  CHECK_THROWS_WITH(registry.spec("Countr-v0"),
+                    Catch::Contains("did you mean 'Counter-v0'?") && Catch::Contains("--env-plugin PATH"));
   rlx::EnvSpec discrete_obs = CounterEnv::make_spec();
   discrete_obs.id = "Bad-v0";
   discrete_obs.observation_space = rlx::Space::discrete(2);
