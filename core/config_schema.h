@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/did_you_mean.h"
+
 namespace rlx {
 
 enum class AlgorithmKind { kPPO, kDQN };
@@ -78,10 +80,5 @@ std::string format_double(double value);
 // `text` read as a value of `type` (ints also accept integral floats like 1e5; lists accept
 // "[1, 2]", "1,2" or "1"); nullopt when the text is not of that type. Ranges are not checked.
 std::optional<ConfigValue> parse_value(ConfigType type, std::string_view text);
-
-// Levenshtein distance between two strings.
-size_t edit_distance(std::string_view a, std::string_view b);
-// The candidate closest to `name` by edit distance when close enough to be a likely typo.
-std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates);
 
 }  // namespace rlx

@@ -127,33 +127,4 @@ std::optional<ConfigValue> parse_value(ConfigType type, std::string_view text) {
   return std::nullopt;
 }
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates) {
-  const std::string wanted = lower(name);
-  std::optional<std::string> best;
-  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
-  for (const auto& candidate : candidates) {
-    const size_t distance = edit_distance(wanted, lower(candidate));
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best;
-}
-
 }  // namespace rlx

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "core/config_error.h"
-#include "core/config_schema.h"
+#include "core/did_you_mean.h"
 #include "envs/classic/classic_control.h"
 #include "envs/mujoco/mujoco_envs.h"
 
