@@ -1,5 +1,6 @@
 #include "algorithms/algorithm.h"
 
+#include <filesystem>
 #include <sstream>
 
 #include "algorithms/dqn_algorithm.h"
@@ -22,6 +23,7 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   setup.hidden_sizes.assign(hidden.begin(), hidden.end());
   setup.activation = c.get_string("activation");
   setup.shared_trunk = c.get_bool("vf_share_layers");
+  setup.drop_nonfinite_episodes = c.get_bool("drop_nonfinite_episodes");
   return setup;
 }
 
@@ -40,7 +42,13 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
 }
 
 EnvSpec check_experiment_env(const Experiment& experiment) {
-  load_env_plugins(experiment.plugins);
+  for (const PluginRef& plugin : experiment.plugins) {
+    if (!std::filesystem::is_regular_file(plugin.path)) {
+      throw ConfigError(experiment.source + ": env plugin '" + plugin.path +
+                        "': no such file (pass --env-plugin PATH to load it from elsewhere)");
+    }
+  }
+  load_env_plugins(plugin_paths(experiment.plugins));
   const EnvSpec spec = global_env_registry().spec(experiment.env);
   if (experiment.algorithm == AlgorithmKind::kDQN && !spec.action_space.is_discrete()) {
     throw ConfigError(experiment.source + ": algorithm DQN needs a Discrete action space, but env " + spec.id +
@@ -57,7 +65,7 @@ std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const Da
 void run_learner_rank(LearnerGroupMember& member) {
   const Experiment experiment = experiment_from_json(nlohmann::json::parse(member.payload()), "the learner group's payload");
   set_inference_threads(1);
-  load_env_plugins(experiment.plugins);
+  load_env_plugins(plugin_paths(experiment.plugins));
   DataParallelOptions options;
   options.member = &member;
   std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, options);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ class Algorithm {
   virtual std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const = 0;
   // Learner ranks >= 1: carries out one command of the driver (data-parallel update, sync).
   virtual void follow(const LearnerCommand& command) = 0;
+  // After train_iteration threw: the env steps the learner took in from that unfinished
+  // iteration when its state is still sound (so a checkpoint of it, counting those steps, is
+  // consistent), nullopt when the failure left it mid-update.
+  virtual std::optional<int64_t> steps_of_failed_iteration() const = 0;
 };
 
 // Calls restore with the bytes of the checkpoint's `file_name` and its "algorithm_state" JSON;

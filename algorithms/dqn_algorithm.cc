@@ -6,6 +6,7 @@
 #include "core/config_error.h"
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
+#include "learner/non_finite.h"
 #include "rollout/policy_factory.h"
 
 namespace rlx {
@@ -86,6 +87,7 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
   DqnUpdateMetrics last;
   int64_t rounds_run = 0;
   received_ = timesteps_done;
+  iteration_steps_ = 0;
   const int world = link_->world();
   while (result.env_steps < kDqnStepsPerIteration) {
     const std::vector<SampleBatch> batches = sampler.collect(1);
@@ -95,7 +97,9 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
       result.env_steps += batch.num_transitions();
       received_ += batch.num_transitions();
     }
+    iteration_steps_ = result.env_steps;
     bool ran = false;
+    mid_step_ = world > 1;  // one learner stays consistent through any failure of its own
     link_->guarded([&] {
       if (link_->driver()) {
         link_->check_ranks();
@@ -110,9 +114,15 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
       for (int rank = 1; rank < world; ++rank) {
         link_->send(rank, {{"op", "dqn_step"}, {"rounds", rounds}, {"timesteps", received_}}, dealt[static_cast<size_t>(rank)]);
       }
-      ran = train_rounds(rounds, received_, last);
+      try {
+        ran = train_rounds(rounds, received_, last);
+      } catch (const NonFiniteLearnerError&) {
+        mid_step_ = false;  // every rank stopped before the same step
+        throw;
+      }
       if (ran) rounds_run += rounds;
     });
+    mid_step_ = false;
     if (ran) ++version_;
     // Workers need new weights after a round, and the scheduled epsilon whenever it moved.
     const double epsilon = setup_.apex_epsilons ? 0.0 : learner_->epsilon(received_);

@@ -36,6 +36,13 @@ class DqnAlgorithm : public Algorithm {
 
   DqnLearner& learner() { return *learner_; }
 
+  // The env steps this iteration stored before it failed, unless a data-parallel step failed
+  // between ranks (then nullopt). The learner stops before a non-finite step, so after one the
+  // state is sound.
+  std::optional<int64_t> steps_of_failed_iteration() const override {
+    return mid_step_ ? std::nullopt : std::optional<int64_t>(iteration_steps_);
+  }
+
  private:
   WorkerSetup setup_;
   EnvSpec spec_;
@@ -44,6 +51,8 @@ class DqnAlgorithm : public Algorithm {
   int64_t received_ = 0;  // transitions received, the clock of training rounds and schedules
   std::unique_ptr<DataParallelLink> link_;
   bool synced_ = false;     // the ranks hold the driver's weights and state
+  int64_t iteration_steps_ = 0;  // env steps stored in the current iteration
+  bool mid_step_ = false;        // a data-parallel store-and-train began and neither finished nor failed cleanly
   double published_epsilon_ = -1.0;  // the epsilon last published (-1: none yet)
   uint64_t dealt_ = 0;      // fragments dealt to ranks so far (round-robin)
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <stdexcept>
 
 #include "algorithms/algorithm.h"
@@ -17,8 +18,11 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   const Checkpoint checkpoint = read_checkpoint_dir(options.checkpoint);
   Experiment experiment =
       experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
-  load_env_plugins(experiment.plugins);
-  load_env_plugins(options.env_plugins);
+  // The checkpoint's plugins, pointed at --env-plugin files where they moved.
+  for (const std::string& warning : relocate_plugins(experiment.plugins, options.env_plugins)) {
+    std::cerr << "rlx evaluate: warning: " << warning << "\n";
+  }
+  load_env_plugins(plugin_paths(experiment.plugins));
   const std::string env_id = options.env_id.value_or(experiment.env);
   const EnvSpec& spec = global_env_registry().spec(env_id);
   const EnvSpec& trained = global_env_registry().spec(experiment.env);

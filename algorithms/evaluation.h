@@ -16,7 +16,7 @@ struct EvaluationOptions {
   bool deterministic = false;
   uint64_t seed = 0;                 // episode i resets with seed + i
   std::optional<std::string> env_id; // default: the checkpoint's env
-  std::vector<std::string> env_plugins;
+  std::vector<std::string> env_plugins;  // --env-plugin: where the checkpoint's plugins are now (core/plugin_refs.h)
 };
 
 struct EvaluationResult {
@@ -28,7 +28,9 @@ struct EvaluationResult {
 };
 
 // Loads the checkpoint (checksums verified) and runs the episodes; throws CheckpointError for a
-// damaged checkpoint, std::invalid_argument when the env's spaces differ from the checkpoint's.
+// damaged checkpoint, ConfigError for a plugin that cannot be found, std::invalid_argument when
+// the env's spaces differ from the checkpoint's. Warns on stderr when a plugin's file differs
+// from the one the checkpoint recorded.
 EvaluationResult evaluate_checkpoint(const EvaluationOptions& options);
 
 }  // namespace rlx

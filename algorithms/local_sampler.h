@@ -17,12 +17,21 @@ class LocalSampler : public Sampler {
   // std::invalid_argument for an unknown env or a bad network.
   explicit LocalSampler(const WorkerSetup& setup);
 
+  // The sampler is reused by name in messages.
+  static constexpr const char* kName = "in-process sampler (num_workers: 0)";
+
   void publish(std::shared_ptr<const Weights> weights) override;
   std::vector<SampleBatch> collect(int64_t min_transitions) override;
   std::vector<FinishedEpisode> take_episodes() override;
-  SamplerStats stats() const override { return {}; }
+  SamplerStats stats() const override { return stats_; }
+  // {"env_id", "num_envs", "collector": {...}, "episodes_dropped_nonfinite"}; null when an env
+  // cannot snapshot itself.
+  nlohmann::json checkpoint_state() const override;
+  void restore(const nlohmann::json& state) override;
 
  private:
+  WorkerSetup setup_;
+  SamplerStats stats_;
   std::unique_ptr<RolloutPolicy> policy_;
   std::unique_ptr<FragmentCollector> collector_;
 };

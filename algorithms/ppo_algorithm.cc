@@ -7,6 +7,7 @@
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
 #include "learner/fragment_shards.h"
+#include "learner/non_finite.h"
 #include "rollout/policy_factory.h"
 
 namespace rlx {
@@ -111,8 +112,15 @@ void PpoAlgorithm::follow(const LearnerCommand& command) {
 IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
   const std::vector<SampleBatch> batches = sampler.collect(train_batch_size_);
   double scatter_s = 0.0;
-  const PpoUpdateMetrics m =
-      link_->driver() ? data_parallel_update(batches, timesteps_done, scatter_s) : learner_->update(batches, timesteps_done);
+  PpoUpdateMetrics m;
+  mid_update_ = true;
+  try {
+    m = link_->driver() ? data_parallel_update(batches, timesteps_done, scatter_s) : learner_->update(batches, timesteps_done);
+  } catch (const NonFiniteLearnerError&) {
+    mid_update_ = false;  // the learner undid the update
+    throw;
+  }
+  mid_update_ = false;
   sampler.publish(learner_->weights(++version_));
   IterationResult result;
   for (const SampleBatch& batch : batches) result.env_steps += batch.num_transitions();

@@ -30,6 +30,12 @@ class PpoAlgorithm : public Algorithm {
 
   PpoLearner& learner() { return *learner_; }
 
+  // 0 unless the failure came in the middle of an update (then nullopt): a failed update that
+  // the learner undid (non-finite loss or gradient), or a failed collection, consumed nothing.
+  std::optional<int64_t> steps_of_failed_iteration() const override {
+    return mid_update_ ? std::nullopt : std::optional<int64_t>(0);
+  }
+
  private:
   // The driver's side of a data-parallel update (scatter_s: time to shard and send).
   PpoUpdateMetrics data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
@@ -41,6 +47,7 @@ class PpoAlgorithm : public Algorithm {
   uint64_t version_ = 1;
   std::unique_ptr<DataParallelLink> link_;
   bool synced_ = false;  // the ranks hold the driver's weights and state
+  bool mid_update_ = false;  // an update began and neither finished nor was undone
 };
 
 }  // namespace rlx

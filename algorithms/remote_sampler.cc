@@ -1,9 +1,11 @@
 #include "algorithms/remote_sampler.h"
 
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
 
+#include "core/config_schema.h"
 #include "envs/registry.h"
 
 namespace rlx {
@@ -43,10 +45,11 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   const std::string endpoint = receiver_->endpoint();
   const RemoteSamplerOptions& o = options_;
   pool_ = std::make_unique<WorkerPool>(
-      WorkerPoolOptions{o.num_local_workers, o.max_worker_restarts, std::chrono::milliseconds(3000)},
+      WorkerPoolOptions{o.num_local_workers, o.max_worker_restarts, std::chrono::milliseconds(3000), o.log_dir},
       [&o, endpoint](int i) {
         std::vector<std::string> argv = {o.worker_program, "worker", "--connect", endpoint, "--worker-id",
-                                         std::to_string(i + 1), "--learner-timeout", "60"};
+                                         std::to_string(i + 1), "--learner-timeout",
+                                         format_double(o.worker_learner_timeout_s), "--verbose"};
         for (const std::string& plugin : o.env_plugins) {
           argv.push_back("--env-plugin");
           argv.push_back(plugin);
@@ -71,22 +74,55 @@ RemoteSampler::~RemoteSampler() {
 
 void RemoteSampler::publish(std::shared_ptr<const Weights> weights) { receiver_->publish_weights(std::move(weights)); }
 
+std::string RemoteSampler::describe(const WorkerExitReport& report) const {
+  std::string text = "worker " + std::to_string(report.worker_index + 1) + " (pid " + std::to_string(report.pid) + ", " +
+                     options_.setup.env_id + ") exited: " + report.exit.describe();
+  if (report.restarted) {
+    text += "; restarted (restart " + std::to_string(report.restarts_used) + " of " +
+            std::to_string(options_.max_worker_restarts) + ")";
+  } else if (!report.exit.clean() && !(report.exit.code == kWorkerExitBadInput && !report.exit.signaled)) {
+    text += "; not restarted: the restart budget (max_worker_restarts = " + std::to_string(options_.max_worker_restarts) +
+            ") is spent";
+  }
+  if (report.log.empty()) return text;
+  const std::vector<std::string> lines = tail_lines(report.log, 8);
+  text += lines.empty() ? "; its log " + report.log.string() + " is empty" : "; last lines of " + report.log.string() + ":";
+  for (const std::string& line : lines) text += "\n    | " + line;
+  return text;
+}
+
+void RemoteSampler::watch_workers() {
+  for (WorkerExitReport& report : pool_->poll()) {
+    if (report.exit.clean()) continue;  // told to stop
+    const std::string text = describe(report);
+    if (!report.exit.signaled && report.exit.code == kWorkerExitBadInput) {
+      throw WorkerInputError(text + "\n  (exit status 2: bad input, e.g. an env that breaks the env API's contract; not restarted)");
+    }
+    std::cerr << "rlx train: " << text << "\n";
+    exits_.push_back(std::move(report));
+  }
+}
+
 std::vector<SampleBatch> RemoteSampler::collect(int64_t min_transitions) {
   std::vector<SampleBatch> batches;
   int64_t transitions = 0;
   auto last_fragment = Clock::now();
   while (transitions < min_transitions) {
-    pool_->poll();
+    watch_workers();
     std::optional<SampleBatch> batch = receiver_->pop(std::chrono::milliseconds(100));
     if (!batch) {
       if (options_.num_local_workers > 0 && pool_->num_running() == 0 && receiver_->stats().workers_active == 0) {
-        throw std::runtime_error("every local worker died and the restart budget (max_worker_restarts = " +
-                                 std::to_string(options_.max_worker_restarts) + ") is spent; see the workers' errors above");
+        std::string message = "every local worker died and the restart budget (max_worker_restarts = " +
+                              std::to_string(options_.max_worker_restarts) + ") is spent";
+        if (!exits_.empty()) message += "; the last exit: " + describe(exits_.back());
+        throw std::runtime_error(message);
       }
       if (Clock::now() - last_fragment > options_.sample_timeout) {
-        throw std::runtime_error("no samples for " + std::to_string(options_.sample_timeout.count()) +
-                                 " s: " + std::to_string(pool_->num_running()) + " local workers running, " +
-                                 std::to_string(pool_->restarts()) + " restarts used");
+        std::string message = "no samples for " + std::to_string(options_.sample_timeout.count()) + " s: " +
+                              std::to_string(pool_->num_running()) + " local workers running, " +
+                              std::to_string(pool_->restarts()) + " restarts used";
+        if (!options_.log_dir.empty()) message += "; the workers' logs are in " + options_.log_dir.string();
+        throw std::runtime_error(message);
       }
       continue;
     }
@@ -112,6 +148,7 @@ SamplerStats RemoteSampler::stats() const {
   s.messages_rejected = r.messages_rejected;
   s.worker_restarts = static_cast<uint64_t>(pool_->restarts());
   s.workers_active = r.workers_active;
+  s.episodes_dropped_nonfinite = r.episodes_dropped;
   return s;
 }
 

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "algorithms/sampler.h"
+#include "core/config_error.h"
 #include "rollout/worker_pool.h"
 #include "rollout/worker_setup.h"
 #include "transport/sample_receiver.h"
@@ -28,6 +30,15 @@ struct RemoteSamplerOptions {
   std::optional<CurveKeyPair> curve_server;  // with keys: only authorized workers join
   std::vector<std::string> authorized_client_keys;
   std::string local_worker_key_dir;          // --auth-keys for the local workers (when keys are on)
+  std::filesystem::path log_dir;             // local worker i logs to log_dir/worker_<i + 1>.log; empty: inherit
+  double worker_learner_timeout_s = 60.0;    // local workers exit after the learner is silent this long
+};
+
+// A local worker failed on bad input (exit status 2: an env that breaks its contract, a plugin
+// that does not load): `rlx train` exits with status 2.
+class WorkerInputError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
 };
 
 class RemoteSampler : public Sampler {
@@ -38,8 +49,10 @@ class RemoteSampler : public Sampler {
   ~RemoteSampler() override;
 
   void publish(std::shared_ptr<const Weights> weights) override;
-  // Throws std::runtime_error when no fragment arrives for sample_timeout (e.g. every worker
-  // keeps crashing).
+  // Throws std::runtime_error when no fragment arrives for sample_timeout or every local worker
+  // died with the restart budget spent, and WorkerInputError when a local worker failed on bad
+  // input (exit status 2, e.g. its env broke the contract); each names the workers and quotes
+  // the last lines of their logs. Every worker exit is reported on stderr as it happens.
   std::vector<SampleBatch> collect(int64_t min_transitions) override;
   std::vector<FinishedEpisode> take_episodes() override;
   SamplerStats stats() const override;
@@ -47,10 +60,16 @@ class RemoteSampler : public Sampler {
   const std::string& endpoint() const { return receiver_->endpoint(); }
 
  private:
+  // Reports the exits poll() found on stderr; throws WorkerInputError on a bad-input exit.
+  void watch_workers();
+  // "worker 2 (pid 4242, CartPole-v1) exited: ...; last lines of LOG:\n    | ..." for one exit.
+  std::string describe(const WorkerExitReport& report) const;
+
   RemoteSamplerOptions options_;
   zmq::context_t context_;
   std::unique_ptr<SampleReceiver> receiver_;
   std::unique_ptr<WorkerPool> pool_;
+  std::vector<WorkerExitReport> exits_;  // every exit so far, for the final error
 };
 
 }  // namespace rlx

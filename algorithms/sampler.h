@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/sample_batch.h"
 #include "rollout/fragment_collector.h"
 #include "transport/messages.h"
@@ -21,6 +23,7 @@ struct SamplerStats {
   uint64_t messages_rejected = 0;
   uint64_t worker_restarts = 0;
   uint64_t workers_active = 0;
+  uint64_t episodes_dropped_nonfinite = 0;  // drop_nonfinite_episodes: episodes ended by a NaN/inf step
 };
 
 class Sampler {
@@ -34,6 +37,12 @@ class Sampler {
   // Episodes that finished since the last call, in no particular order.
   virtual std::vector<FinishedEpisode> take_episodes() = 0;
   virtual SamplerStats stats() const = 0;
+  // The sampler's own state for an exact resume (envs mid-episode, observations, action
+  // sampling), taken between iterations; null when it has none to give (worker processes, or
+  // envs that cannot snapshot themselves).
+  virtual nlohmann::json checkpoint_state() const { return nullptr; }
+  // Continues from checkpoint_state()'s JSON; throws std::invalid_argument when it does not fit.
+  virtual void restore(const nlohmann::json& state) { (void)state; }
 };
 
 }  // namespace rlx

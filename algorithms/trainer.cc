@@ -20,6 +20,7 @@
 #include "core/space_json.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
+#include "learner/non_finite.h"
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
 
@@ -79,37 +80,6 @@ class ProgressLine {
   Clock::time_point last_{};
 };
 
-std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
-                                      std::optional<std::filesystem::path>& temp_key_dir) {
-  const Experiment& e = options.experiment;
-  const int64_t workers = e.config.get_int("num_workers");
-  if (workers == 0) return std::make_unique<LocalSampler>(algorithm.worker_setup());
-  RemoteSamplerOptions o;
-  o.setup = algorithm.worker_setup();
-  o.num_local_workers = static_cast<int>(workers);
-  o.worker_program = options.worker_program;
-  o.env_plugins = e.plugins;
-  o.bind_endpoint = options.bind_endpoint;
-  o.max_policy_lag = static_cast<uint64_t>(e.config.get_int("max_policy_lag"));
-  o.max_worker_restarts = static_cast<int>(e.config.get_int("max_worker_restarts"));
-  if (options.auth_keys) {
-    o.curve_server = load_server_keys(*options.auth_keys);
-    o.authorized_client_keys = load_client_keys(*options.auth_keys);
-    // The local workers get a key pair of their own for this run, authorized alongside.
-    char pattern[] = "/tmp/rlx-local-worker-keys-XXXXXX";
-    if (!::mkdtemp(pattern)) throw std::runtime_error("cannot create a temporary key directory in /tmp");
-    temp_key_dir = pattern;
-    const CurveKeyPair local = generate_curve_keypair();
-    save_curve_keypair(*temp_key_dir / "client", local);
-    save_curve_public_key(*temp_key_dir / "server.pub", o.curve_server->public_key);
-    o.authorized_client_keys.push_back(local.public_key);
-    o.local_worker_key_dir = temp_key_dir->string();
-  }
-  auto sampler = std::make_unique<RemoteSampler>(o);
-  if (options.progress) std::cerr << "rlx train: workers connect to " << sampler->endpoint() << "\n";
-  return sampler;
-}
-
 // The reason a run should stop now, or "" to go on.
 std::string stop_reason(const StopCriteria& stop, const Progress& p, double return_mean, size_t window) {
   if (stop.episode_return_mean && window >= kEpisodeWindow && return_mean >= *stop.episode_return_mean) {
@@ -135,144 +105,350 @@ const std::vector<std::string>& pause_counter_names() {
   return names;
 }
 
-TrainOutcome run_training(const TrainOptions& options) {
-  const Experiment& experiment = options.experiment;
-  // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
-  set_inference_threads(1);
-  check_experiment_env(experiment);
-  DataParallelOptions data_parallel;
-  data_parallel.program = options.worker_program;
-  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, data_parallel);
+namespace {
 
-  Progress progress;
-  TrainOutcome outcome;
-  if (options.pause_at) counter_value(progress, options.pause_at->first);  // rejects an unknown counter early
-  std::optional<Checkpoint> resumed;
-  std::deque<double> window_returns, window_lengths;
-  if (options.resume) {
-    resumed = read_checkpoint_dir(*options.resume);
-    algorithm->restore(*resumed);
-    const nlohmann::json& counters = resumed->manifest.at("counters");
-    progress.iteration = counters.at("training_iteration").get<int64_t>();
-    progress.timesteps = counters.at("timesteps_total").get<int64_t>();
-    progress.episodes = counters.at("episodes_total").get<int64_t>();
-    progress.time_s = counters.at("time_total_s").get<double>();
-    // The episode window travels with the checkpoint, so the reward criterion and the metric
-    // continue across resumes (a tuner's segments) instead of starting empty.
-    if (const auto window = resumed->manifest.find("episode_window"); window != resumed->manifest.end()) {
-      for (const auto& value : window->at("returns")) window_returns.push_back(value.get<double>());
-      for (const auto& value : window->at("lengths")) window_lengths.push_back(value.get<double>());
-      if (window_returns.size() != window_lengths.size() || window_returns.size() > kEpisodeWindow) {
-        throw CheckpointError(options.resume->string() + ": episode_window holds mismatched or too many episodes");
-      }
-    }
-    outcome.trial_dir = std::filesystem::absolute(*options.resume).parent_path().parent_path();
-  } else {
-    outcome.trial_dir = options.output_root / experiment.name /
-                        (options.trial_name.empty() ? default_trial_name(experiment) : options.trial_name);
-    if (std::filesystem::exists(outcome.trial_dir) && !std::filesystem::is_empty(outcome.trial_dir)) {
-      throw std::runtime_error("trial directory '" + outcome.trial_dir.string() +
-                               "' exists already; pick another --trial-name, or --resume one of its checkpoints");
-    }
+// A temporary directory removed on destruction, however the run ends.
+class TempDir {
+ public:
+  // Makes /tmp/<prefix>XXXXXX; std::runtime_error when it cannot.
+  explicit TempDir(const std::string& prefix) {
+    std::string pattern = "/tmp/" + prefix + "XXXXXX";
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory in /tmp");
+    path_ = pattern;
   }
-  std::filesystem::create_directories(outcome.trial_dir);
-  ResultsWriter results(outcome.trial_dir);
-  results.write_params(experiment_to_yaml(experiment));
-  if (resumed) results.truncate_after(progress.iteration);
-
-  std::optional<std::filesystem::path> temp_key_dir;
-  std::unique_ptr<Sampler> sampler = make_sampler(options, *algorithm, temp_key_dir);
-  sampler->publish(algorithm->current_weights());
-
-  const EnvSpec& spec = global_env_registry().spec(experiment.env);
-  const int64_t checkpoint_freq = experiment.config.get_int("checkpoint_freq");
-  const auto write_checkpoint = [&]() {
-    nlohmann::json manifest = {
-        {"algorithm", algorithm_name(experiment.algorithm)},
-        {"env_spec", env_spec_to_json(spec)},
-        {"experiment", experiment_to_json(experiment)},
-        {"counters",
-         {{"training_iteration", progress.iteration},
-          {"timesteps_total", progress.timesteps},
-          {"episodes_total", progress.episodes},
-          {"time_total_s", progress.time_s}}},
-        {"episode_window", {{"returns", window_returns}, {"lengths", window_lengths}}},
-        {"algorithm_state", algorithm->checkpoint_state()}};
-    const std::filesystem::path dir = checkpoint_path(outcome.trial_dir, progress.iteration);
-    write_checkpoint_dir(dir, manifest, algorithm->checkpoint_files());
-    outcome.last_checkpoint = dir;
-  };
-
-  ProgressLine line(options.progress);
-  const auto start = Clock::now();
-  const double time_offset = progress.time_s;
-  int64_t last_checkpoint_iteration = -1;
-  for (;;) {
-    const auto iteration_start = Clock::now();
-    const IterationResult r = algorithm->train_iteration(*sampler, progress.timesteps);
-    const double iteration_s = std::chrono::duration<double>(Clock::now() - iteration_start).count();
-    ++progress.iteration;
-    progress.timesteps += r.env_steps;
-    progress.time_s = time_offset + std::chrono::duration<double>(Clock::now() - start).count();
-    for (const FinishedEpisode& episode : sampler->take_episodes()) {
-      ++progress.episodes;
-      window_returns.push_back(episode.episode_return);
-      window_lengths.push_back(episode.length);
-      if (window_returns.size() > kEpisodeWindow) {
-        window_returns.pop_front();
-        window_lengths.pop_front();
-      }
-    }
-    double return_mean = NAN, len_mean = NAN;
-    if (!window_returns.empty()) {
-      return_mean = len_mean = 0;
-      for (size_t i = 0; i < window_returns.size(); ++i) {
-        return_mean += window_returns[i] / window_returns.size();
-        len_mean += window_lengths[i] / window_lengths.size();
-      }
-    }
-    const double steps_per_s = iteration_s > 0 ? r.env_steps / iteration_s : 0.0;
-    const SamplerStats sampling = sampler->stats();
-    nlohmann::json row = {{"training_iteration", progress.iteration},
-                          {"timesteps_total", progress.timesteps},
-                          {"time_total_s", progress.time_s},
-                          {"time_this_iter_s", iteration_s},
-                          {"episodes_total", progress.episodes},
-                          {"episode_return_mean", std::isnan(return_mean) ? nlohmann::json() : nlohmann::json(return_mean)},
-                          {"episode_len_mean", std::isnan(len_mean) ? nlohmann::json() : nlohmann::json(len_mean)},
-                          {"env_steps_per_s", steps_per_s},
-                          {"learner", r.learner},
-                          {"sampler",
-                           {{"fragments_dropped_stale", sampling.fragments_dropped_stale},
-                            {"fragments_dropped_other", sampling.fragments_dropped_other},
-                            {"messages_rejected", sampling.messages_rejected},
-                            {"worker_restarts", sampling.worker_restarts},
-                            {"workers_active", sampling.workers_active}}}};
-    results.append(row);
-    line.show(algorithm_name(experiment.algorithm), experiment.env, progress, return_mean, steps_per_s);
-    outcome.stopped_by = stop_reason(experiment.stop, progress, return_mean, window_returns.size());
-    if (outcome.stopped_by.empty() && options.pause_at &&
-        counter_value(progress, options.pause_at->first) >= options.pause_at->second) {
-      outcome.paused = true;
-      outcome.stopped_by = "pause_at " + options.pause_at->first;
-    }
-    if (checkpoint_freq > 0 && progress.iteration % checkpoint_freq == 0) {
-      write_checkpoint();
-      last_checkpoint_iteration = progress.iteration;
-    }
-    if (!outcome.stopped_by.empty()) {
-      outcome.final_row = row;
-      break;
-    }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
   }
-  line.finish();
-  if (last_checkpoint_iteration != progress.iteration) write_checkpoint();
-  outcome.reward_reached = outcome.stopped_by == "episode_return_mean";
-  results.write_final(outcome.reward_reached, outcome.last_checkpoint,
-                      {{"stopped_by", outcome.stopped_by}, {"paused", outcome.paused}});
-  sampler.reset();
-  if (temp_key_dir) std::filesystem::remove_all(*temp_key_dir);
-  return outcome;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
+                                      const std::filesystem::path& trial_dir, std::unique_ptr<TempDir>& temp_key_dir) {
+  const Experiment& e = options.experiment;
+  const int64_t workers = e.config.get_int("num_workers");
+  if (workers == 0) return std::make_unique<LocalSampler>(algorithm.worker_setup());
+  RemoteSamplerOptions o;
+  o.setup = algorithm.worker_setup();
+  o.num_local_workers = static_cast<int>(workers);
+  o.worker_program = options.worker_program;
+  o.env_plugins = plugin_paths(e.plugins);
+  o.bind_endpoint = options.bind_endpoint;
+  o.max_policy_lag = static_cast<uint64_t>(e.config.get_int("max_policy_lag"));
+  o.max_worker_restarts = static_cast<int>(e.config.get_int("max_worker_restarts"));
+  o.log_dir = trial_dir / "workers";
+  if (options.auth_keys) {
+    o.curve_server = load_server_keys(*options.auth_keys);
+    o.authorized_client_keys = load_client_keys(*options.auth_keys);
+    // The local workers get a key pair of their own for this run, authorized alongside.
+    temp_key_dir = std::make_unique<TempDir>("rlx-local-worker-keys-");
+    const CurveKeyPair local = generate_curve_keypair();
+    save_curve_keypair(temp_key_dir->path() / "client", local);
+    save_curve_public_key(temp_key_dir->path() / "server.pub", o.curve_server->public_key);
+    o.authorized_client_keys.push_back(local.public_key);
+    o.local_worker_key_dir = temp_key_dir->path().string();
+  }
+  auto sampler = std::make_unique<RemoteSampler>(o);
+  if (options.progress) {
+    std::cerr << "rlx train: workers connect to " << sampler->endpoint() << "; their logs: " << o.log_dir.string() << "\n";
+  }
+  return sampler;
 }
+
+// The first non-finite value of the weights workers get (parameters, observation statistics):
+// "parameter 17 = nan"; nullopt when all are finite.
+std::optional<std::string> non_finite_weight(const Weights& weights) {
+  for (size_t i = 0; i < weights.params.size(); ++i) {
+    if (!std::isfinite(weights.params[i])) return "parameter " + std::to_string(i) + " = " + std::to_string(weights.params[i]);
+  }
+  for (size_t i = 0; i < weights.obs_mean.size(); ++i) {
+    if (!std::isfinite(weights.obs_mean[i]) || !std::isfinite(weights.obs_var[i])) {
+      return "observation statistic " + std::to_string(i) + " (mean " + std::to_string(weights.obs_mean[i]) + ", var " +
+             std::to_string(weights.obs_var[i]) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+// One `rlx train` run: the state the loop carries, its checkpoints, and what a failure leaves.
+class TrainingRun {
+ public:
+  explicit TrainingRun(const TrainOptions& options) : options_(options), experiment_(options.experiment) {}
+
+  TrainOutcome run() {
+    // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
+    set_inference_threads(1);
+    spec_ = check_experiment_env(experiment_);
+    record_plugin_hashes(experiment_.plugins);
+    DataParallelOptions data_parallel;
+    data_parallel.program = options_.worker_program;
+    algorithm_ = make_algorithm(experiment_, data_parallel);
+    if (options_.pause_at) counter_value(progress_, options_.pause_at->first);  // rejects an unknown counter early
+    open_trial();
+    if (resumed_) {
+      // A run resumed at or past its stop criterion (or pause point) trains nothing more.
+      if (const std::string reason = stop_or_pause_reason(); !reason.empty()) {
+        outcome_.stopped_by = reason;
+        outcome_.last_checkpoint = resumed_->path;
+        outcome_.final_row = results_->last_row();
+        if (options_.progress) std::cerr << "rlx train: the checkpoint already meets " << reason << "; nothing to train\n";
+        return finish();
+      }
+    }
+    try {
+      train();
+    } catch (const std::exception& error) {
+      record_failure(error);
+      throw;
+    }
+    return finish();
+  }
+
+ private:
+  // ConfigError naming the first setting that shapes the learner (algorithm, env, network) and
+  // differs between the checkpoint and this run: its weights cannot be loaded into another shape.
+  void check_resume_compatible(const Checkpoint& checkpoint) const {
+    const Experiment saved = experiment_from_json(checkpoint.manifest.at("experiment"),
+                                                  (checkpoint.path / kCheckpointManifestName).string());
+    const auto refuse = [&](const std::string& key, const std::string& there, const std::string& here) {
+      throw ConfigError("--resume " + checkpoint.path.string() + ": " + key + " is " + here + " here but " + there +
+                        " in the checkpoint; the learner's shape must match to resume (start a new run to change it)");
+    };
+    if (saved.algorithm != experiment_.algorithm) {
+      refuse("algorithm", algorithm_name(saved.algorithm), algorithm_name(experiment_.algorithm));
+    }
+    if (saved.env != experiment_.env) refuse("env", saved.env, experiment_.env);
+    for (const char* key : {"hidden_sizes", "activation", "vf_share_layers", "dueling"}) {
+      if (!find_key(key)->applies_to(experiment_.algorithm)) continue;
+      if (saved.config.get(key) != experiment_.config.get(key)) {
+        refuse(key, format_value(saved.config.get(key)), format_value(experiment_.config.get(key)));
+      }
+    }
+  }
+
+  void open_trial() {
+    if (options_.resume) {
+      resumed_ = read_checkpoint_dir(*options_.resume);
+      check_resume_compatible(*resumed_);
+      algorithm_->restore(*resumed_);
+      const nlohmann::json& counters = resumed_->manifest.at("counters");
+      progress_.iteration = counters.at("training_iteration").get<int64_t>();
+      progress_.timesteps = counters.at("timesteps_total").get<int64_t>();
+      progress_.episodes = counters.at("episodes_total").get<int64_t>();
+      progress_.time_s = counters.at("time_total_s").get<double>();
+      // The episode window travels with the checkpoint, so the reward criterion and the metric
+      // continue across resumes (a tuner's segments) instead of starting empty.
+      if (const auto window = resumed_->manifest.find("episode_window"); window != resumed_->manifest.end()) {
+        for (const auto& value : window->at("returns")) window_returns_.push_back(value.get<double>());
+        for (const auto& value : window->at("lengths")) window_lengths_.push_back(value.get<double>());
+        if (window_returns_.size() != window_lengths_.size() || window_returns_.size() > kEpisodeWindow) {
+          throw CheckpointError(options_.resume->string() + ": episode_window holds mismatched or too many episodes");
+        }
+      }
+      outcome_.trial_dir = std::filesystem::absolute(*options_.resume).parent_path().parent_path();
+      outcome_.last_checkpoint = resumed_->path;
+      last_checkpoint_iteration_ = progress_.iteration;
+    } else {
+      outcome_.trial_dir = options_.output_root / experiment_.name /
+                           (options_.trial_name.empty() ? default_trial_name(experiment_) : options_.trial_name);
+      if (std::filesystem::exists(outcome_.trial_dir) && !std::filesystem::is_empty(outcome_.trial_dir)) {
+        throw std::runtime_error("trial directory '" + outcome_.trial_dir.string() +
+                                 "' exists already; pick another --trial-name, or --resume one of its checkpoints");
+      }
+    }
+    std::filesystem::create_directories(outcome_.trial_dir);
+    results_.emplace(outcome_.trial_dir);
+    results_->write_params(experiment_to_yaml(experiment_));
+    if (resumed_) results_->truncate_after(progress_.iteration);
+  }
+
+  void train() {
+    sampler_ = make_sampler(options_, *algorithm_, outcome_.trial_dir, temp_key_dir_);
+    restore_sampler();
+    sampler_->publish(algorithm_->current_weights());
+    const int64_t checkpoint_freq = experiment_.config.get_int("checkpoint_freq");
+    ProgressLine line(options_.progress);
+    const auto start = Clock::now();
+    const double time_offset = progress_.time_s;
+    for (;;) {
+      const auto iteration_start = Clock::now();
+      const IterationResult r = algorithm_->train_iteration(*sampler_, progress_.timesteps);
+      const double iteration_s = std::chrono::duration<double>(Clock::now() - iteration_start).count();
+      ++progress_.iteration;
+      progress_.timesteps += r.env_steps;
+      progress_.time_s = time_offset + std::chrono::duration<double>(Clock::now() - start).count();
+      take_episodes();
+      const double steps_per_s = iteration_s > 0 ? r.env_steps / iteration_s : 0.0;
+      nlohmann::json row = counters_json();
+      row["time_this_iter_s"] = iteration_s;
+      row["env_steps_per_s"] = steps_per_s;
+      row["learner"] = r.learner;
+      results_->append(row);
+      line.show(algorithm_name(experiment_.algorithm), experiment_.env, progress_, return_mean(), steps_per_s);
+      outcome_.stopped_by = stop_or_pause_reason();
+      if (checkpoint_freq > 0 && progress_.iteration % checkpoint_freq == 0) write_checkpoint(true);
+      if (!outcome_.stopped_by.empty()) {
+        outcome_.final_row = row;
+        break;
+      }
+    }
+    line.finish();
+    if (last_checkpoint_iteration_ != progress_.iteration) write_checkpoint(true);
+  }
+
+  // A synchronous run continues its envs, observations and action sampling exactly where the
+  // checkpoint left them, when the checkpoint holds them for the same setup.
+  void restore_sampler() {
+    if (!resumed_) return;
+    const auto state = resumed_->manifest.find("sampler_state");
+    if (state == resumed_->manifest.end() || state->is_null() || experiment_.config.get_int("num_workers") != 0) return;
+    try {
+      sampler_->restore(*state);
+    } catch (const std::invalid_argument& error) {
+      std::cerr << "rlx train: note: the envs start afresh (" << error.what() << ")\n";
+    }
+  }
+
+  void take_episodes() {
+    if (!sampler_) return;
+    for (const FinishedEpisode& episode : sampler_->take_episodes()) {
+      ++progress_.episodes;
+      window_returns_.push_back(episode.episode_return);
+      window_lengths_.push_back(episode.length);
+      if (window_returns_.size() > kEpisodeWindow) {
+        window_returns_.pop_front();
+        window_lengths_.pop_front();
+      }
+    }
+  }
+
+  double return_mean() const { return window_mean(window_returns_); }
+
+  static double window_mean(const std::deque<double>& values) {
+    if (values.empty()) return NAN;
+    double mean = 0.0;
+    for (double v : values) mean += v / static_cast<double>(values.size());
+    return mean;
+  }
+
+  // The counters and episode statistics every row and result.json carry.
+  nlohmann::json counters_json() const {
+    const auto or_null = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+    const SamplerStats sampling = sampler_ ? sampler_->stats() : SamplerStats{};
+    return {{"training_iteration", progress_.iteration},
+            {"timesteps_total", progress_.timesteps},
+            {"time_total_s", progress_.time_s},
+            {"episodes_total", progress_.episodes},
+            {"episode_return_mean", or_null(return_mean())},
+            {"episode_len_mean", or_null(window_mean(window_lengths_))},
+            {"sampler",
+             {{"fragments_dropped_stale", sampling.fragments_dropped_stale},
+              {"fragments_dropped_other", sampling.fragments_dropped_other},
+              {"messages_rejected", sampling.messages_rejected},
+              {"worker_restarts", sampling.worker_restarts},
+              {"workers_active", sampling.workers_active},
+              {"episodes_dropped_nonfinite", sampling.episodes_dropped_nonfinite}}}};
+  }
+
+  // The reason the run ends now ("" to go on): a stop criterion, or the pause point.
+  std::string stop_or_pause_reason() {
+    std::string reason = stop_reason(experiment_.stop, progress_, return_mean(), window_returns_.size());
+    if (reason.empty() && options_.pause_at &&
+        counter_value(progress_, options_.pause_at->first) >= options_.pause_at->second) {
+      outcome_.paused = true;
+      reason = "pause_at " + options_.pause_at->first;
+    }
+    return reason;
+  }
+
+  // Writes checkpoint_<iteration>. A checkpoint of non-finite weights is never written: that
+  // throws NonFiniteLearnerError naming the last good checkpoint.
+  void write_checkpoint(bool with_sampler_state) {
+    const std::shared_ptr<Weights> weights = algorithm_->current_weights();
+    if (const auto bad = non_finite_weight(*weights)) {
+      throw NonFiniteLearnerError("the learner's weights are not finite (" + *bad + "); checkpoint " +
+                                  std::to_string(progress_.iteration) + " was not written; the last good checkpoint is " +
+                                  (outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none")));
+    }
+    nlohmann::json manifest = {
+        {"algorithm", algorithm_name(experiment_.algorithm)},
+        {"env_spec", env_spec_to_json(spec_)},
+        {"experiment", experiment_to_json(experiment_)},
+        {"counters",
+         {{"training_iteration", progress_.iteration},
+          {"timesteps_total", progress_.timesteps},
+          {"episodes_total", progress_.episodes},
+          {"time_total_s", progress_.time_s}}},
+        {"episode_window", {{"returns", window_returns_}, {"lengths", window_lengths_}}},
+        {"algorithm_state", algorithm_->checkpoint_state()},
+        {"sampler_state", with_sampler_state && sampler_ ? sampler_->checkpoint_state() : nlohmann::json()}};
+    const std::filesystem::path dir = checkpoint_path(outcome_.trial_dir, progress_.iteration);
+    write_checkpoint_dir(dir, manifest, algorithm_->checkpoint_files());
+    outcome_.last_checkpoint = dir;
+    last_checkpoint_iteration_ = progress_.iteration;
+  }
+
+  // After a failure: a final checkpoint when the learner's state is sound and newer than the
+  // last one, result.json with the error and the counters, and where to find them on stderr.
+  void record_failure(const std::exception& error) {
+    std::string checkpoint_note;
+    const std::optional<int64_t> steps = algorithm_->steps_of_failed_iteration();
+    if (!steps) {
+      checkpoint_note = "no final checkpoint: the failure left the learner mid-update";
+    } else if (*steps > 0 || progress_.iteration != last_checkpoint_iteration_) {
+      progress_.timesteps += *steps;  // what the learner took in from the unfinished iteration
+      take_episodes();
+      try {
+        write_checkpoint(false);  // a mid-fragment sampler is not a state to continue from exactly
+        checkpoint_note = "written after the failure";
+      } catch (const std::exception& checkpoint_error) {
+        checkpoint_note = std::string("no final checkpoint: ") + checkpoint_error.what();
+      }
+    }
+    nlohmann::json extra = counters_json();
+    extra["stopped_by"] = "error";
+    extra["error"] = error.what();
+    if (!checkpoint_note.empty()) extra["checkpoint_note"] = checkpoint_note;
+    try {
+      results_->write_final(false, outcome_.last_checkpoint, extra);
+    } catch (const std::exception& write_error) {
+      std::cerr << "rlx train: cannot write result.json: " << write_error.what() << "\n";
+    }
+    std::cerr << "rlx train: the run failed at iteration " << progress_.iteration << " (" << progress_.timesteps
+              << " timesteps); results: " << outcome_.trial_dir.string() << "; last checkpoint: "
+              << (outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none"))
+              << (checkpoint_note.empty() ? "" : " (" + checkpoint_note + ")") << "\n";
+  }
+
+  TrainOutcome finish() {
+    outcome_.reward_reached = outcome_.stopped_by == "episode_return_mean";
+    results_->write_final(outcome_.reward_reached, outcome_.last_checkpoint,
+                          {{"stopped_by", outcome_.stopped_by}, {"paused", outcome_.paused}});
+    sampler_.reset();
+    return outcome_;
+  }
+
+  const TrainOptions& options_;
+  Experiment experiment_;  // options_.experiment with its plugins' hashes recorded
+  EnvSpec spec_;
+  std::unique_ptr<Algorithm> algorithm_;
+  std::optional<Checkpoint> resumed_;
+  Progress progress_;
+  std::deque<double> window_returns_, window_lengths_;
+  std::optional<ResultsWriter> results_;
+  std::unique_ptr<TempDir> temp_key_dir_;  // declared before the sampler: removed after its workers stopped
+  std::unique_ptr<Sampler> sampler_;
+  TrainOutcome outcome_;
+  int64_t last_checkpoint_iteration_ = -1;
+};
+
+}  // namespace
+
+TrainOutcome run_training(const TrainOptions& options) { return TrainingRun(options).run(); }
 
 }  // namespace rlx

@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "core/config_error.h"
+#include "envs/env.h"
 
 namespace {
 
@@ -24,7 +25,7 @@ const Subcommand kSubcommands[] = {
     {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
     {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},
     {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", rlx::cli::run_keys_command},
-    {"bench", "benchmarks: transport, sampling, scale", rlx::cli::run_bench_command},
+    {"bench", "benchmarks: transport, sampling, scale, learner", rlx::cli::run_bench_command},
 };
 
 void print_usage(std::ostream& out) {
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
       return rlx::cli::kExitUsage;
     } catch (const rlx::ConfigError& e) {
       std::cerr << "rlx " << name << ": " << e.what() << "\n";
+      return rlx::cli::kExitUsage;
+    } catch (const rlx::EnvContractError& e) {
+      std::cerr << "rlx " << name << ": env error: " << e.what() << "\n";
       return rlx::cli::kExitUsage;
     } catch (const std::exception& e) {
       std::cerr << "rlx " << name << ": error: " << e.what() << "\n";

@@ -1,6 +1,7 @@
 // `rlx train FILE.yaml`: train an experiment until its stop criterion; exit 0 when the reward
 // criterion was reached, 3 when another criterion (the budget) ended the run first.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -89,9 +90,16 @@ int run_train_command(const std::vector<std::string>& args) {
 
   TrainOptions train;
   train.experiment = resolve_experiment(values, overrides);
-  if (values.count("env-plugin")) {
-    for (const std::string& plugin : values["env-plugin"].as<std::vector<std::string>>()) {
-      train.experiment.plugins.push_back(plugin);
+  std::vector<std::string> env_plugins;
+  if (values.count("env-plugin")) env_plugins = values["env-plugin"].as<std::vector<std::string>>();
+  if (values.count("resume")) {
+    // The checkpoint's plugins, pointed at the given files where they moved.
+    for (const std::string& warning : relocate_plugins(train.experiment.plugins, env_plugins)) {
+      std::cerr << "rlx train: warning: " << warning << "\n";
+    }
+  } else {
+    for (const std::string& plugin : env_plugins) {
+      train.experiment.plugins.push_back({std::filesystem::absolute(plugin).lexically_normal().string(), ""});
     }
   }
   train.output_root = values["output"].as<std::string>();

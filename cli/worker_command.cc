@@ -1,9 +1,12 @@
 // `rlx worker --connect ENDPOINT`: a rollout worker process that joins a learner, local or remote.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "envs/env.h"
 #include "rollout/rollout_policy.h"
 #include "rollout/rollout_worker.h"
 
@@ -47,7 +50,16 @@ int run_worker_command(const std::vector<std::string>& args) {
   set_inference_threads(1);  // one worker per core: torch's own pool would only oversubscribe it
   zmq::context_t context(1);
   RolloutWorker worker(context, worker_options);
-  const WorkerExit exit = worker.run();
+  const std::string who = "worker " + std::to_string(worker.worker_id()) + " (pid " + std::to_string(::getpid()) + ")";
+  if (values.count("verbose")) std::cerr << "rlx " << who << ": connecting to " << worker_options.endpoint << "\n";
+  WorkerExit exit;
+  try {
+    exit = worker.run();
+  } catch (const NonFiniteEnvOutput& error) {
+    throw NonFiniteEnvOutput(error, who);
+  } catch (const EnvOutputError& error) {
+    throw EnvOutputError(error, who);
+  }
   const RolloutWorkerStats& stats = worker.stats();
   if (exit == WorkerExit::kLearnerGone || values.count("verbose")) {
     std::cerr << "rlx worker " << worker.worker_id() << ": "

@@ -30,6 +30,7 @@ std::vector<KeySpec> build_schema() {
   add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1));
   add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\""));
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0));
+  add(bool_key("drop_nonfinite_episodes", false, "false: a NaN or infinite observation or reward from an env stops the run (exit 2) naming env, worker, step and field; true: that step ends its episode as a truncation at the last finite observation with reward 0, the episode is left out of the returns and counted in sampler.episodes_dropped_nonfinite"));
   add(int_key("checkpoint_freq", 10, "Iterations between checkpoints; 0 checkpoints only at the end").at_least(0));
   add(float_key("gamma", 0.99, "Discount factor").at_least(0).at_most(1));
   add(float_key("lr", 3e-4, "Adam learning rate").above(0));

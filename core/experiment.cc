@@ -29,9 +29,12 @@ std::string origin_of(const Experiment& experiment, const std::string& key) {
   return it == experiment.origins.end() ? "default" : it->second;
 }
 
-std::vector<std::string> override_names() {
+// The names --set accepts for an experiment of `algorithm` (nullopt: of any algorithm).
+std::vector<std::string> override_names(std::optional<AlgorithmKind> algorithm) {
   std::vector<std::string> names = {"env", "algorithm"};
-  for (const auto& key : config_schema()) names.push_back(key.name);
+  for (const auto& key : config_schema()) {
+    if (!algorithm || key.applies_to(*algorithm)) names.push_back(key.name);
+  }
   for (const auto& name : stop_criterion_names()) names.push_back("stop." + name);
   return names;
 }
@@ -110,6 +113,10 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
   const std::string origin = "--set";
   if (key.rfind("config.", 0) == 0) key = key.substr(7);
 
+  if (key == "plugins") {
+    throw ConfigError(prefix + "'plugins' is not a config key: load env plugins with --env-plugin PATH (repeatable), "
+                      "which also points a resumed run or rlx evaluate at a plugin that moved");
+  }
   if (key == "env") {
     if (text.empty()) throw ConfigError(prefix + "env: expected an environment id");
     experiment.env = std::string(text);
@@ -160,7 +167,9 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
   }
   const KeySpec* spec = find_key(key);
   if (!spec) {
-    const auto match = closest_match(key, override_names());
+    // The experiment's own algorithm's keys first: a PPO typo should not suggest a DQN key.
+    auto match = closest_match(key, override_names(experiment.algorithm));
+    if (!match) match = closest_match(key, override_names(std::nullopt));
     throw ConfigError(prefix + "unknown key '" + key + "'" + (match ? " (did you mean '" + *match + "'?)" : ""));
   }
   if (!spec->applies_to(experiment.algorithm)) {
@@ -232,7 +241,7 @@ nlohmann::json experiment_to_json(const Experiment& experiment) {
           {"algorithm", algorithm_name(experiment.algorithm)},
           {"stop", experiment.stop.to_json()},
           {"config", experiment.config.to_json(experiment.algorithm)},
-          {"plugins", experiment.plugins},
+          {"plugins", plugins_to_json(experiment.plugins)},
           {"tune", experiment.tune}};
 }
 
@@ -285,13 +294,7 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
     }
     experiment.origins[name] = source;
   }
-  if (const auto plugins = json.find("plugins"); plugins != json.end() && !plugins->is_null()) {
-    if (!plugins->is_array()) throw fail("'plugins' is not an array");
-    for (const auto& path : *plugins) {
-      if (!path.is_string()) throw fail("'plugins' holds a non-string");
-      experiment.plugins.push_back(path.get<std::string>());
-    }
-  }
+  if (const auto plugins = json.find("plugins"); plugins != json.end()) experiment.plugins = plugins_from_json(*plugins, label);
   if (const auto tune = json.find("tune"); tune != json.end()) experiment.tune = *tune;
   return experiment;
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "core/plugin_refs.h"
 
 namespace rlx {
 
@@ -37,7 +38,7 @@ struct Experiment {
   AlgorithmKind algorithm = AlgorithmKind::kPPO;
   StopCriteria stop;
   Config config;
-  std::vector<std::string> plugins;  // plugin paths, relative ones resolved against the file's folder
+  std::vector<PluginRef> plugins;    // env plugins; relative paths resolved against the file's folder
   nlohmann::json tune;               // the file's tune: section as JSON; null when absent
   std::string source;                // the file (or "checkpoint.json" etc.) it came from, for messages
   // Where each value set explicitly came from ("file.yaml:12" or "--set"), keyed "env",

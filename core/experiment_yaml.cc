@@ -51,9 +51,12 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
   return match ? " (did you mean '" + *match + "'?)" : "";
 }
 
-std::vector<std::string> schema_names() {
+// The config keys an experiment of `algorithm` may set.
+std::vector<std::string> schema_names(AlgorithmKind algorithm) {
   std::vector<std::string> names;
-  for (const auto& key : config_schema()) names.push_back(key.name);
+  for (const auto& key : config_schema()) {
+    if (key.applies_to(algorithm)) names.push_back(key.name);
+  }
   return names;
 }
 
@@ -142,7 +145,7 @@ void read_config(const Context& ctx, const YAML::Node& key_node, const YAML::Nod
     const std::string& name = key.Scalar();
     const KeySpec* spec = find_key(name);
     if (!spec) {
-      std::string hint = did_you_mean(name, schema_names());
+      std::string hint = did_you_mean(name, schema_names(experiment.algorithm));
       if (find_stop_spec(name)) hint = " ('" + name + "' is a stop criterion: put it under stop:)";
       ctx.fail(key, "unknown config key '" + name + "'" + hint);
     }
@@ -245,10 +248,17 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
       ctx.fail(key, "'plugins': got " + describe(value) + ", expected a list of paths");
     }
     for (const auto& path : paths) {
-      const std::string text = read_string(ctx, path, path, "plugins");
+      // A path, or {path, sha256} as params.yaml records it.
+      const YAML::Node text_node = path.IsMap() ? path["path"] : path;
+      if (path.IsMap() && !text_node) ctx.fail(path, "a plugin entry needs 'path'");
+      const std::string text = read_string(ctx, path, text_node, "plugins");
       std::filesystem::path resolved(text);
       if (resolved.is_relative()) resolved = std::filesystem::absolute(base_dir / resolved);
-      experiment.plugins.push_back(resolved.lexically_normal().string());
+      PluginRef plugin{resolved.lexically_normal().string(), ""};
+      if (path.IsMap() && path["sha256"] && !path["sha256"].Scalar().empty()) {
+        plugin.sha256 = read_string(ctx, path, path["sha256"], "plugins");
+      }
+      experiment.plugins.push_back(std::move(plugin));
     }
   }
   if (fields.count("tune")) {

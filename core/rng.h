@@ -9,7 +9,28 @@ namespace rlx {
 // Deterministic pseudo-random generator; the same seed always gives the same stream.
 class Rng {
  public:
+  // Everything the stream depends on, for checkpoints.
+  struct State {
+    uint64_t words[4] = {0, 0, 0, 0};
+    double spare_normal = 0.0;
+    bool has_spare_normal = false;
+  };
+
   explicit Rng(uint64_t seed = 0) { seed_with(seed); }
+
+  // The generator's state; set_state(state()) continues the same stream.
+  State state() const {
+    State s;
+    for (int i = 0; i < 4; ++i) s.words[i] = state_[i];
+    s.spare_normal = spare_normal_;
+    s.has_spare_normal = has_spare_normal_;
+    return s;
+  }
+  void set_state(const State& s) {
+    for (int i = 0; i < 4; ++i) state_[i] = s.words[i];
+    spare_normal_ = s.spare_normal;
+    has_spare_normal_ = s.has_spare_normal;
+  }
 
   // Restarts the stream from a seed (expanded with splitmix64, as xoshiro's authors advise).
   void seed_with(uint64_t seed) {

@@ -1,8 +1,18 @@
 // The environment API: Gymnasium semantics over caller-owned buffers, no allocation per step.
 // This header (with core/space.h, core/env_spec.h, core/rng.h) is all a plugin needs.
+//
+// The contract is checked where it cannot cost a plugin author a debugging session: an env
+// writes its observation through an ObsSpan (index-checked), into a buffer of the Env's own
+// with a guard zone behind it; after every reset and step the Env verifies that exactly the
+// declared number of floats was written, that every one is finite and that the reward is
+// finite, and only then copies the observation out. A breach throws EnvContractError naming
+// the env, the call, the step and the element.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -27,11 +37,104 @@ struct StepResult {
   bool truncated = false;   // cut by the time limit (or the env): bootstrap from the observation
 };
 
-// Base class of every environment. Public calls are non-virtual so the time limit and
-// seeding behave the same everywhere; subclasses implement reset_episode and step_episode.
+// An env broke the API's contract (wrote past its observation, left an element unwritten,
+// produced a non-finite value, or an instance's spec differs from its registration). A user's
+// (or plugin author's) error: `rlx` exits with status 2.
+class EnvContractError : public std::runtime_error {
+ public:
+  // message should start with the env id.
+  EnvContractError(std::string env_id, const std::string& message)
+      : std::runtime_error(message), env_id_(std::move(env_id)) {}
+  const std::string& env_id() const { return env_id_; }
+
+ private:
+  std::string env_id_;
+};
+
+// A bad value or size in what one call of an env returned: names the call, the episode step and
+// the field.
+class EnvOutputError : public EnvContractError {
+ public:
+  EnvOutputError(const std::string& env_id, std::string call, int64_t step, std::string field, const std::string& what)
+      : EnvContractError(env_id, env_id + ": " + call + " (episode step " + std::to_string(step) + "): " + field + " " + what),
+        call_(std::move(call)),
+        step_(step),
+        field_(std::move(field)) {}
+  // The same error, its message prefixed with where it happened (e.g. "worker 2, env 3").
+  EnvOutputError(const EnvOutputError& error, const std::string& where)
+      : EnvContractError(error.env_id(), where + ": " + error.what()),
+        call_(error.call_),
+        step_(error.step_),
+        field_(error.field_) {}
+
+  const std::string& call() const { return call_; }    // "reset", "step" or "set_state"
+  int64_t step() const { return step_; }               // steps of the episode when it happened (0: reset)
+  const std::string& field() const { return field_; }  // e.g. "observation[2]" or "reward"
+
+ private:
+  std::string call_;
+  int64_t step_;
+  std::string field_;
+};
+
+// A non-finite observation element or reward: the one EnvOutputError a run may be configured to
+// survive (drop_nonfinite_episodes).
+class NonFiniteEnvOutput : public EnvOutputError {
+ public:
+  using EnvOutputError::EnvOutputError;
+};
+
+// ObsSpan's index error; the Env turns it into an EnvOutputError naming the env and the call.
+class ObsIndexError : public std::out_of_range {
+ public:
+  ObsIndexError(int64_t index, int64_t size)
+      : std::out_of_range("observation index " + std::to_string(index) + " is outside the observation's " +
+                          std::to_string(size) + " elements"),
+        index_(index) {}
+  int64_t index() const { return index_; }
+
+ private:
+  int64_t index_;
+};
+
+// The observation buffer an env writes: size() floats, bounds-checked by operator[].
+class ObsSpan {
+ public:
+  ObsSpan(float* data, int64_t size) : data_(data), size_(size) {}
+
+  int64_t size() const { return size_; }
+  // Element i; throws ObsIndexError when i lies outside [0, size()).
+  float& operator[](int64_t i) const {
+    if (i < 0 || i >= size_) throw ObsIndexError(i, size_);
+    return data_[i];
+  }
+  // The first element, for bulk writes of at most size() floats (a longer write is caught by the
+  // Env's guard zone after the call).
+  float* data() const { return data_; }
+
+ private:
+  float* data_;
+  int64_t size_;
+};
+
+// An env's whole dynamic state, for an exact resume: its generator, its step counter and the
+// env's own exact_state().
+struct EnvSnapshot {
+  Rng::State rng;
+  bool seeded = false;
+  int elapsed_steps = 0;
+  std::vector<double> exact_state;
+};
+
+// Base class of every environment. Public calls are non-virtual so the time limit, seeding and
+// the contract checks behave the same everywhere; subclasses implement reset_episode and
+// step_episode (and optionally the state hooks).
 class Env {
  public:
-  explicit Env(EnvSpec spec) : spec_(std::move(spec)) {}
+  explicit Env(EnvSpec spec) : spec_(std::move(spec)) {
+    const auto size = static_cast<size_t>(spec_.observation_space.size());
+    scratch_.resize(size + size + kGuardFloats);
+  }
   virtual ~Env() = default;
   Env(const Env&) = delete;
   Env& operator=(const Env&) = delete;
@@ -41,7 +144,8 @@ class Env {
 
   // Starts an episode and writes the first observation into obs (observation_space.size()
   // floats). A seed restarts the env's generator; without one the stream continues (an env
-  // never seeded is seeded from std::random_device, as Gymnasium does).
+  // never seeded is seeded from std::random_device, as Gymnasium does). Throws EnvContractError
+  // (EnvOutputError) when the env breaks the contract; obs is then left untouched.
   void reset(std::optional<uint64_t> seed, float* obs) {
     if (seed) {
       rng_.seed_with(*seed);
@@ -52,15 +156,28 @@ class Env {
       seeded_ = true;
     }
     elapsed_steps_ = 0;
-    reset_episode(rng_, obs);
+    try {
+      reset_episode(rng_, begin_write());
+    } catch (const ObsIndexError& error) {
+      throw out_of_bounds("reset", error);
+    }
+    finish_write("reset", 0.0, obs);
   }
 
   // Advances one step and writes the next observation into obs. Sets truncated when the
   // spec's time limit is reached (a termination on the same step wins, as in Gymnasium).
+  // Throws EnvOutputError (NonFiniteEnvOutput for NaN/inf) with obs left untouched.
   StepResult step(const Action& action, float* obs) {
-    StepResult result = step_episode(action, obs);
+    StepResult result;
+    try {
+      result = step_episode(action, begin_write());
+    } catch (const ObsIndexError& error) {
+      ++elapsed_steps_;
+      throw out_of_bounds("step", error);
+    }
     ++elapsed_steps_;
     if (spec_.max_episode_steps > 0 && elapsed_steps_ >= spec_.max_episode_steps) result.truncated = true;
+    finish_write("step", result.reward, obs);
     return result;
   }
 
@@ -72,27 +189,113 @@ class Env {
   virtual std::vector<double> state() const { return {}; }
 
   // Overwrites the physical state and writes the matching observation into obs. Throws
-  // std::invalid_argument on a wrong size, std::logic_error when unsupported.
-  virtual void set_state(const std::vector<double>& state, float* obs) {
-    (void)state;
-    (void)obs;
-    throw std::logic_error(spec_.id + " does not support setting its state");
+  // std::invalid_argument on a wrong size, std::logic_error when unsupported, EnvOutputError
+  // like step().
+  void set_state(const std::vector<double>& state, float* obs) {
+    try {
+      set_physical_state(state, begin_write());
+    } catch (const ObsIndexError& error) {
+      throw out_of_bounds("set_state", error);
+    }
+    finish_write("set_state", 0.0, obs);
+  }
+
+  // The whole dynamic state for an exact resume; nullopt when the env does not support it
+  // (exact_state() is empty).
+  std::optional<EnvSnapshot> snapshot() const {
+    EnvSnapshot snapshot{rng_.state(), seeded_, elapsed_steps_, exact_state()};
+    if (snapshot.exact_state.empty()) return std::nullopt;
+    return snapshot;
+  }
+  // Restores a snapshot() of an env of the same id; throws std::invalid_argument when the env
+  // refuses its exact_state.
+  void restore(const EnvSnapshot& snapshot) {
+    restore_exact_state(snapshot.exact_state);
+    rng_.set_state(snapshot.rng);
+    seeded_ = snapshot.seeded;
+    elapsed_steps_ = snapshot.elapsed_steps;
   }
 
  protected:
   // Draws the initial state from rng and writes the first observation.
-  virtual void reset_episode(Rng& rng, float* obs) = 0;
+  virtual void reset_episode(Rng& rng, ObsSpan obs) = 0;
   // Applies the action and writes the next observation; the time limit is added by step().
-  virtual StepResult step_episode(const Action& action, float* obs) = 0;
+  virtual StepResult step_episode(const Action& action, ObsSpan obs) = 0;
+  // set_state's hook: overwrite the physical state, write the observation.
+  virtual void set_physical_state(const std::vector<double>& state, ObsSpan obs) {
+    (void)state;
+    (void)obs;
+    throw std::logic_error(spec_.id + " does not support setting its state");
+  }
+  // Everything the env's future depends on besides its generator and step counter, as doubles;
+  // empty (the default) when the env cannot be restored exactly.
+  virtual std::vector<double> exact_state() const { return {}; }
+  // Restores exact_state()'s vector; throws std::invalid_argument on a wrong size.
+  virtual void restore_exact_state(const std::vector<double>& state) {
+    (void)state;
+    throw std::logic_error(spec_.id + " does not support exact snapshots");
+  }
 
   // The episode generator, for envs that draw noise during steps.
   Rng& rng() { return rng_; }
 
  private:
+  // Floats of guard zone beyond the observation's own size (which is guarded too).
+  static constexpr size_t kGuardFloats = 16;
+  // A NaN no arithmetic produces: marks elements the env has not written.
+  static constexpr uint32_t kUnwrittenBits = 0x7fa5a5a5u;
+
+  static bool is_unwritten(float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    return bits == kUnwrittenBits;
+  }
+
+  // Marks the scratch buffer unwritten and hands out its first observation_space.size() floats.
+  ObsSpan begin_write() {
+    float marker;
+    std::memcpy(&marker, &kUnwrittenBits, sizeof(marker));
+    std::fill(scratch_.begin(), scratch_.end(), marker);
+    return ObsSpan(scratch_.data(), spec_.observation_space.size());
+  }
+
+  EnvOutputError out_of_bounds(const char* call, const ObsIndexError& error) const {
+    return EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(error.index()) + "]",
+                          "is outside the observation's " + std::to_string(spec_.observation_space.size()) +
+                              " elements (observation_space " + spec_.observation_space.to_string() + ")");
+  }
+
+  // Checks what the hook wrote (size, completeness, finiteness, reward) and copies it to obs.
+  void finish_write(const char* call, double reward, float* obs) const {
+    const auto size = static_cast<size_t>(spec_.observation_space.size());
+    for (size_t i = size; i < scratch_.size(); ++i) {
+      if (!is_unwritten(scratch_[i])) {
+        throw EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
+                             "was written, past the observation's " + std::to_string(size) +
+                                   " elements (observation_space " + spec_.observation_space.to_string() + ")");
+      }
+    }
+    for (size_t i = 0; i < size; ++i) {
+      if (is_unwritten(scratch_[i])) {
+        throw EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
+                             "was never written (observation_space " + spec_.observation_space.to_string() + ")");
+      }
+      if (!std::isfinite(scratch_[i])) {
+        throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
+                                 "is " + std::to_string(scratch_[i]) + ", not finite");
+      }
+    }
+    if (!std::isfinite(reward)) {
+      throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "reward", "is " + std::to_string(reward) + ", not finite");
+    }
+    std::memcpy(obs, scratch_.data(), size * sizeof(float));
+  }
+
   EnvSpec spec_;
   Rng rng_;
   bool seeded_ = false;
   int elapsed_steps_ = 0;
+  std::vector<float> scratch_;  // [2 O + guard]: the observation, then the guard zone
 };
 
 }  // namespace rlx

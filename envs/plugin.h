@@ -38,7 +38,7 @@ namespace rlx {
 
 // Version of the plugin ABI; bumped whenever the headers a plugin compiles against change
 // incompatibly.
-constexpr int kEnvPluginAbiVersion = 1;
+constexpr int kEnvPluginAbiVersion = 2;
 
 // Names of the two symbols every plugin exports (see RLX_ENV_PLUGIN).
 constexpr const char* kEnvPluginAbiVersionSymbol = "rlx_env_plugin_abi_version";

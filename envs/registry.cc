@@ -21,7 +21,19 @@ void EnvRegistry::add(const EnvSpec& spec, EnvFactory factory) {
     throw std::invalid_argument("environment '" + spec.id + "' has a negative max_episode_steps");
   }
   if (entries_.count(spec.id)) throw std::invalid_argument("environment id '" + spec.id + "' is already registered");
-  entries_.emplace(spec.id, Entry{spec, std::move(factory)});
+  // Every instance must carry the spec it was registered with: workers, learners and
+  // checkpoints size everything from the registered spec.
+  EnvFactory checked = [spec, factory = std::move(factory)]() {
+    std::unique_ptr<Env> env = factory();
+    if (!env) throw std::runtime_error("the factory of environment '" + spec.id + "' returned no environment");
+    if (env->spec() != spec) {
+      throw EnvContractError(spec.id, "environment '" + spec.id +
+                                          "': an instance's spec differs from the registered one\n  registered: " +
+                                          spec.to_string() + "\n  instance:   " + env->spec().to_string());
+    }
+    return env;
+  };
+  entries_.emplace(spec.id, Entry{spec, std::move(checked)});
 }
 
 bool EnvRegistry::contains(const std::string& id) const { return entries_.count(id) > 0; }
@@ -49,11 +61,7 @@ const EnvSpec& EnvRegistry::spec(const std::string& id) const { return entry(id)
 
 const EnvFactory& EnvRegistry::factory(const std::string& id) const { return entry(id).factory; }
 
-std::unique_ptr<Env> EnvRegistry::make(const std::string& id) const {
-  auto env = entry(id).factory();
-  if (!env) throw std::runtime_error("the factory of environment '" + id + "' returned no environment");
-  return env;
-}
+std::unique_ptr<Env> EnvRegistry::make(const std::string& id) const { return entry(id).factory(); }
 
 std::vector<std::string> EnvRegistry::ids() const {
   std::vector<std::string> result;

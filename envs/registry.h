@@ -43,7 +43,8 @@ class EnvRegistry : public EnvRegistrar {
   std::optional<EnvSpec> find(const std::string& id) const;
   // The spec of a registered id; throws UnknownEnvError (did-you-mean, known ids, plugin hint) when unknown.
   const EnvSpec& spec(const std::string& id) const;
-  // A new instance of the env; throws UnknownEnvError when unknown.
+  // A new instance of the env; throws UnknownEnvError when unknown, EnvContractError when the
+  // instance's spec differs from the registered one (every factory() call checks that).
   std::unique_ptr<Env> make(const std::string& id) const;
   // The factory of a registered id; throws like make().
   const EnvFactory& factory(const std::string& id) const;

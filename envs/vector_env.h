@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "envs/registry.h"
@@ -26,13 +27,19 @@ struct VectorStepBuffers {
   int32_t* episode_lengths = nullptr;// [K]: length of an episode that ended (rows where done); optional
 };
 
+// What VectorEnv does when an env returns a non-finite observation or reward during a step.
+enum class NonFinitePolicy {
+  kError,        // throw the env's NonFiniteEnvOutput, naming the env index (the default)
+  kDropEpisode,  // end that episode there and count it (see VectorEnv::step)
+};
+
 // Steps K copies of one env in lock step. When an episode ends (terminated or truncated) the
 // env is reset at once, as Gymnasium 0.29's SyncVectorEnv does: obs holds the new episode's
 // first observation and final_obs the finished episode's last one, for bootstrapping.
 class VectorEnv {
  public:
   // Makes num_envs instances with the factory; throws std::invalid_argument if num_envs < 1.
-  VectorEnv(const EnvFactory& factory, int num_envs);
+  VectorEnv(const EnvFactory& factory, int num_envs, NonFinitePolicy non_finite = NonFinitePolicy::kError);
 
   int num_envs() const { return static_cast<int>(envs_.size()); }
   const EnvSpec& spec() const { return envs_.front()->spec(); }
@@ -42,8 +49,28 @@ class VectorEnv {
   // Resets every env, env i with seed + i, and writes obs [K, obs size].
   void reset(uint64_t seed, float* obs);
 
-  // Steps every env once with its action and fills the buffers (see VectorStepBuffers).
+  // Steps every env once with its action and fills the buffers (see VectorStepBuffers). An env
+  // that breaks its contract throws its EnvOutputError prefixed with "env i" (envs before it
+  // have stepped). With NonFinitePolicy::kDropEpisode a non-finite step instead ends the episode
+  // as a truncation at the last finite observation (final_obs = the observation it acted on,
+  // reward 0), leaves it out of the episode returns (episode_lengths gets -1 for that row) and
+  // counts it in episodes_dropped(); the env is reset as after any episode end.
   void step(const ActionBatch& actions, const VectorStepBuffers& out);
+
+  // Episodes ended by a non-finite step under NonFinitePolicy::kDropEpisode, so far.
+  int64_t episodes_dropped() const { return episodes_dropped_; }
+
+  // Every env's snapshot and the running returns, for an exact resume; nullopt when some env
+  // cannot snapshot itself (Env::snapshot).
+  struct Snapshot {
+    std::vector<EnvSnapshot> envs;
+    std::vector<double> running_returns;
+    std::vector<float> last_obs;  // [K, O] kDropEpisode's last finite observations
+  };
+  std::optional<Snapshot> snapshot() const;
+  // Restores a snapshot() of a VectorEnv of the same env and size; throws std::invalid_argument
+  // on a mismatch.
+  void restore(const Snapshot& snapshot);
 
   // Env i, for inspection and tests.
   Env& env(int i) { return *envs_.at(static_cast<size_t>(i)); }
@@ -51,6 +78,9 @@ class VectorEnv {
  private:
   std::vector<std::unique_ptr<Env>> envs_;
   std::vector<double> running_returns_;
+  NonFinitePolicy non_finite_;
+  std::vector<float> last_obs_;  // [K, O] with kDropEpisode: the observation each env acts on next
+  int64_t episodes_dropped_ = 0;
   int64_t obs_size_ = 0;
   int64_t action_size_ = 0;
 };

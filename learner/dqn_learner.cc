@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "learner/dqn_loss.h"
+#include "learner/non_finite.h"
 
 namespace rlx {
 
@@ -262,6 +263,14 @@ void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
     if (!grads.at(0).is_same(flat_grad_)) flat_grad_.copy_(grads.at(0));
   }
   const torch::Tensor grad_norm = flat_grad_.norm();
+  // The norm is global when data-parallel (the same on every rank), the loss this rank's: a
+  // data-parallel step checks the norm alone so that every rank decides alike.
+  if (!all_finite(hooks_.world_size > 1 ? grad_norm : torch::stack({grad_norm, loss.detach().to(grad_norm.dtype())}))) {
+    throw NonFiniteLearnerError("DQN gradient step " + std::to_string(num_gradient_steps_ + 1) + ": loss " +
+                                std::to_string(loss.item<double>()) + ", gradient norm " +
+                                std::to_string(grad_norm.item<double>()) +
+                                " (not finite); stopped before the step, no weight changed (try a smaller lr or grad_clip)");
+  }
   if (config_.max_grad_norm > 0.0) {
     flat_grad_.mul_(torch::clamp_max(config_.max_grad_norm / (grad_norm + 1e-6), 1.0));
   }

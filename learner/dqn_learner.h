@@ -101,7 +101,9 @@ class DqnLearner {
   int64_t training_rounds_due(int64_t received_steps);
 
   // Applies the target updates due at timesteps_done, then runs gradient_steps steps.
-  // Throws std::logic_error when !ready(), std::invalid_argument when gradient_steps < 1.
+  // Throws std::logic_error when !ready(), std::invalid_argument when gradient_steps < 1, and
+  // NonFiniteLearnerError (learner/non_finite.h) before a step whose loss or gradient norm is not
+  // finite (the steps before it stay applied).
   DqnUpdateMetrics train(int gradient_steps, int64_t timesteps_done);
 
   // One gradient step on the given transitions (no replay draw, no priority or target update),

@@ -17,6 +17,7 @@
 
 #include "learner/actor_critic_backprop.h"
 #include "learner/gae.h"
+#include "learner/non_finite.h"
 
 namespace rlx {
 
@@ -158,6 +159,46 @@ struct PpoLearner::Prepared {
   torch::Tensor columns;  // [4, N] old log-probs, advantages, returns, old values
   double explained_variance = 0.0;
 };
+
+struct PpoLearner::Snapshot {
+  torch::Tensor params;
+  std::vector<torch::Tensor> adam;  // exp_avg, exp_avg_sq (, max_exp_avg_sq) of the flat parameter; empty before the first step
+  int64_t adam_step = 0;
+  RunningMeanStd obs_stats;
+  RewardScaler reward_scaler;
+  int64_t num_updates = 0;
+};
+
+PpoLearner::Snapshot PpoLearner::take_snapshot() const {
+  Snapshot snapshot{flat_params_.detach().clone(), {}, 0, obs_stats_, reward_scaler_, num_updates_};
+  for (const auto& entry : optimizer_->state()) {
+    const auto& adam = static_cast<const torch::optim::AdamParamState&>(*entry.second);
+    snapshot.adam = {adam.exp_avg().clone(), adam.exp_avg_sq().clone()};
+    if (adam.max_exp_avg_sq().defined()) snapshot.adam.push_back(adam.max_exp_avg_sq().clone());
+    snapshot.adam_step = adam.step();
+  }
+  return snapshot;
+}
+
+void PpoLearner::restore_snapshot(const Snapshot& snapshot) {
+  torch::NoGradGuard no_grad;
+  flat_params_.copy_(snapshot.params);
+  if (snapshot.adam.empty()) {
+    optimizer_->state().clear();  // the failed update was the first: Adam starts afresh
+  } else {
+    for (auto& entry : optimizer_->state()) {
+      auto& adam = static_cast<torch::optim::AdamParamState&>(*entry.second);
+      adam.exp_avg().copy_(snapshot.adam[0]);
+      adam.exp_avg_sq().copy_(snapshot.adam[1]);
+      if (snapshot.adam.size() > 2) adam.max_exp_avg_sq().copy_(snapshot.adam[2]);
+      adam.step(snapshot.adam_step);
+    }
+  }
+  obs_stats_ = snapshot.obs_stats;
+  reward_scaler_ = snapshot.reward_scaler;
+  num_updates_ = snapshot.num_updates;
+  refresh_obs_tensors();
+}
 
 namespace {
 // Rows of Prepared::columns.
@@ -451,6 +492,7 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
                                   std::to_string(batches.size()) + " fragments");
     }
   }
+  const Snapshot before = take_snapshot();
   Prepared data;
   prepare(batches, /*update_statistics=*/true, data, shard);
   const int64_t n = data.num_samples;
@@ -566,6 +608,19 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
         if (!grads.at(0).is_same(flat_grads_)) flat_grads_.copy_(grads.at(0));
       }
       const torch::Tensor norm = flat_grads_.norm();
+      // The norm is global (the same on every rank); the loss statistics are this rank's, so a
+      // sharded update checks the norm alone and every rank decides alike.
+      if (!all_finite(shard != nullptr ? norm : torch::cat({norm.view({1}), loss_stats.to(norm.dtype())}))) {
+        const torch::Tensor stats = loss_stats.to(torch::kCPU, torch::kDouble);
+        const std::string detail = "PPO update " + std::to_string(num_updates_ + 1) + ", epoch " +
+                                   std::to_string(epoch + 1) + ", minibatch " + std::to_string(mb + 1) +
+                                   ": gradient norm " + std::to_string(norm.item<double>()) + ", policy loss " +
+                                   std::to_string(stats[PpoLossStat::kPolicyLoss].item<double>()) + ", value loss " +
+                                   std::to_string(stats[PpoLossStat::kVfLoss].item<double>());
+        restore_snapshot(before);
+        throw NonFiniteLearnerError(detail + " (not finite); the update was undone, no weight changed (try a smaller lr "
+                                    "or grad_clip, or normalize_observations)");
+      }
       grad_norm_sum.add_(norm);
       if (config_.max_grad_norm > 0.0) {
         flat_grads_.mul_((config_.max_grad_norm / (norm + kClipGradEpsilon)).clamp_max_(1.0));

@@ -141,7 +141,9 @@ class PpoLearner {
 
   // One PPO update on the fragments (each needs log_probs, and values unless recompute_values);
   // the schedules are evaluated at timesteps_done. Throws std::invalid_argument on a batch that
-  // does not fit the model; then nothing has changed.
+  // does not fit the model; then nothing has changed. Throws NonFiniteLearnerError
+  // (learner/non_finite.h) when a minibatch's loss or gradient norm is not finite, after undoing
+  // the whole update (weights, Adam state, statistics, update count).
   // With a shard (and the hooks installed), this rank's part of a data-parallel update: every
   // rank calls it with its own fragments and the same shard layout, metrics are global.
   PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
@@ -193,6 +195,9 @@ class PpoLearner {
 
  private:
   struct Prepared;  // flat device tensors of one update's samples
+  struct Snapshot;  // what an update changes, to undo it
+  Snapshot take_snapshot() const;
+  void restore_snapshot(const Snapshot& snapshot);
   void check_batches(const std::vector<SampleBatch>& batches) const;
   void prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out,
                const PpoShard* shard = nullptr);

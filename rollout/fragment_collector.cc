@@ -102,11 +102,38 @@ void FragmentCollector::collect(SampleBatch& out) {
       out.final_obs_index.push_back(static_cast<int32_t>(row + i));
       const float* final_row = final_obs_.data() + static_cast<size_t>(i) * obs_size_;
       out.final_obs.insert(out.final_obs.end(), final_row, final_row + obs_size_);
-      finished_.push_back({episode_returns_[static_cast<size_t>(i)], episode_lengths_[static_cast<size_t>(i)]});
+      if (episode_lengths_[static_cast<size_t>(i)] < 0) {
+        ++episodes_dropped_;  // ended by a non-finite step: not a real episode
+      } else {
+        finished_.push_back({episode_returns_[static_cast<size_t>(i)], episode_lengths_[static_cast<size_t>(i)]});
+      }
     }
   }
   std::copy(out.bootstrap_obs.begin(), out.bootstrap_obs.end(), current_obs_.begin());
   env_steps_ += static_cast<int64_t>(t_max) * k;
+}
+
+std::optional<FragmentCollector::Snapshot> FragmentCollector::snapshot() const {
+  std::optional<VectorEnv::Snapshot> envs = envs_->snapshot();
+  if (!envs) return std::nullopt;
+  return Snapshot{std::move(*envs), current_obs_, policy_.rng_state(), env_steps_};
+}
+
+void FragmentCollector::restore(const Snapshot& snapshot) {
+  if (snapshot.current_obs.size() != current_obs_.size()) {
+    throw std::invalid_argument("collector snapshot holds " + std::to_string(snapshot.current_obs.size()) +
+                                " observation values, this collector " + std::to_string(current_obs_.size()));
+  }
+  envs_->restore(snapshot.envs);
+  current_obs_ = snapshot.current_obs;
+  policy_.set_rng_state(snapshot.policy_rng);
+  env_steps_ = snapshot.env_steps;
+}
+
+int64_t FragmentCollector::take_episodes_dropped() {
+  const int64_t dropped = episodes_dropped_;
+  episodes_dropped_ = 0;
+  return dropped;
 }
 
 std::vector<FinishedEpisode> FragmentCollector::take_finished_episodes() {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/sample_batch.h"
@@ -35,8 +36,25 @@ class FragmentCollector {
   // Sets out.policy_version to the policy's version; leaves out.worker_id alone.
   void collect(SampleBatch& out);
 
-  // Episodes finished since the last call, in the order they ended; clears the list.
+  // Episodes finished since the last call, in the order they ended; clears the list. Episodes
+  // the VectorEnv dropped (NonFinitePolicy::kDropEpisode) are not among them.
   std::vector<FinishedEpisode> take_finished_episodes();
+  // Episodes dropped for a non-finite step since the last call; resets the count.
+  int64_t take_episodes_dropped();
+
+  // Where the stream stands, for an exact resume: the envs, the observations the next step acts
+  // on, the policy's sampling generator and the step count (take the finished episodes first:
+  // they are not part of it). nullopt when an env cannot snapshot itself.
+  struct Snapshot {
+    VectorEnv::Snapshot envs;
+    std::vector<float> current_obs;  // [K, O]
+    Rng::State policy_rng;
+    int64_t env_steps = 0;
+  };
+  std::optional<Snapshot> snapshot() const;
+  // Continues from a snapshot() of a collector over the same env, K and policy kind; throws
+  // std::invalid_argument on a mismatch.
+  void restore(const Snapshot& snapshot);
 
   int fragment_length() const { return fragment_length_; }
   int num_envs() const { return envs_->num_envs(); }
@@ -59,6 +77,7 @@ class FragmentCollector {
   std::vector<double> episode_returns_;
   std::vector<int32_t> episode_lengths_;
   std::vector<FinishedEpisode> finished_;
+  int64_t episodes_dropped_ = 0;
   int64_t env_steps_ = 0;
 };
 

@@ -66,7 +66,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   });
   const auto join_deadline = Clock::now() + std::chrono::seconds(30);
   while (receiver.stats().workers_joined < static_cast<uint64_t>(options.num_workers)) {
-    if (Clock::now() > join_deadline || pool.poll() > 0) {
+    if (Clock::now() > join_deadline || !pool.poll().empty()) {
       consuming = false;
       consumer.join();
       throw std::runtime_error("pipeline benchmark: workers did not all join (is '" + options.worker_program +

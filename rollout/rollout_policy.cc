@@ -101,7 +101,9 @@ void ObsNormalizer::apply(const float* in, int64_t rows, float* out) const {
 
 // ---- RolloutPolicy ----
 
-RolloutPolicy::RolloutPolicy(PolicyModelConfig config) : config_(std::move(config)) { config_.validate(); }
+RolloutPolicy::RolloutPolicy(PolicyModelConfig config, uint64_t seed) : config_(std::move(config)), rng_(seed) {
+  config_.validate();
+}
 
 const float* RolloutPolicy::prepare_obs(const float* obs, int num_envs) {
   if (!normalizer_.active()) return obs;
@@ -122,10 +124,9 @@ struct ActorCriticPolicy::Fused {
 };
 
 ActorCriticPolicy::ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic)
-    : RolloutPolicy(config),
+    : RolloutPolicy(config, seed),
       model_(std::make_shared<ActorCritic>(config)),
       fused_(std::make_unique<Fused>()),
-      rng_(seed),
       deterministic_(deterministic) {
   model_->eval();
   refresh_inference_weights();
@@ -238,7 +239,7 @@ std::vector<float> ActorCriticPolicy::weights() const { return model_->flat_para
 // ---- EpsilonGreedyQPolicy ----
 
 EpsilonGreedyQPolicy::EpsilonGreedyQPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed)
-    : RolloutPolicy(config), model_(std::make_shared<QNetwork>(config)), rng_(seed) {
+    : RolloutPolicy(config, seed), model_(std::make_shared<QNetwork>(config)) {
   model_->eval();
   set_epsilon(epsilon);
 }

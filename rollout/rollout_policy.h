@@ -84,13 +84,19 @@ class RolloutPolicy {
   void clear_obs_normalizer() { normalizer_.clear(); }
   const ObsNormalizer& obs_normalizer() const { return normalizer_; }
 
+  // The action-sampling generator's state (for an exact resume), and its restore.
+  Rng::State rng_state() const { return rng_.state(); }
+  void set_rng_state(const Rng::State& state) { rng_.set_state(state); }
+
  protected:
-  explicit RolloutPolicy(PolicyModelConfig config);
+  // seed starts the action-sampling generator.
+  RolloutPolicy(PolicyModelConfig config, uint64_t seed);
   // obs itself, or a normalised copy in a reused buffer when a normalizer is set.
   const float* prepare_obs(const float* obs, int num_envs);
   void set_version(uint64_t version) { version_ = version; }
 
   PolicyModelConfig config_;
+  Rng rng_;  // draws sampled actions and exploration
 
  private:
   ObsNormalizer normalizer_;
@@ -127,7 +133,6 @@ class ActorCriticPolicy : public RolloutPolicy {
 
   std::shared_ptr<ActorCritic> model_;
   std::unique_ptr<Fused> fused_;
-  Rng rng_;
   bool deterministic_ = false;
   std::vector<float> log_std_;  // Box: cached copy of the model's log_std
   std::vector<float> std_;      // Box: exp(log_std)
@@ -155,7 +160,6 @@ class EpsilonGreedyQPolicy : public RolloutPolicy {
 
  private:
   std::shared_ptr<QNetwork> model_;
-  Rng rng_;
   double epsilon_ = 0.0;
 };
 

@@ -55,7 +55,7 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   WorkerSetup setup = incoming;
   if (options_.num_envs > 0) setup.num_envs = options_.num_envs;
   const EnvFactory& factory = global_env_registry().factory(setup.env_id);
-  auto envs = std::make_unique<VectorEnv>(factory, setup.num_envs);
+  auto envs = std::make_unique<VectorEnv>(factory, setup.num_envs, setup.non_finite_policy());
   collector_.reset();
   policy_ = make_rollout_policy(setup, envs->spec());
   collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,
@@ -95,8 +95,9 @@ void RolloutWorker::send_fragment() {
   ++stats_.fragments_sent;
   stats_.env_steps_sent += static_cast<uint64_t>(batch->num_transitions());
   const std::vector<FinishedEpisode> finished = collector_->take_finished_episodes();
-  if (finished.empty()) return;
   EpisodeStats report;
+  report.dropped = collector_->take_episodes_dropped();
+  if (finished.empty() && report.dropped == 0) return;
   for (const FinishedEpisode& episode : finished) {
     report.returns.push_back(episode.episode_return);
     report.lengths.push_back(episode.length);

@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 // Forwards to a policy and adds up the wall time of act().
 class TimedPolicy : public RolloutPolicy {
  public:
-  explicit TimedPolicy(RolloutPolicy& inner) : RolloutPolicy(inner.config()), inner_(inner) {}
+  explicit TimedPolicy(RolloutPolicy& inner) : RolloutPolicy(inner.config(), 0), inner_(inner) {}
 
   void act(const float* obs, int num_envs, const ActOutput& out) override {
     const auto start = Clock::now();

@@ -1,92 +1,95 @@
 #include "rollout/worker_pool.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <system_error>
+#include <ctime>
 #include <thread>
 
 namespace rlx {
 
+namespace {
+
+// "2026-11-30 11:05:42" in local time.
+std::string now_text() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+}  // namespace
+
 WorkerPool::WorkerPool(WorkerPoolOptions options, ArgvFn argv_for)
-    : options_(options), argv_for_(std::move(argv_for)), parent_pid_(::getpid()) {
-  pids_.assign(static_cast<size_t>(options_.num_workers), -1);
-  for (int i = 0; i < options_.num_workers; ++i) pids_[static_cast<size_t>(i)] = spawn(i);
+    : options_(std::move(options)), argv_for_(std::move(argv_for)) {
+  workers_.resize(static_cast<size_t>(options_.num_workers));
+  starts_.assign(static_cast<size_t>(options_.num_workers), 0);
+  for (int i = 0; i < options_.num_workers; ++i) spawn(i);
 }
 
 WorkerPool::~WorkerPool() { stop(); }
 
-pid_t WorkerPool::spawn(int worker_index) {
-  // Build argv before fork: the child may only call async-signal-safe functions.
-  const std::vector<std::string> args = argv_for_(worker_index);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of rollout worker");
-  if (pid == 0) {
-    // Until exec, this is a copy of the parent: its signal handlers must not run here.
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGINT, SIG_DFL);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent_pid_) ::_exit(0);  // the parent died before prctl took effect
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
+std::filesystem::path WorkerPool::log_path(int worker_index) const {
+  if (options_.log_dir.empty()) return {};
+  return options_.log_dir / ("worker_" + std::to_string(worker_index + 1) + ".log");
 }
 
-int WorkerPool::poll() {
-  int died = 0;
-  for (size_t i = 0; i < pids_.size(); ++i) {
-    if (pids_[i] <= 0) continue;
-    int status = 0;
-    const pid_t done = ::waitpid(pids_[i], &status, WNOHANG);
-    if (done != pids_[i]) continue;
-    ++died;
+void WorkerPool::spawn(int worker_index) {
+  const auto i = static_cast<size_t>(worker_index);
+  ++starts_[i];
+  const std::string banner = "=== " + now_text() + ": start " + std::to_string(starts_[i]) + " of worker " +
+                             std::to_string(worker_index + 1) + " ===";
+  workers_[i] = std::make_unique<ChildProcess>(argv_for_(worker_index), log_path(worker_index), banner);
+}
+
+std::vector<WorkerExitReport> WorkerPool::poll() {
+  std::vector<WorkerExitReport> reports;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (!workers_[i]) continue;
+    const std::optional<ChildExit> exit = workers_[i]->poll();
+    if (!exit) continue;
     ++deaths_;
-    pids_[i] = -1;
-    const bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (clean_exit) {
-      ++clean_exits_;  // told to stop: not a failure, not restarted
-    } else if (restarts_ < options_.max_restarts) {
+    WorkerExitReport report;
+    report.worker_index = static_cast<int>(i);
+    report.pid = workers_[i]->pid();
+    report.exit = *exit;
+    report.log = workers_[i]->log();
+    workers_[i].reset();
+    const bool stays_down = !exit->signaled && (exit->code == kWorkerExitStopped || exit->code == kWorkerExitBadInput);
+    if (exit->clean()) ++clean_exits_;
+    if (!stays_down && restarts_ < options_.max_restarts) {
       ++restarts_;
-      pids_[i] = spawn(static_cast<int>(i));
+      spawn(static_cast<int>(i));
+      report.restarted = true;
     }
+    report.restarts_used = restarts_;
+    reports.push_back(std::move(report));
   }
-  return died;
+  return reports;
 }
 
 int WorkerPool::num_running() const {
   int running = 0;
-  for (pid_t p : pids_) running += p > 0;
+  for (const auto& worker : workers_) running += worker != nullptr;
   return running;
 }
 
+pid_t WorkerPool::pid(int worker_index) const {
+  const auto& worker = workers_.at(static_cast<size_t>(worker_index));
+  return worker ? worker->pid() : -1;
+}
+
 void WorkerPool::stop() {
-  for (pid_t p : pids_) {
-    if (p > 0) ::kill(p, SIGTERM);
+  for (auto& worker : workers_) {
+    if (worker) worker->terminate();
   }
   const auto deadline = std::chrono::steady_clock::now() + options_.stop_grace;
-  while (num_running() > 0) {
-    for (pid_t& p : pids_) {
-      if (p > 0 && ::waitpid(p, nullptr, WNOHANG) == p) p = -1;
-    }
-    if (num_running() == 0) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      for (pid_t& p : pids_) {
-        if (p <= 0) continue;
-        ::kill(p, SIGKILL);
-        ::waitpid(p, nullptr, 0);
-        p = -1;
-      }
-      break;
-    }
+  for (;;) {
+    bool running = false;
+    for (auto& worker : workers_) running = running || (worker && !worker->poll());
+    if (!running || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  for (auto& worker : workers_) worker.reset();  // SIGKILLs and reaps what still runs
 }
 
 }  // namespace rlx

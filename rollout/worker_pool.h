@@ -1,13 +1,18 @@
-// WorkerPool: N local worker processes, watched, restarted when they die, stopped on exit.
+// WorkerPool: N local worker processes, watched, restarted when they crash, stopped on exit;
+// each worker's stdout and stderr go to a log file of its own.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/child_process.h"
 
 namespace rlx {
 
@@ -16,25 +21,43 @@ struct WorkerPoolOptions {
   int num_workers = 0;
   int max_restarts = 10;  // restarts allowed over the pool's life, all workers together
   std::chrono::milliseconds stop_grace{2000};  // SIGTERM, then SIGKILL after this long
+  // Worker i's output is appended to log_dir/worker_<i + 1>.log (one file across its restarts);
+  // empty: the workers inherit this process's stdout and stderr.
+  std::filesystem::path log_dir;
 };
 
-// Spawns worker i as `argv_for(i)` (argv[0] is the program path, executed directly). Each
-// child gets PR_SET_PDEATHSIG(SIGKILL), so it dies with this process even on SIGKILL; the
-// destructor stops all that still run.
+// Exit statuses after which a worker is not restarted: 0 (told to stop) and 2 (bad input, e.g.
+// an env that breaks its contract: a restart would fail the same way).
+constexpr int kWorkerExitStopped = 0;
+constexpr int kWorkerExitBadInput = 2;
+
+// One worker's exit, as WorkerPool::poll reports it.
+struct WorkerExitReport {
+  int worker_index = 0;
+  pid_t pid = 0;
+  ChildExit exit;
+  bool restarted = false;
+  int restarts_used = 0;       // by the whole pool, this restart included
+  std::filesystem::path log;   // the worker's log file; empty without a log_dir
+};
+
+// Spawns worker i as `argv_for(i)` (argv[0] is the program path, executed directly) through
+// ChildProcess, so every worker dies with this process, even on SIGKILL; the destructor stops
+// all that still run.
 class WorkerPool {
  public:
   using ArgvFn = std::function<std::vector<std::string>(int worker_index)>;
 
-  // Starts every worker; throws std::system_error when a fork fails.
+  // Starts every worker; throws std::system_error when a log cannot be opened or a fork fails.
   WorkerPool(WorkerPoolOptions options, ArgvFn argv_for);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Reaps exited workers and restarts those that died (a signal or a non-zero exit status)
-  // while the restart budget lasts; a worker that exits with status 0 was told to stop and
-  // stays down. Returns the number of workers found exited in this call. Call it regularly.
-  int poll();
+  // Reaps exited workers and restarts those that crashed (a signal, or an exit status other
+  // than kWorkerExitStopped and kWorkerExitBadInput) while the restart budget lasts. Returns
+  // one report per worker found exited in this call. Call it regularly.
+  std::vector<WorkerExitReport> poll();
 
   // Sends SIGTERM to all, waits up to stop_grace, then SIGKILLs the rest and reaps them.
   void stop();
@@ -44,15 +67,17 @@ class WorkerPool {
   int deaths() const { return deaths_; }            // exits of any kind
   int clean_exits() const { return clean_exits_; }  // exits with status 0
   // Pid of worker i, or -1 when it is not running.
-  pid_t pid(int worker_index) const { return pids_.at(static_cast<size_t>(worker_index)); }
+  pid_t pid(int worker_index) const;
+  // Worker i's log file; empty without a log_dir.
+  std::filesystem::path log_path(int worker_index) const;
 
  private:
-  pid_t spawn(int worker_index);
+  void spawn(int worker_index);
 
   WorkerPoolOptions options_;
   ArgvFn argv_for_;
-  std::vector<pid_t> pids_;
-  pid_t parent_pid_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;  // null: not running
+  std::vector<int> starts_;                             // per worker
   int restarts_ = 0;
   int deaths_ = 0;
   int clean_exits_ = 0;

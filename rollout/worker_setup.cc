@@ -72,7 +72,8 @@ std::string WorkerSetup::to_json() const {
                     {"epsilon", epsilon},
                     {"apex_epsilons", apex_epsilons},
                     {"num_workers", num_workers},
-                    {"deterministic", deterministic}};
+                    {"deterministic", deterministic},
+                    {"drop_nonfinite_episodes", drop_nonfinite_episodes}};
   return out.dump();
 }
 
@@ -116,6 +117,7 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   setup.apex_epsilons = required<bool>(in, "apex_epsilons", "a boolean");
   setup.num_workers = required<int>(in, "num_workers", "an integer");
   check_range("num_workers", setup.num_workers, 1, 1 << 20);
+  setup.drop_nonfinite_episodes = required<bool>(in, "drop_nonfinite_episodes", "a boolean");
   return setup;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "envs/vector_env.h"
 #include "rollout/policy_config.h"
 
 namespace rlx {
@@ -30,11 +31,16 @@ struct WorkerSetup {
   bool apex_epsilons = false;  // kEpsilonGreedyQ: use Ape-X's fixed epsilon of worker_index of num_workers instead
   int num_workers = 1;
   bool deterministic = false;  // kActorCritic: argmax / mean actions
+  bool drop_nonfinite_episodes = false;  // end episodes at a non-finite env step (counted) instead of failing
 
   // The seed of this worker's envs and action sampling.
   uint64_t worker_seed() const { return seed + 1'000'003ULL * static_cast<uint64_t>(worker_index); }
   // The exploration rate this worker starts with (Ape-X's per-worker one when apex_epsilons).
   double initial_epsilon() const;
+  // What the worker's VectorEnv does with a non-finite env output.
+  NonFinitePolicy non_finite_policy() const {
+    return drop_nonfinite_episodes ? NonFinitePolicy::kDropEpisode : NonFinitePolicy::kError;
+  }
   // The network config for an env with this spec.
   PolicyModelConfig model_config(const EnvSpec& spec) const;
 

@@ -255,11 +255,14 @@ Check decode_fragment(const Columns& columns, const MessageInfo& info, const Dec
 }
 
 Check decode_episode_stats(const Columns& columns, const DecodeLimits& limits, std::optional<Message>& out) {
-  if (auto bad = columns.allow_only({ColumnId::kEpisodeReturns, ColumnId::kEpisodeLengths})) return bad;
-  const ColumnDescriptor *returns = nullptr, *lengths = nullptr;
+  if (auto bad = columns.allow_only({ColumnId::kEpisodeReturns, ColumnId::kEpisodeLengths, ColumnId::kEpisodesDropped})) {
+    return bad;
+  }
+  const ColumnDescriptor *returns = nullptr, *lengths = nullptr, *dropped = nullptr;
   Check bad;
   if ((bad = columns.get(ColumnId::kEpisodeReturns, DType::kFloat64, 1, true, returns)) ||
-      (bad = columns.get(ColumnId::kEpisodeLengths, DType::kInt32, 1, true, lengths))) {
+      (bad = columns.get(ColumnId::kEpisodeLengths, DType::kInt32, 1, true, lengths)) ||
+      (bad = columns.get(ColumnId::kEpisodesDropped, DType::kInt64, 1, false, dropped))) {
     return bad;
   }
   if (returns->dims[0] != lengths->dims[0]) return reject(RejectReason::kInconsistentDims, "returns and lengths differ in E");
@@ -269,6 +272,15 @@ Check decode_episode_stats(const Columns& columns, const DecodeLimits& limits, s
   columns.copy(lengths, stats.lengths);
   for (int32_t length : stats.lengths) {
     if (length < 0) return reject(RejectReason::kValueOutOfRange, "negative episode length");
+  }
+  if (dropped) {
+    if (dropped->dims[0] != 1) return reject(RejectReason::kInconsistentDims, "the dropped count is not one value");
+    std::vector<int64_t> count;
+    columns.copy(dropped, count);
+    if (count[0] < 0 || count[0] > limits.max_episodes) {
+      return reject(RejectReason::kValueOutOfRange, "dropped episode count out of range");
+    }
+    stats.dropped = count[0];
   }
   out = std::move(stats);
   return std::nullopt;

@@ -75,10 +75,12 @@ std::vector<zmq::message_t> encode_sample_fragment(std::shared_ptr<const SampleB
 std::vector<zmq::message_t> encode_episode_stats(const EpisodeStats& stats, uint64_t sender_id, uint64_t sequence) {
   require(stats.returns.size() == stats.lengths.size(), "EpisodeStats returns and lengths differ in size");
   for (int32_t length : stats.lengths) require(length >= 0, "EpisodeStats length is negative");
+  require(stats.dropped >= 0, "EpisodeStats dropped count is negative");
   const auto e = static_cast<int64_t>(stats.returns.size());
   FrameBuilder builder(MessageType::kEpisodeStats, sender_id, sequence, 0);
   builder.add_copied(ColumnId::kEpisodeReturns, {e}, stats.returns);
   builder.add_copied(ColumnId::kEpisodeLengths, {e}, stats.lengths);
+  if (stats.dropped > 0) builder.add_copied(ColumnId::kEpisodesDropped, DType::kInt64, {1}, &stats.dropped, sizeof(int64_t));
   return builder.finish();
 }
 

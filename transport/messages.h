@@ -34,6 +34,7 @@ struct Heartbeat {};
 struct EpisodeStats {
   std::vector<double> returns;   // [E]
   std::vector<int32_t> lengths;  // [E]
+  int64_t dropped = 0;           // episodes ended by a non-finite step (drop_nonfinite_episodes), not in returns
 };
 
 // Learner -> workers: a policy's flat parameters and its observation normalizer.

@@ -199,6 +199,7 @@ void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq
     if (it == workers_.end() || !it->second.ready) return;
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.episodes += stats->returns.size();
+    stats_.episodes_dropped += static_cast<uint64_t>(stats->dropped);
     if (episodes_.returns.size() + stats->returns.size() > kMaxEpisodesKept) return;  // the learner is not reading
     episodes_.returns.insert(episodes_.returns.end(), stats->returns.begin(), stats->returns.end());
     episodes_.lengths.insert(episodes_.lengths.end(), stats->lengths.begin(), stats->lengths.end());

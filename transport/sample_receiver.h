@@ -79,6 +79,7 @@ struct ReceiverStats {
   uint64_t workers_restarted = 0;         // joined again under an identity that was active
   uint64_t workers_active = 0;
   uint64_t episodes = 0;
+  uint64_t episodes_dropped = 0;          // ended by a non-finite env step (drop_nonfinite_episodes)
   std::string reject_counts;              // RejectCounters::snapshot()
 };
 

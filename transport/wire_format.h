@@ -50,6 +50,7 @@ enum class ColumnId : uint16_t {
   kWelcomeInfo = 21,
   kEpisodeReturns = 30,
   kEpisodeLengths = 31,
+  kEpisodesDropped = 32,
   kParams = 40,
   kObsMean = 41,
   kObsVar = 42,

@@ -19,7 +19,7 @@
 #include "core/config_error.h"
 #include "core/experiment.h"
 #include "core/results.h"
-#include "tune/child_process.h"
+#include "core/child_process.h"
 #include "tune/exploit.h"
 #include "tune/scheduler.h"
 #include "tune/status_table.h"

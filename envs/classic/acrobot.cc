@@ -34,7 +34,7 @@ double wrap(double x, double low, double high) {
 
 }  // namespace
 
-AcrobotEnv::AcrobotEnv() : Env(default_spec()) {}
+AcrobotEnv::AcrobotEnv() : ClassicEnv(default_spec()) {}
 
 EnvSpec AcrobotEnv::default_spec() {
   EnvSpec spec;
@@ -50,7 +50,7 @@ EnvSpec AcrobotEnv::default_spec() {
 
 std::vector<double> AcrobotEnv::state() const { return {s_.begin(), s_.end()}; }
 
-void AcrobotEnv::set_state(const std::vector<double>& state, float* obs) {
+void AcrobotEnv::set_physical_state(const std::vector<double>& state, ObsSpan obs) {
   if (state.size() != kStateSize) {
     throw std::invalid_argument("Acrobot-v1 state needs 4 values, got " + std::to_string(state.size()));
   }
@@ -58,7 +58,7 @@ void AcrobotEnv::set_state(const std::vector<double>& state, float* obs) {
   write_obs(obs);
 }
 
-void AcrobotEnv::reset_episode(Rng& rng, float* obs) {
+void AcrobotEnv::reset_episode(Rng& rng, ObsSpan obs) {
   // Gymnasium draws in float64 and stores the reset state as float32.
   for (double& value : s_) value = static_cast<float>(rng.uniform(-0.1, 0.1));
   write_obs(obs);
@@ -98,7 +98,7 @@ AcrobotEnv::State AcrobotEnv::rk4_step(const State& s, double torque, double dt)
   return next;
 }
 
-StepResult AcrobotEnv::step_episode(const Action& action, float* obs) {
+StepResult AcrobotEnv::step_episode(const Action& action, ObsSpan obs) {
   if (action.index < 0 || action.index > 2) {
     throw std::invalid_argument("Acrobot-v1 action must be 0, 1 or 2, got " + std::to_string(action.index));
   }
@@ -116,7 +116,7 @@ StepResult AcrobotEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void AcrobotEnv::write_obs(float* obs) const {
+void AcrobotEnv::write_obs(ObsSpan obs) const {
   obs[0] = static_cast<float>(std::cos(s_[0]));
   obs[1] = static_cast<float>(std::sin(s_[0]));
   obs[2] = static_cast<float>(std::cos(s_[1]));

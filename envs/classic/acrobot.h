@@ -4,12 +4,12 @@
 #include <array>
 #include <vector>
 
-#include "envs/env.h"
+#include "envs/classic/classic_env.h"
 
 namespace rlx {
 
 // Two links hanging from a pivot; torque -1, 0 or +1 on the middle joint swings the tip up.
-class AcrobotEnv final : public Env {
+class AcrobotEnv final : public ClassicEnv {
  public:
   static constexpr int kStateSize = 4;
   using State = std::array<double, kStateSize>;  // theta1, theta2, dtheta1, dtheta2
@@ -21,8 +21,6 @@ class AcrobotEnv final : public Env {
 
   // Physical state: theta1, theta2, dtheta1, dtheta2.
   std::vector<double> state() const override;
-  // Overwrites the 4 state values; throws std::invalid_argument unless 4 values.
-  void set_state(const std::vector<double>& state, float* obs) override;
 
   // Time derivative of s under torque on the middle joint (Sutton and Barto's equations).
   static State derivatives(const State& s, double torque);
@@ -30,11 +28,13 @@ class AcrobotEnv final : public Env {
   static State rk4_step(const State& s, double torque, double dt);
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
+  // set_state: overwrites the 4 state values; throws std::invalid_argument unless 4 values.
+  void set_physical_state(const std::vector<double>& state, ObsSpan obs) override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
 
  private:
-  void write_obs(float* obs) const;
+  void write_obs(ObsSpan obs) const;
 
   State s_{};
 };

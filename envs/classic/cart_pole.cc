@@ -22,7 +22,7 @@ constexpr double kXThreshold = 2.4;
 
 }  // namespace
 
-CartPoleEnv::CartPoleEnv() : Env(default_spec()) {}
+CartPoleEnv::CartPoleEnv() : ClassicEnv(default_spec()) {}
 
 EnvSpec CartPoleEnv::default_spec() {
   EnvSpec spec;
@@ -42,7 +42,7 @@ bool CartPoleEnv::is_failure(double x, double theta) {
 
 std::vector<double> CartPoleEnv::state() const { return {x_, x_dot_, theta_, theta_dot_}; }
 
-void CartPoleEnv::set_state(const std::vector<double>& state, float* obs) {
+void CartPoleEnv::set_physical_state(const std::vector<double>& state, ObsSpan obs) {
   if (state.size() != kStateSize) {
     throw std::invalid_argument("CartPole-v1 state needs 4 values, got " + std::to_string(state.size()));
   }
@@ -54,7 +54,7 @@ void CartPoleEnv::set_state(const std::vector<double>& state, float* obs) {
   write_obs(obs);
 }
 
-void CartPoleEnv::reset_episode(Rng& rng, float* obs) {
+void CartPoleEnv::reset_episode(Rng& rng, ObsSpan obs) {
   x_ = rng.uniform(-0.05, 0.05);
   x_dot_ = rng.uniform(-0.05, 0.05);
   theta_ = rng.uniform(-0.05, 0.05);
@@ -63,7 +63,7 @@ void CartPoleEnv::reset_episode(Rng& rng, float* obs) {
   write_obs(obs);
 }
 
-StepResult CartPoleEnv::step_episode(const Action& action, float* obs) {
+StepResult CartPoleEnv::step_episode(const Action& action, ObsSpan obs) {
   if (action.index != 0 && action.index != 1) {
     throw std::invalid_argument("CartPole-v1 action must be 0 or 1, got " + std::to_string(action.index));
   }
@@ -89,7 +89,7 @@ StepResult CartPoleEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void CartPoleEnv::write_obs(float* obs) const {
+void CartPoleEnv::write_obs(ObsSpan obs) const {
   obs[0] = static_cast<float>(x_);
   obs[1] = static_cast<float>(x_dot_);
   obs[2] = static_cast<float>(theta_);

@@ -3,12 +3,12 @@
 
 #include <vector>
 
-#include "envs/env.h"
+#include "envs/classic/classic_env.h"
 
 namespace rlx {
 
 // A pole hinged on a cart; push left (0) or right (1) to keep it upright.
-class CartPoleEnv final : public Env {
+class CartPoleEnv final : public ClassicEnv {
  public:
   static constexpr int kStateSize = 4;
 
@@ -19,18 +19,18 @@ class CartPoleEnv final : public Env {
 
   // Physical state: x, x_dot, theta, theta_dot.
   std::vector<double> state() const override;
-  // Overwrites x, x_dot, theta, theta_dot; throws std::invalid_argument unless 4 values.
-  void set_state(const std::vector<double>& state, float* obs) override;
 
   // True when the cart or pole is outside Gymnasium's failure thresholds.
   static bool is_failure(double x, double theta);
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
+  // set_state: overwrites x, x_dot, theta, theta_dot; throws std::invalid_argument unless 4 values.
+  void set_physical_state(const std::vector<double>& state, ObsSpan obs) override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
 
  private:
-  void write_obs(float* obs) const;
+  void write_obs(ObsSpan obs) const;
 
   double x_ = 0.0;
   double x_dot_ = 0.0;

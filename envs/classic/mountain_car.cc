@@ -18,7 +18,7 @@ constexpr double kGravity = 0.0025;
 
 }  // namespace
 
-MountainCarEnv::MountainCarEnv() : Env(default_spec()) {}
+MountainCarEnv::MountainCarEnv() : ClassicEnv(default_spec()) {}
 
 EnvSpec MountainCarEnv::default_spec() {
   EnvSpec spec;
@@ -33,7 +33,7 @@ EnvSpec MountainCarEnv::default_spec() {
 
 std::vector<double> MountainCarEnv::state() const { return {position_, velocity_}; }
 
-void MountainCarEnv::set_state(const std::vector<double>& state, float* obs) {
+void MountainCarEnv::set_physical_state(const std::vector<double>& state, ObsSpan obs) {
   if (state.size() != kStateSize) {
     throw std::invalid_argument("MountainCar-v0 state needs 2 values, got " + std::to_string(state.size()));
   }
@@ -42,13 +42,13 @@ void MountainCarEnv::set_state(const std::vector<double>& state, float* obs) {
   write_obs(obs);
 }
 
-void MountainCarEnv::reset_episode(Rng& rng, float* obs) {
+void MountainCarEnv::reset_episode(Rng& rng, ObsSpan obs) {
   position_ = rng.uniform(-0.6, -0.4);
   velocity_ = 0.0;
   write_obs(obs);
 }
 
-StepResult MountainCarEnv::step_episode(const Action& action, float* obs) {
+StepResult MountainCarEnv::step_episode(const Action& action, ObsSpan obs) {
   if (action.index < 0 || action.index > 2) {
     throw std::invalid_argument("MountainCar-v0 action must be 0, 1 or 2, got " + std::to_string(action.index));
   }
@@ -65,7 +65,7 @@ StepResult MountainCarEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void MountainCarEnv::write_obs(float* obs) const {
+void MountainCarEnv::write_obs(ObsSpan obs) const {
   obs[0] = static_cast<float>(position_);
   obs[1] = static_cast<float>(velocity_);
 }

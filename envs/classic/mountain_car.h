@@ -3,12 +3,12 @@
 
 #include <vector>
 
-#include "envs/env.h"
+#include "envs/classic/classic_env.h"
 
 namespace rlx {
 
 // An under-powered car in a valley; push left (0), none (1) or right (2) to reach the flag.
-class MountainCarEnv final : public Env {
+class MountainCarEnv final : public ClassicEnv {
  public:
   static constexpr int kStateSize = 2;
 
@@ -19,15 +19,15 @@ class MountainCarEnv final : public Env {
 
   // Physical state: position, velocity.
   std::vector<double> state() const override;
-  // Overwrites position and velocity; throws std::invalid_argument unless 2 values.
-  void set_state(const std::vector<double>& state, float* obs) override;
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
+  // set_state: overwrites position and velocity; throws std::invalid_argument unless 2 values.
+  void set_physical_state(const std::vector<double>& state, ObsSpan obs) override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
 
  private:
-  void write_obs(float* obs) const;
+  void write_obs(ObsSpan obs) const;
 
   double position_ = 0.0;
   double velocity_ = 0.0;

@@ -19,7 +19,7 @@ constexpr double kPower = 0.0015;
 
 }  // namespace
 
-MountainCarContinuousEnv::MountainCarContinuousEnv() : Env(default_spec()) {}
+MountainCarContinuousEnv::MountainCarContinuousEnv() : ClassicEnv(default_spec()) {}
 
 EnvSpec MountainCarContinuousEnv::default_spec() {
   EnvSpec spec;
@@ -34,7 +34,7 @@ EnvSpec MountainCarContinuousEnv::default_spec() {
 
 std::vector<double> MountainCarContinuousEnv::state() const { return {position_, velocity_}; }
 
-void MountainCarContinuousEnv::set_state(const std::vector<double>& state, float* obs) {
+void MountainCarContinuousEnv::set_physical_state(const std::vector<double>& state, ObsSpan obs) {
   if (state.size() != kStateSize) {
     throw std::invalid_argument("MountainCarContinuous-v0 state needs 2 values, got " +
                                 std::to_string(state.size()));
@@ -44,13 +44,13 @@ void MountainCarContinuousEnv::set_state(const std::vector<double>& state, float
   write_obs(obs);
 }
 
-void MountainCarContinuousEnv::reset_episode(Rng& rng, float* obs) {
+void MountainCarContinuousEnv::reset_episode(Rng& rng, ObsSpan obs) {
   position_ = rng.uniform(-0.6, -0.4);  // float64 until the first step, as in Gymnasium
   velocity_ = 0.0;
   write_obs(obs);
 }
 
-StepResult MountainCarContinuousEnv::step_episode(const Action& action, float* obs) {
+StepResult MountainCarContinuousEnv::step_episode(const Action& action, ObsSpan obs) {
   if (action.values == nullptr) throw std::invalid_argument("MountainCarContinuous-v0 needs an action value");
   const double raw = action.values[0];
   const double force = std::min(std::max(raw, kMinAction), kMaxAction);
@@ -72,7 +72,7 @@ StepResult MountainCarContinuousEnv::step_episode(const Action& action, float* o
   return result;
 }
 
-void MountainCarContinuousEnv::write_obs(float* obs) const {
+void MountainCarContinuousEnv::write_obs(ObsSpan obs) const {
   obs[0] = static_cast<float>(position_);
   obs[1] = static_cast<float>(velocity_);
 }

@@ -21,7 +21,7 @@ constexpr double kTorqueTerm = 3.0 / (kM * (kL * kL));
 
 }  // namespace
 
-PendulumEnv::PendulumEnv() : Env(default_spec()) {}
+PendulumEnv::PendulumEnv() : ClassicEnv(default_spec()) {}
 
 EnvSpec PendulumEnv::default_spec() {
   EnvSpec spec;
@@ -47,7 +47,7 @@ double PendulumEnv::angle_normalize(double x) {
 
 std::vector<double> PendulumEnv::state() const { return {theta_, theta_dot_}; }
 
-void PendulumEnv::set_state(const std::vector<double>& state, float* obs) {
+void PendulumEnv::set_physical_state(const std::vector<double>& state, ObsSpan obs) {
   if (state.size() != kStateSize) {
     throw std::invalid_argument("Pendulum-v1 state needs 2 values, got " + std::to_string(state.size()));
   }
@@ -56,13 +56,13 @@ void PendulumEnv::set_state(const std::vector<double>& state, float* obs) {
   write_obs(obs);
 }
 
-void PendulumEnv::reset_episode(Rng& rng, float* obs) {
+void PendulumEnv::reset_episode(Rng& rng, ObsSpan obs) {
   theta_ = rng.uniform(-kPi, kPi);
   theta_dot_ = rng.uniform(-1.0, 1.0);
   write_obs(obs);
 }
 
-StepResult PendulumEnv::step_episode(const Action& action, float* obs) {
+StepResult PendulumEnv::step_episode(const Action& action, ObsSpan obs) {
   if (action.values == nullptr) throw std::invalid_argument("Pendulum-v1 needs an action value");
   const double u = std::min(std::max(static_cast<double>(action.values[0]), -kMaxTorque), kMaxTorque);
   const double angle = angle_normalize(theta_);
@@ -79,7 +79,7 @@ StepResult PendulumEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void PendulumEnv::write_obs(float* obs) const {
+void PendulumEnv::write_obs(ObsSpan obs) const {
   obs[0] = static_cast<float>(std::cos(theta_));
   obs[1] = static_cast<float>(std::sin(theta_));
   obs[2] = static_cast<float>(theta_dot_);

@@ -3,12 +3,12 @@
 
 #include <vector>
 
-#include "envs/env.h"
+#include "envs/classic/classic_env.h"
 
 namespace rlx {
 
 // A pendulum on a frictionless pivot; a torque in [-2, 2] should swing it up and hold it.
-class PendulumEnv final : public Env {
+class PendulumEnv final : public ClassicEnv {
  public:
   static constexpr int kStateSize = 2;
 
@@ -19,18 +19,18 @@ class PendulumEnv final : public Env {
 
   // Physical state: theta, theta_dot.
   std::vector<double> state() const override;
-  // Overwrites theta and theta_dot; throws std::invalid_argument unless 2 values.
-  void set_state(const std::vector<double>& state, float* obs) override;
 
   // Gymnasium's angle_normalize: ((x + pi) mod 2 pi) - pi with a floored modulo.
   static double angle_normalize(double x);
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
+  // set_state: overwrites theta and theta_dot; throws std::invalid_argument unless 2 values.
+  void set_physical_state(const std::vector<double>& state, ObsSpan obs) override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
 
  private:
-  void write_obs(float* obs) const;
+  void write_obs(ObsSpan obs) const;
 
   double theta_ = 0.0;
   double theta_dot_ = 0.0;

@@ -26,12 +26,12 @@ bool AntEnv::is_healthy() const {
   return state_is_finite() && kMinHealthyZ <= z && z <= kMaxHealthyZ;
 }
 
-void AntEnv::reset_episode(Rng& rng, float* obs) {
+void AntEnv::reset_episode(Rng& rng, ObsSpan obs) {
   reset_with_noise(rng, kResetNoiseScale, /*normal_qvel_noise=*/true);
   write_observation(obs);
 }
 
-StepResult AntEnv::step_episode(const Action& action, float* obs) {
+StepResult AntEnv::step_episode(const Action& action, ObsSpan obs) {
   const double x_before = torso_x();
   do_simulation(action);
   const double x_after = torso_x();
@@ -43,6 +43,6 @@ StepResult AntEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void AntEnv::write_observation(float* obs) const { write_qpos_qvel(obs, 2, kInf); }
+void AntEnv::write_observation(ObsSpan obs) const { write_qpos_qvel(obs, 2, kInf); }
 
 }  // namespace rlx

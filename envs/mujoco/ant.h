@@ -35,9 +35,9 @@ class AntEnv final : public MujocoEnv {
   double torso_x() const;
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
-  void write_observation(float* obs) const override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
+  void write_observation(ObsSpan obs) const override;
 
  private:
   int torso_body_ = -1;

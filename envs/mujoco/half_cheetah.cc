@@ -14,12 +14,12 @@ EnvSpec HalfCheetahEnv::make_spec() {
 
 HalfCheetahEnv::HalfCheetahEnv() : MujocoEnv(make_spec(), kAsset, kFrameSkip, 9, 9) {}
 
-void HalfCheetahEnv::reset_episode(Rng& rng, float* obs) {
+void HalfCheetahEnv::reset_episode(Rng& rng, ObsSpan obs) {
   reset_with_noise(rng, kResetNoiseScale, /*normal_qvel_noise=*/true);
   write_observation(obs);
 }
 
-StepResult HalfCheetahEnv::step_episode(const Action& action, float* obs) {
+StepResult HalfCheetahEnv::step_episode(const Action& action, ObsSpan obs) {
   const double forward_reward = simulate_with_forward_reward(action, kForwardRewardWeight);
   StepResult result;
   result.reward = forward_reward - control_cost(action, kCtrlCostWeight);
@@ -27,6 +27,6 @@ StepResult HalfCheetahEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void HalfCheetahEnv::write_observation(float* obs) const { write_qpos_qvel(obs, 1, kInf); }
+void HalfCheetahEnv::write_observation(ObsSpan obs) const { write_qpos_qvel(obs, 1, kInf); }
 
 }  // namespace rlx

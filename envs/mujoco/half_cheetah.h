@@ -24,9 +24,9 @@ class HalfCheetahEnv final : public MujocoEnv {
   HalfCheetahEnv();
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
-  void write_observation(float* obs) const override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
+  void write_observation(ObsSpan obs) const override;
 };
 
 }  // namespace rlx

@@ -20,12 +20,12 @@ bool InvertedPendulumEnv::is_fallen() const {
   return !state_is_finite() || std::abs(data().qpos[1]) > kMaxUprightAngle;
 }
 
-void InvertedPendulumEnv::reset_episode(Rng& rng, float* obs) {
+void InvertedPendulumEnv::reset_episode(Rng& rng, ObsSpan obs) {
   reset_with_noise(rng, kResetNoiseScale, /*normal_qvel_noise=*/false);
   write_observation(obs);
 }
 
-StepResult InvertedPendulumEnv::step_episode(const Action& action, float* obs) {
+StepResult InvertedPendulumEnv::step_episode(const Action& action, ObsSpan obs) {
   do_simulation(action);
   StepResult result;
   result.reward = kReward;
@@ -34,6 +34,6 @@ StepResult InvertedPendulumEnv::step_episode(const Action& action, float* obs) {
   return result;
 }
 
-void InvertedPendulumEnv::write_observation(float* obs) const { write_qpos_qvel(obs, 0, kInf); }
+void InvertedPendulumEnv::write_observation(ObsSpan obs) const { write_qpos_qvel(obs, 0, kInf); }
 
 }  // namespace rlx

@@ -28,9 +28,9 @@ class InvertedPendulumEnv final : public MujocoEnv {
   bool is_fallen() const;
 
  protected:
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
-  void write_observation(float* obs) const override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
+  void write_observation(ObsSpan obs) const override;
 };
 
 }  // namespace rlx

@@ -119,7 +119,7 @@ std::vector<double> MujocoEnv::state() const {
   return result;
 }
 
-void MujocoEnv::set_state(const std::vector<double>& state, float* obs) {
+void MujocoEnv::set_physical_state(const std::vector<double>& state, ObsSpan obs) {
   const mjModel& m = *model_;
   if (state.size() != static_cast<size_t>(m.nq + m.nv)) {
     throw std::invalid_argument(spec().id + " state needs " + std::to_string(m.nq + m.nv) + " values (qpos " +
@@ -130,6 +130,36 @@ void MujocoEnv::set_state(const std::vector<double>& state, float* obs) {
   std::copy(state.begin() + m.nq, state.end(), data_->qvel);
   mj_forward(model_.get(), data_.get());
   write_observation(obs);
+}
+
+std::vector<double> MujocoEnv::exact_state() const {
+  const mjModel& m = *model_;
+  const mjData& d = *data_;
+  std::vector<double> state;
+  state.reserve(static_cast<size_t>(m.nq + 2 * m.nv + m.na + 1));
+  state.insert(state.end(), d.qpos, d.qpos + m.nq);
+  state.insert(state.end(), d.qvel, d.qvel + m.nv);
+  state.insert(state.end(), d.act, d.act + m.na);
+  state.insert(state.end(), d.qacc_warmstart, d.qacc_warmstart + m.nv);
+  state.push_back(d.time);
+  return state;
+}
+
+void MujocoEnv::restore_exact_state(const std::vector<double>& state) {
+  const mjModel& m = *model_;
+  mjData& d = *data_;
+  const auto expected = static_cast<size_t>(m.nq + 2 * m.nv + m.na + 1);
+  if (state.size() != expected) {
+    throw std::invalid_argument(spec().id + " snapshot needs " + std::to_string(expected) + " values, got " +
+                                std::to_string(state.size()));
+  }
+  const double* in = state.data();
+  in = std::copy_n(in, m.nq, d.qpos);
+  in = std::copy_n(in, m.nv, d.qvel);
+  in = std::copy_n(in, m.na, d.act);
+  mj_forward(&m, &d);  // derived quantities (positions, contacts) of the restored state
+  in = std::copy_n(in, m.nv, d.qacc_warmstart);  // after mj_forward, which may overwrite it
+  d.time = *in;
 }
 
 void MujocoEnv::reset_with_noise(Rng& rng, double scale, bool normal_qvel_noise) {
@@ -175,10 +205,11 @@ bool MujocoEnv::state_is_finite() const {
   return true;
 }
 
-void MujocoEnv::write_qpos_qvel(float* obs, int first_qpos, double qvel_limit) const {
-  for (int i = first_qpos; i < model_->nq; ++i) *obs++ = static_cast<float>(data_->qpos[i]);
+void MujocoEnv::write_qpos_qvel(ObsSpan obs, int first_qpos, double qvel_limit) const {
+  int64_t out = 0;
+  for (int i = first_qpos; i < model_->nq; ++i) obs[out++] = static_cast<float>(data_->qpos[i]);
   for (int i = 0; i < model_->nv; ++i) {
-    *obs++ = static_cast<float>(std::clamp(data_->qvel[i], -qvel_limit, qvel_limit));
+    obs[out++] = static_cast<float>(std::clamp(data_->qvel[i], -qvel_limit, qvel_limit));
   }
 }
 

@@ -48,9 +48,6 @@ class MujocoEnv : public Env {
  public:
   // qpos (nq values) followed by qvel (nv values).
   std::vector<double> state() const override;
-  // Writes qpos and qvel from state (nq + nv values), runs mj_forward and writes the observation;
-  // throws std::invalid_argument on a wrong size.
-  void set_state(const std::vector<double>& state, float* obs) override;
 
   // The shared, read-only compiled model.
   const mjModel& model() const { return *model_; }
@@ -68,7 +65,15 @@ class MujocoEnv : public Env {
   MujocoEnv(EnvSpec spec, const std::string& asset_name, int frame_skip, int nq, int nv);
 
   // Writes the observation of the current data into obs.
-  virtual void write_observation(float* obs) const = 0;
+  virtual void write_observation(ObsSpan obs) const = 0;
+
+  // set_state: writes qpos and qvel from state (nq + nv values), runs mj_forward and writes the
+  // observation; throws std::invalid_argument on a wrong size.
+  void set_physical_state(const std::vector<double>& state, ObsSpan obs) override;
+  // qpos, qvel, act, qacc_warmstart (the solver's warm start, which the next mj_step's result
+  // depends on) and time: what the simulation's future depends on.
+  std::vector<double> exact_state() const override;
+  void restore_exact_state(const std::vector<double>& state) override;
 
   // Gymnasium's reset: mj_resetData, then qpos = qpos0 + U(-scale, scale) per coordinate and
   // qvel = U(-scale, scale) (or scale * N(0, 1) when normal_qvel_noise), then mj_forward.
@@ -89,7 +94,7 @@ class MujocoEnv : public Env {
   bool state_is_finite() const;
 
   // Writes qpos[first_qpos:] then qvel clipped to [-qvel_limit, qvel_limit] into obs, as floats.
-  void write_qpos_qvel(float* obs, int first_qpos, double qvel_limit) const;
+  void write_qpos_qvel(ObsSpan obs, int first_qpos, double qvel_limit) const;
 
   // Mutable access for subclasses.
   mjData& mutable_data() { return *data_; }

@@ -24,9 +24,9 @@ class PlanarWalkerEnv : public MujocoEnv {
   // Loads the asset's model (nq / nv coordinates, checked by MujocoEnv) with kFrameSkip.
   PlanarWalkerEnv(EnvSpec spec, const char* asset_name, int nq, int nv);
 
-  void reset_episode(Rng& rng, float* obs) override;
-  StepResult step_episode(const Action& action, float* obs) override;
-  void write_observation(float* obs) const override;
+  void reset_episode(Rng& rng, ObsSpan obs) override;
+  StepResult step_episode(const Action& action, ObsSpan obs) override;
+  void write_observation(ObsSpan obs) const override;
 };
 
 }  // namespace rlx

@@ -42,7 +42,9 @@ class GridWalkEnv : public rlx::Env {
 
   std::vector<double> state() const override { return {static_cast<double>(cell_)}; }
 
-  void set_state(const std::vector<double>& state, float* obs) override {
+ protected:
+  // set_state: places the agent in a cell.
+  void set_physical_state(const std::vector<double>& state, rlx::ObsSpan obs) override {
     if (state.size() != 1) {
       throw std::invalid_argument("GridWalk-v0 state needs 1 value, got " + std::to_string(state.size()));
     }
@@ -55,13 +57,16 @@ class GridWalkEnv : public rlx::Env {
     write_obs(obs);
   }
 
- protected:
-  void reset_episode(rlx::Rng& rng, float* obs) override {
+  // The cell is the whole state, so rlx can snapshot the env for an exact resume.
+  std::vector<double> exact_state() const override { return state(); }
+  void restore_exact_state(const std::vector<double>& state) override { cell_ = static_cast<int>(state.at(0)); }
+
+  void reset_episode(rlx::Rng& rng, rlx::ObsSpan obs) override {
     cell_ = kStartLow + static_cast<int>(rng.uniform_int(kStartHigh - kStartLow + 1));
     write_obs(obs);
   }
 
-  rlx::StepResult step_episode(const rlx::Action& action, float* obs) override {
+  rlx::StepResult step_episode(const rlx::Action& action, rlx::ObsSpan obs) override {
     if (action.index != 0 && action.index != 1) {
       throw std::invalid_argument("GridWalk-v0 action must be 0 or 1, got " + std::to_string(action.index));
     }
@@ -81,7 +86,7 @@ class GridWalkEnv : public rlx::Env {
   }
 
  private:
-  void write_obs(float* obs) const {
+  void write_obs(rlx::ObsSpan obs) const {
     for (int i = 0; i < kCells; ++i) obs[i] = i == cell_ ? 1.0f : 0.0f;
   }
 

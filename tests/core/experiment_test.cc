@@ -72,8 +72,8 @@ TEST_CASE("A file with two experiments parses with every field", "[core][config]
   CHECK(ppo.config.get_string("activation") == "relu");
   CHECK(ppo.config.get_double("gamma") == 0.99);  // default
   REQUIRE(ppo.plugins.size() == 2);
-  CHECK(ppo.plugins[0] == (std::filesystem::absolute(dir.path()) / "plugins/libmyenv.so").lexically_normal().string());
-  CHECK(ppo.plugins[1] == "/abs/libother.so");
+  CHECK(ppo.plugins[0].path == (std::filesystem::absolute(dir.path()) / "plugins/libmyenv.so").lexically_normal().string());
+  CHECK(ppo.plugins[1].path == "/abs/libother.so");
   CHECK(ppo.tune.is_null());
   CHECK(ppo.origins.at("lr") == (dir / "exp.yaml").string() + ":8");
 

@@ -23,13 +23,13 @@ class CounterEnv : public rlx::Env {
   }
 
  protected:
-  void reset_episode(rlx::Rng& rng, float* obs) override {
+  void reset_episode(rlx::Rng& rng, rlx::ObsSpan obs) override {
     count_ = 0;
     draw_ = static_cast<float>(rng.uniform());
     obs[0] = 0.0f;
     obs[1] = draw_;
   }
-  rlx::StepResult step_episode(const rlx::Action& action, float* obs) override {
+  rlx::StepResult step_episode(const rlx::Action& action, rlx::ObsSpan obs) override {
     ++count_;
     obs[0] = static_cast<float>(count_);
     obs[1] = draw_;

@@ -22,11 +22,11 @@ class CounterEnv : public rlx::Env {
   }
 
  protected:
-  void reset_episode(rlx::Rng&, float* obs) override {
+  void reset_episode(rlx::Rng&, rlx::ObsSpan obs) override {
     count_ = 0;
     obs[0] = 0.0f;
   }
-  rlx::StepResult step_episode(const rlx::Action& action, float* obs) override {
+  rlx::StepResult step_episode(const rlx::Action& action, rlx::ObsSpan obs) override {
     obs[0] = static_cast<float>(++count_);
     rlx::StepResult result;
     result.reward = static_cast<double>(action.index);

@@ -217,13 +217,13 @@ TEST_CASE("worker processes that die are restarted and re-join", "[rollout][dist
   SampleReceiver receiver(context, cartpole_receiver(1, 1));
   receiver.publish_weights(cartpole_weights(1));
   const std::string endpoint = receiver.endpoint();
-  WorkerPool pool({2, 3, 2000ms}, [&](int i) {
+  WorkerPool pool({2, 3, 2000ms, {}}, [&](int i) {
     return std::vector<std::string>{std::string(RLX_BINARY_DIR) + "/rlx", "worker", "--connect", endpoint,
                                     "--worker-id", std::to_string(100 + i), "--learner-timeout", "10"};
   });
   REQUIRE(eventually([&] { return receiver.stats().workers_joined == 2; }, 15000ms));
   ::kill(pool.pid(0), SIGKILL);
-  REQUIRE(eventually([&] { return pool.poll() > 0 || pool.restarts() > 0; }));
+  REQUIRE(eventually([&] { return !pool.poll().empty() || pool.restarts() > 0; }));
   CHECK(pool.restarts() == 1);
   // The restarted process (same worker id) joins again and streams.
   REQUIRE(eventually([&] { return receiver.stats().workers_restarted >= 1; }, 15000ms));

@@ -28,8 +28,8 @@ class EchoEnv : public rlx::Env {
   }
 
  protected:
-  void reset_episode(rlx::Rng&, float* obs) override { std::fill(obs, obs + 3, 0.0f); }
-  rlx::StepResult step_episode(const rlx::Action& action, float* obs) override {
+  void reset_episode(rlx::Rng&, rlx::ObsSpan obs) override { std::fill(obs.data(), obs.data() + 3, 0.0f); }
+  rlx::StepResult step_episode(const rlx::Action& action, rlx::ObsSpan obs) override {
     obs[0] = action.values[0];
     obs[1] = action.values[1];
     obs[2] = static_cast<float>(elapsed_steps() + 1);
@@ -291,5 +291,5 @@ TEST_CASE("measure_local_sampling counts one fragment at zero seconds", "[rollou
   CHECK(result.inference_calls == 10);
   CHECK(result.num_parameters == (4 * 8 + 8) + (8 * 2 + 2) + (4 * 8 + 8) + (8 + 1));
   CHECK(result.seconds > 0.0);
-  CHECK_THROWS_AS(rlx::measure_local_sampling("NoSuchEnv-v0", 3, 10, config, 0.0, 1), std::invalid_argument);
+  CHECK_THROWS_AS(rlx::measure_local_sampling("NoSuchEnv-v0", 3, 10, config, 0.0, 1), rlx::UnknownEnvError);
 }

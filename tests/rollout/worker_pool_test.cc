@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -32,26 +33,33 @@ bool wait_all_dead(const std::vector<pid_t>& pids, std::chrono::milliseconds lim
 }  // namespace
 
 TEST_CASE("WorkerPool restarts dead workers within its budget and stops the rest", "[rollout][pool]") {
-  rlx::WorkerPool pool({3, 1, std::chrono::milliseconds(500)}, sleeper);
+  rlx::WorkerPool pool({3, 1, std::chrono::milliseconds(500), {}}, sleeper);
   REQUIRE(pool.num_running() == 3);
   const pid_t first = pool.pid(0);
   ::kill(first, SIGKILL);
-  int died = 0;
-  for (int i = 0; i < 200 && died == 0; ++i) {
-    died = pool.poll();
+  std::vector<rlx::WorkerExitReport> reports;
+  for (int i = 0; i < 200 && reports.empty(); ++i) {
+    reports = pool.poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  CHECK(died == 1);
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].worker_index == 0);
+  CHECK(reports[0].pid == first);
+  CHECK(reports[0].exit.signaled);
+  CHECK(reports[0].restarted);
+  CHECK(reports[0].restarts_used == 1);
   CHECK(pool.restarts() == 1);
   CHECK(pool.num_running() == 3);
   CHECK(pool.pid(0) != first);
 
   ::kill(pool.pid(1), SIGKILL);  // the budget of 1 restart is spent
-  died = 0;
-  for (int i = 0; i < 200 && died == 0; ++i) {
-    died = pool.poll();
+  reports.clear();
+  for (int i = 0; i < 200 && reports.empty(); ++i) {
+    reports = pool.poll();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  REQUIRE(reports.size() == 1);
+  CHECK_FALSE(reports[0].restarted);
   CHECK(pool.deaths() == 2);
   CHECK(pool.restarts() == 1);
   CHECK(pool.num_running() == 2);
@@ -68,7 +76,7 @@ TEST_CASE("WorkerPool children die with a SIGKILLed parent", "[rollout][pool]") 
   REQUIRE(parent >= 0);
   if (parent == 0) {
     ::close(channel[0]);
-    rlx::WorkerPool pool({2, 0, std::chrono::milliseconds(500)}, sleeper);
+    rlx::WorkerPool pool({2, 0, std::chrono::milliseconds(500), {}}, sleeper);
     const pid_t pids[2] = {pool.pid(0), pool.pid(1)};
     if (::write(channel[1], pids, sizeof(pids)) != sizeof(pids)) ::_exit(1);
     ::pause();
@@ -84,4 +92,44 @@ TEST_CASE("WorkerPool children die with a SIGKILLed parent", "[rollout][pool]") 
   ::waitpid(parent, nullptr, 0);
   // The workers are reparented (to init or a subreaper) and killed by PR_SET_PDEATHSIG.
   CHECK(wait_all_dead({pids[0], pids[1]}, std::chrono::milliseconds(3000)));
+}
+
+TEST_CASE("WorkerPool writes each worker's output to its own log across restarts; bad input is not restarted",
+          "[rollout][pool]") {
+  char pattern[] = "/tmp/rlx-pool-logs-XXXXXX";
+  const std::filesystem::path dir = ::mkdtemp(pattern);
+  // Worker 1 says who it is and crashes (status 1); worker 2 reports bad input (status 2).
+  rlx::WorkerPool pool({2, 5, std::chrono::milliseconds(500), dir}, [](int i) {
+    const std::string status = i == 0 ? "1" : "2";
+    return std::vector<std::string>{"/bin/sh", "-c", "echo worker " + std::to_string(i + 1) + " here >&2; exit " + status};
+  });
+  std::vector<rlx::WorkerExitReport> reports;
+  for (int i = 0; i < 300 && pool.restarts() < 2; ++i) {
+    for (auto& report : pool.poll()) reports.push_back(report);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(pool.restarts() >= 2);
+  bool bad_input_seen = false;
+  for (const auto& report : reports) {
+    if (report.worker_index == 1) {
+      bad_input_seen = true;
+      CHECK(report.exit.code == rlx::kWorkerExitBadInput);
+      CHECK_FALSE(report.restarted);  // it would fail the same way again
+    } else {
+      CHECK(report.exit.code == 1);
+    }
+    CHECK(report.log == dir / ("worker_" + std::to_string(report.worker_index + 1) + ".log"));
+  }
+  CHECK(bad_input_seen);
+  pool.stop();
+  const std::vector<std::string> first = rlx::tail_lines(dir / "worker_1.log", 100);
+  // One banner and one line per start, appended.
+  REQUIRE(first.size() >= 6);
+  CHECK_THAT(first[0], Catch::Contains("start 1 of worker 1"));
+  CHECK(first[1] == "worker 1 here");
+  CHECK_THAT(first[2], Catch::Contains("start 2 of worker 1"));
+  CHECK(rlx::tail_lines(dir / "worker_2.log", 100) ==
+        std::vector<std::string>{rlx::tail_lines(dir / "worker_2.log", 100).at(0), "worker 2 here"});
+  CHECK(rlx::tail_lines(dir / "worker_1.log", 2).size() == 2);
+  std::filesystem::remove_all(dir);
 }

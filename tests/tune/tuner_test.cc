@@ -16,7 +16,7 @@
 #include "core/checkpoint_dir.h"
 #include "tests/cli/run_rlx.h"
 #include "tests/core/test_util.h"
-#include "tune/child_process.h"
+#include "core/child_process.h"
 #include "tune/exploit.h"
 #include "tune/tuner.h"
 
