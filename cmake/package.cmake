@@ -13,9 +13,10 @@ set(RLX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/rlx)
 set_target_properties(rlx_core PROPERTIES EXPORT_NAME core)
 set_target_properties(rlx_env_api PROPERTIES EXPORT_NAME env_api)
 set_target_properties(rlx_envs PROPERTIES EXPORT_NAME envs)
+set_target_properties(rlx_common PROPERTIES EXPORT_NAME common)  # rlx::envs links it (did-you-mean)
 
 install(TARGETS rlx RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS rlx_core rlx_env_api rlx_envs
+install(TARGETS rlx_core rlx_env_api rlx_common rlx_envs
   EXPORT rlxTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
