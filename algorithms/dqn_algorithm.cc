@@ -46,6 +46,7 @@ DqnAlgorithm::DqnAlgorithm(const Experiment& experiment, const DataParallelOptio
   setup_.num_workers = std::max<int>(1, static_cast<int>(experiment.config.get_int("num_workers")));
   const DqnConfig config = dqn_config_from(experiment);
   setup_.epsilon = config.initial_eps;
+  checkpoint_replay_buffer_ = experiment.config.get_bool("checkpoint_replay_buffer");
   link_ = std::make_unique<DataParallelLink>(experiment, options);
   learner_ = std::make_unique<DqnLearner>(setup_.model_config(spec_), config, setup_.seed, link_->device());
   if (link_->active()) {
@@ -149,7 +150,10 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
 std::vector<CheckpointFile> DqnAlgorithm::checkpoint_files() const {
   std::ostringstream model;
   learner_->save(model);
-  return {{"q_networks_and_optimizer.pt", model.str()}};
+  std::vector<CheckpointFile> files = {{"q_networks_and_optimizer.pt", model.str()}};
+  // One learner's buffer is the whole replay; data-parallel ranks each hold a shard of it.
+  if (checkpoint_replay_buffer_ && !link_->active()) files.push_back({kReplayFileName, learner_->save_replay()});
+  return files;
 }
 
 nlohmann::json DqnAlgorithm::checkpoint_state() const {
@@ -164,6 +168,14 @@ void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
                           version_ = state.at("policy_version").get<uint64_t>();
                           received_ = state.at("received_steps").get<int64_t>();
                         });
+  const auto replay = checkpoint.files.find(kReplayFileName);
+  if (replay != checkpoint.files.end() && checkpoint_replay_buffer_ && !link_->active()) {
+    try {
+      learner_->load_replay(replay->second);
+    } catch (const std::invalid_argument& error) {
+      throw CheckpointError(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
+    }
+  }
   synced_ = false;
 }
 

@@ -52,6 +52,8 @@ class DqnAlgorithm : public Algorithm {
   std::unique_ptr<DataParallelLink> link_;
   bool synced_ = false;     // the ranks hold the driver's weights and state
   int64_t iteration_steps_ = 0;  // env steps stored in the current iteration
+  bool checkpoint_replay_buffer_ = true;
+  static constexpr const char* kReplayFileName = "replay_buffer.bin";
   bool mid_step_ = false;        // a data-parallel store-and-train began and neither finished nor failed cleanly
   double published_epsilon_ = -1.0;  // the epsilon last published (-1: none yet)
   uint64_t dealt_ = 0;      // fragments dealt to ranks so far (round-robin)

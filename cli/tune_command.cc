@@ -1,17 +1,40 @@
 // `rlx tune FILE.yaml`: run the trials of an experiment's tune: section (search space, FIFO,
 // ASHA or PBT) as `rlx train` processes; `--resume DIR` continues an interrupted run and
-// `--replay TRIAL_DIR` retrains one trial on its PBT hyperparameter schedule.
+// `--replay TRIAL_DIR` retrains one trial along its PBT lineage. The experiment (env id, plugins,
+// spaces) is checked here once, before any trial starts.
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "cli/command.h"
+#include "core/config_error.h"
+#include "envs/plugin_loader.h"
+#include "tune/replay.h"
 #include "tune/tuner.h"
 
 namespace po = boost::program_options;
 
 namespace rlx::cli {
+
+namespace {
+
+// The check before any trial starts: the experiment's plugins load (a bad one is an input error
+// here, exit status 2, like the env id) and its env id resolves and suits the algorithm.
+void check_tune_experiment(const Experiment& experiment) {
+  try {
+    load_env_plugins(plugin_paths(experiment.plugins));
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw ConfigError("experiment '" + experiment.name + "' (" + experiment.source + "): " + e.what());
+  }
+  check_experiment_env(experiment);
+}
+
+}  // namespace
 
 int run_tune_command(const std::vector<std::string>& args) {
   po::options_description options("rlx tune FILE.yaml: tune an experiment's hyperparameters (tune: section)");
@@ -22,13 +45,14 @@ int run_tune_command(const std::vector<std::string>& args) {
       "resume", po::value<std::string>(), "continue the tuning run in OUTPUT/<experiment> after a crash or kill")(
       "replay", po::value<std::string>(), "retrain the trial in TRIAL_DIR on its logged PBT hyperparameter schedule")(
       "quiet,q", "no live status table");
+  add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("file", 1);
   const po::variables_map values = parse_command_line(args, options, positionals);
   if (values.count("help")) {
-    std::cout << "usage: rlx tune FILE.yaml [--output DIR] [--set key=value ...] [--experiment NAME]\n"
-                 "       rlx tune --resume OUTPUT/EXPERIMENT\n"
-                 "       rlx tune --replay OUTPUT/EXPERIMENT/TRIAL\n\n"
+    std::cout << "usage: rlx tune FILE.yaml [--output DIR] [--set key=value ...] [--experiment NAME] [--env-plugin PATH ...]\n"
+                 "       rlx tune --resume OUTPUT/EXPERIMENT [--env-plugin PATH ...]\n"
+                 "       rlx tune --replay OUTPUT/EXPERIMENT/TRIAL [--env-plugin PATH ...]\n\n"
               << options << "\nThe tune: section is described in docs/tune.md. exit status: 0 when every trial finished,\n"
                             "1 when some trial failed beyond max_failures or on errors, 2 on bad input.\n";
     return kExitOk;
@@ -36,12 +60,21 @@ int run_tune_command(const std::vector<std::string>& args) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const int modes = static_cast<int>(values.count("file") + values.count("resume") + values.count("replay"));
   if (modes != 1) throw UsageError("give exactly one of FILE.yaml, --resume DIR, --replay TRIAL_DIR");
+  std::vector<std::string> env_plugins;
+  if (values.count("env-plugin")) env_plugins = values["env-plugin"].as<std::vector<std::string>>();
   if (values.count("replay")) {
-    const int code = run_replay(values["replay"].as<std::string>(), self, std::cout);
+    ReplayOptions replay;
+    replay.trial_dir = values["replay"].as<std::string>();
+    replay.rlx_program = self;
+    replay.env_plugins = env_plugins;
+    replay.check_experiment = check_tune_experiment;
+    const int code = run_replay(replay, std::cout);
     return code == kExitPaused ? kExitError : code;
   }
   TunerOptions tune;
   tune.rlx_program = self;
+  tune.env_plugins = env_plugins;
+  tune.check_experiment = check_tune_experiment;
   tune.table = !values.count("quiet");
   tune.output_root = values["output"].as<std::string>();
   if (values.count("resume")) {

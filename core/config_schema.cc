@@ -75,6 +75,7 @@ std::vector<KeySpec> build_schema() {
   add(float_key("exploration_fraction", 0.1, "Fraction of stop.timesteps_total over which epsilon decays linearly").at_least(0).at_most(1).dqn());
   add(bool_key("apex_epsilons", false, "false: every worker follows the schedule; true: worker i of N uses 0.4^(1 + 7i/(N-1)) (Ape-X)").dqn());
   add(float_key("huber_delta", 1.0, "Delta of the Huber TD loss").above(0).dqn());
+  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly; costs about buffer_size * (2 * obs size + 4) * 4 bytes per checkpoint; one learner only (data-parallel ranks refill theirs)").dqn());
   return keys;
 }
 

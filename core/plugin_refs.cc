@@ -17,6 +17,18 @@ std::vector<std::string> plugin_paths(const std::vector<PluginRef>& plugins) {
   return paths;
 }
 
+std::vector<PluginRef> plugins_at(const std::vector<std::string>& paths, const std::vector<PluginRef>& recorded) {
+  std::vector<PluginRef> plugins;
+  for (const std::string& path : paths) {
+    PluginRef plugin{path, ""};
+    for (const PluginRef& known : recorded) {
+      if (known.path == path) plugin.sha256 = known.sha256;
+    }
+    plugins.push_back(std::move(plugin));
+  }
+  return plugins;
+}
+
 namespace {
 
 // The file's hash; ConfigError naming the plugin (and how it was recorded) when it is missing.

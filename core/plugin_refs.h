@@ -22,6 +22,9 @@ struct PluginRef {
 // The plugins' paths, in order.
 std::vector<std::string> plugin_paths(const std::vector<PluginRef>& plugins);
 
+// Plugins at `paths`, each keeping the hash `recorded` holds for the same path (else none yet).
+std::vector<PluginRef> plugins_at(const std::vector<std::string>& paths, const std::vector<PluginRef>& recorded = {});
+
 // Records each plugin's current SHA-256; ConfigError naming a plugin whose file is missing.
 void record_plugin_hashes(std::vector<PluginRef>& plugins);
 

@@ -362,6 +362,23 @@ void DqnLearner::load(std::istream& in) {
   apply_optimizer_options();
 }
 
+std::string DqnLearner::save_replay() const {
+  BinaryWriter out;
+  buffer_->save(out);
+  return out.take();
+}
+
+void DqnLearner::load_replay(const std::string& bytes) {
+  DqnConfig config = config_;
+  config.buffer_capacity = buffer_->capacity();  // this rank's shard when data-parallel
+  std::unique_ptr<ReplayBuffer> buffer = make_buffer(config, model_config_.obs_size);
+  BinaryReader in(bytes, "the replay buffer");
+  buffer->load(in);
+  in.expect_end();
+  buffer_ = std::move(buffer);
+  prioritized_ = dynamic_cast<PrioritizedReplayBuffer*>(buffer_.get());
+}
+
 nlohmann::json DqnLearner::state_json() const {
   return {{"seed", seed_},
           {"num_gradient_steps", num_gradient_steps_},

@@ -15,10 +15,10 @@
 // Determinism: the seed fixes the initial weights and the replay draws (the draw stream of
 // gradient step i is derived from (seed, i), so the counters in state_json() are the whole
 // RNG state). Checkpoints: save()/load() carry the online and target networks and the Adam
-// state; state_json() the counters and seed. The replay buffer (and its carried n-step
-// windows) is NOT saved: a restored learner refills it to learning_starts before training
-// again (ready() says when). With the same buffer contents, save + load + load_state_json
-// give bit-identical subsequent updates.
+// state; state_json() the counters and seed; save_replay()/load_replay() the replay buffer with
+// its carried n-step windows (and priorities). Without the buffer, a restored learner refills it
+// to learning_starts before training again (ready() says when); with it, save + load +
+// load_state_json + load_replay give bit-identical subsequent updates.
 //
 // Speed: both networks' parameters live in one flat buffer each (every parameter a view of
 // it, gradients a view of one flat gradient), so Adam, clipping, zeroing and target updates
@@ -129,6 +129,10 @@ class DqnLearner {
   // model config (throws std::invalid_argument otherwise) and keeps this learner's lr/adam_eps.
   void save(std::ostream& out) const;
   void load(std::istream& in);
+  // The replay buffer's bytes (learner/replay_buffer.h), and their restore into a buffer of the
+  // same capacity (std::invalid_argument, the buffer unchanged, otherwise).
+  std::string save_replay() const;
+  void load_replay(const std::string& bytes);
   // Counters and seed: {"seed", "num_gradient_steps", "target_updates", "target_timesteps",
   // "received_steps"}.
   nlohmann::json state_json() const;

@@ -74,4 +74,27 @@ void PrioritizedReplayBuffer::update_priorities(const int64_t* slots, const floa
   }
 }
 
+void PrioritizedReplayBuffer::save(BinaryWriter& out) const {
+  ReplayBuffer::save(out);
+  std::vector<double> priorities(static_cast<size_t>(size()));
+  for (int64_t slot = 0; slot < size(); ++slot) priorities[static_cast<size_t>(slot)] = sum_.get(slot);
+  out.put_vector(priorities);
+  out.put<double>(max_priority_);
+}
+
+void PrioritizedReplayBuffer::load(BinaryReader& in) {
+  ReplayBuffer::load(in);
+  const std::vector<double> priorities = in.get_vector<double>(static_cast<uint64_t>(capacity()));
+  const auto max_priority = in.get<double>();
+  if (static_cast<int64_t>(priorities.size()) != size() || !(max_priority > 0.0)) {
+    throw std::invalid_argument("prioritized replay state: the priorities do not fit the slots");
+  }
+  for (size_t slot = 0; slot < priorities.size(); ++slot) {
+    if (!(priorities[slot] >= 0.0)) throw std::invalid_argument("prioritized replay state: a negative priority");
+    sum_.set(static_cast<int64_t>(slot), priorities[slot]);  // a tree's nodes depend on its leaves alone
+    min_.set(static_cast<int64_t>(slot), priorities[slot]);
+  }
+  max_priority_ = max_priority;
+}
+
 }  // namespace rlx

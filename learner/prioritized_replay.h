@@ -47,6 +47,10 @@ class PrioritizedReplayBuffer : public ReplayBuffer {
   double min_priority() const { return min_.min(); }
   const PrioritizedReplayConfig& priority_config() const { return priority_; }
 
+  // The base's state, then the filled slots' priorities and the largest priority seen.
+  void save(BinaryWriter& out) const override;
+  void load(BinaryReader& in) override;
+
  protected:
   void on_stored(int64_t slot) override;
 

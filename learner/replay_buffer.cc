@@ -1,5 +1,6 @@
 #include "learner/replay_buffer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -80,6 +81,60 @@ void ReplayBuffer::gather(const int64_t* slots, int64_t count, ReplaySample& out
     out.terminated[i] = terminated_[s];
     out.discounts[i] = discounts_[s];
   }
+}
+
+void ReplayBuffer::save(BinaryWriter& out) const {
+  const auto filled = static_cast<size_t>(size_);
+  const auto o = static_cast<size_t>(obs_size_);
+  out.put<int64_t>(capacity_);
+  out.put<int64_t>(obs_size_);
+  out.put<int64_t>(next_);
+  out.put<int64_t>(total_added_);
+  out.put_vector(std::vector<float>(obs_.begin(), obs_.begin() + static_cast<std::ptrdiff_t>(filled * o)));
+  out.put_vector(std::vector<float>(next_obs_.begin(), next_obs_.begin() + static_cast<std::ptrdiff_t>(filled * o)));
+  out.put_vector(std::vector<int64_t>(actions_.begin(), actions_.begin() + static_cast<std::ptrdiff_t>(filled)));
+  out.put_vector(std::vector<float>(rewards_.begin(), rewards_.begin() + static_cast<std::ptrdiff_t>(filled)));
+  out.put_vector(std::vector<float>(terminated_.begin(), terminated_.begin() + static_cast<std::ptrdiff_t>(filled)));
+  out.put_vector(std::vector<float>(discounts_.begin(), discounts_.begin() + static_cast<std::ptrdiff_t>(filled)));
+  n_step_.save(out);
+}
+
+void ReplayBuffer::load(BinaryReader& in) {
+  const auto capacity = in.get<int64_t>();
+  const auto obs_size = in.get<int64_t>();
+  if (capacity != capacity_ || obs_size != obs_size_) {
+    throw std::invalid_argument("replay state of capacity " + std::to_string(capacity) + " and observation size " +
+                                std::to_string(obs_size) + " does not fit a buffer of " + std::to_string(capacity_) +
+                                " and " + std::to_string(obs_size_));
+  }
+  const auto next = in.get<int64_t>();
+  const auto total_added = in.get<int64_t>();
+  const auto slots = static_cast<uint64_t>(capacity_);
+  const auto o = static_cast<uint64_t>(obs_size_);
+  std::vector<float> obs = in.get_vector<float>(slots * o);
+  std::vector<float> next_obs = in.get_vector<float>(slots * o);
+  std::vector<int64_t> actions = in.get_vector<int64_t>(slots);
+  std::vector<float> rewards = in.get_vector<float>(slots);
+  std::vector<float> terminated = in.get_vector<float>(slots);
+  std::vector<float> discounts = in.get_vector<float>(slots);
+  const uint64_t filled = actions.size();
+  if (obs.size() != filled * o || next_obs.size() != filled * o || rewards.size() != filled ||
+      terminated.size() != filled || discounts.size() != filled || next < 0 || next >= capacity_ ||
+      total_added < static_cast<int64_t>(filled) || (filled < slots && next != static_cast<int64_t>(filled))) {
+    throw std::invalid_argument("replay state: the slots and the ring position disagree");
+  }
+  NStepAccumulator n_step(obs_size_, n_step_.config());
+  n_step.load(in);
+  std::copy(obs.begin(), obs.end(), obs_.begin());
+  std::copy(next_obs.begin(), next_obs.end(), next_obs_.begin());
+  std::copy(actions.begin(), actions.end(), actions_.begin());
+  std::copy(rewards.begin(), rewards.end(), rewards_.begin());
+  std::copy(terminated.begin(), terminated.end(), terminated_.begin());
+  std::copy(discounts.begin(), discounts.end(), discounts_.begin());
+  size_ = static_cast<int64_t>(filled);
+  next_ = next;
+  total_added_ = total_added;
+  n_step_ = std::move(n_step);
 }
 
 }  // namespace rlx

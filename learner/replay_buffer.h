@@ -6,12 +6,14 @@
 // fragment ends are carried per worker and env by default). Storing next_obs explicitly
 // doubles observation memory but keeps n-step and episode-end handling exact and sampling a
 // plain row gather; for the flat observations rlx trains on that is the better trade.
-// Neither the slots nor the carried n-step windows are part of any checkpoint.
+// save()/load() carry the slots and the carried n-step windows (a DQN checkpoint keeps them when
+// checkpoint_replay_buffer is on, so a resumed synchronous run continues exactly).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/binary_io.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "learner/replay_nstep.h"
@@ -67,6 +69,12 @@ class ReplayBuffer {
   // Steps waiting in carried n-step windows.
   int64_t num_pending() const { return n_step_.num_pending(); }
   const NStepConfig& n_step_config() const { return n_step_.config(); }
+
+  // Appends the filled slots, the ring position and counters, and the carried n-step windows.
+  virtual void save(BinaryWriter& out) const;
+  // Restores save()'s bytes into a buffer of the same capacity and observation size, replacing
+  // what it held; std::invalid_argument on a mismatch or malformed bytes (then discard the buffer).
+  virtual void load(BinaryReader& in);
 
   // Read access to one slot (< size()).
   const float* obs(int64_t slot) const { return obs_.data() + slot * obs_size_; }

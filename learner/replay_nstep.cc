@@ -160,4 +160,41 @@ int64_t NStepAccumulator::num_pending() const {
   return pending;
 }
 
+void NStepAccumulator::save(BinaryWriter& out) const {
+  out.put<uint64_t>(streams_.size());
+  for (const auto& [key, stream] : streams_) {
+    out.put<uint64_t>(key.first);
+    out.put<int32_t>(key.second);
+    out.put_vector(stream.obs);
+    out.put_vector(stream.actions);
+    out.put_vector(stream.rewards);
+    out.put_vector(stream.next_obs);
+  }
+}
+
+void NStepAccumulator::load(BinaryReader& in) {
+  constexpr uint64_t kMaxStreams = uint64_t{1} << 24;
+  const auto window = static_cast<uint64_t>(config_.n);
+  const auto o = static_cast<uint64_t>(obs_size_);
+  const auto count = in.get<uint64_t>();
+  if (count > kMaxStreams) throw std::invalid_argument("n-step state holds " + std::to_string(count) + " streams");
+  std::map<StreamKey, Stream> streams;
+  for (uint64_t i = 0; i < count; ++i) {
+    StreamKey key;
+    key.first = in.get<uint64_t>();
+    key.second = in.get<int32_t>();
+    Stream stream;
+    stream.obs = in.get_vector<float>(window * o);
+    stream.actions = in.get_vector<int64_t>(window);
+    stream.rewards = in.get_vector<float>(window);
+    stream.next_obs = in.get_vector<float>(o);
+    const uint64_t steps = stream.actions.size();
+    if (stream.obs.size() != steps * o || stream.rewards.size() != steps || (steps > 0 && stream.next_obs.size() != o)) {
+      throw std::invalid_argument("n-step state: a stream's columns disagree");
+    }
+    streams.emplace(key, std::move(stream));
+  }
+  streams_ = std::move(streams);
+}
+
 }  // namespace rlx

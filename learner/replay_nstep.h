@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/binary_io.h"
 #include "core/sample_batch.h"
 
 namespace rlx {
@@ -69,6 +70,11 @@ class NStepAccumulator {
 
   const NStepConfig& config() const { return config_; }
   int64_t obs_size() const { return obs_size_; }
+
+  // Appends the carried windows; load() restores them (replacing any), std::invalid_argument on
+  // malformed bytes.
+  void save(BinaryWriter& out) const;
+  void load(BinaryReader& in);
 
  private:
   // Steps of one (worker, env) stream whose windows are still open; never episode ends.

@@ -46,7 +46,7 @@ void StatusTable::print(std::ostream& out, const std::vector<Trial>& trials, con
   const std::vector<std::string> keys = param_keys(trials);
   std::vector<std::string> header = {"trial", "status"};
   header.insert(header.end(), keys.begin(), keys.end());
-  header.insert(header.end(), {"iter", "steps", spec.metric, "best"});
+  header.insert(header.end(), {"iter", "steps", spec.metric, "latest"});
   std::vector<std::vector<std::string>> rows;
   std::map<std::string, int> counts;
   for (const Trial& trial : trials) {
@@ -60,7 +60,8 @@ void StatusTable::print(std::ostream& out, const std::vector<Trial>& trials, con
       timesteps = it->second.timesteps;
       if (it->second.metric) metric = it->second.metric;
     }
-    row.insert(row.end(), {std::to_string(iteration), std::to_string(timesteps), optional_cell(metric), optional_cell(trial.best_metric)});
+    row.insert(row.end(), {std::to_string(iteration), std::to_string(timesteps), optional_cell(ranked_metric(trial)),
+                           optional_cell(metric)});
     rows.push_back(std::move(row));
   }
   std::vector<size_t> widths(header.size());
@@ -71,7 +72,12 @@ void StatusTable::print(std::ostream& out, const std::vector<Trial>& trials, con
   std::ostringstream text;
   text << "== rlx tune: ";
   for (const auto& [status, count] : counts) text << count << " " << status << "  ";
-  text << note << "\n";
+  text << note;
+  if (const auto best = best_trial_index(trials, spec.mode)) {
+    text << (note.empty() ? "" : "  ") << "best: " << trials[*best].name << " (" << spec.metric << " "
+         << optional_cell(ranked_metric(trials[*best])) << " at its last checkpoint)";
+  }
+  text << "\n";
   auto line = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < cells.size(); ++c) text << std::left << std::setw(static_cast<int>(widths[c]) + 2) << cells[c];
     text << "\n";
@@ -84,7 +90,7 @@ void StatusTable::print(std::ostream& out, const std::vector<Trial>& trials, con
 std::string trials_csv(const std::vector<Trial>& trials, const std::string& metric) {
   const std::vector<std::string> keys = param_keys(trials);
   std::vector<std::string> header = {"trial", "status", "training_iteration", "timesteps_total", "time_total_s", metric,
-                                     "best_" + metric, "failures", "stopped_by", "checkpoint"};
+                                     "latest_" + metric, "best_" + metric, "failures", "stopped_by", "checkpoint"};
   header.insert(header.end(), keys.begin(), keys.end());
   std::string text = csv_line(header) + "\n";
   for (const Trial& trial : trials) {
@@ -93,6 +99,7 @@ std::string trials_csv(const std::vector<Trial>& trials, const std::string& metr
                                     std::to_string(trial.iteration),
                                     std::to_string(trial.timesteps),
                                     format_double(trial.time_s),
+                                    ranked_metric(trial) ? format_double(*ranked_metric(trial)) : "",
                                     trial.metric ? format_double(*trial.metric) : "",
                                     trial.best_metric ? format_double(*trial.best_metric) : "",
                                     std::to_string(trial.failures),

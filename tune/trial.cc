@@ -32,6 +32,16 @@ double trial_score(const std::optional<double>& metric, const std::string& mode)
   return mode == "min" ? -*metric : *metric;
 }
 
+std::optional<size_t> best_trial_index(const std::vector<Trial>& trials, const std::string& mode) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const auto& value = ranked_metric(trials[i]);
+    if (!value || *value != *value) continue;
+    if (!best || trial_score(value, mode) > trial_score(ranked_metric(trials[*best]), mode)) best = i;
+  }
+  return best;
+}
+
 nlohmann::json trial_to_json(const Trial& t) {
   nlohmann::json json = {{"name", t.name},
                          {"initial_params", t.initial_params},
@@ -57,7 +67,8 @@ nlohmann::json trial_to_json(const Trial& t) {
                                {"donor", t.pending->donor},
                                {"donor_checkpoint", t.pending->donor_checkpoint},
                                {"old_params", t.pending->old_params},
-                               {"new_params", t.pending->new_params}};
+                               {"new_params", t.pending->new_params},
+                               {"donor_metric", optional_json(t.pending->donor_metric)}};
   }
   return json;
 }
@@ -93,7 +104,8 @@ Trial trial_from_json(const nlohmann::json& json) {
     t.error = json.at("error").get<std::string>();
     if (const auto& p = json.at("pending_exploit"); !p.is_null()) {
       t.pending = PendingExploit{p.at("id").get<std::string>(), p.at("donor").get<std::string>(),
-                                 p.at("donor_checkpoint").get<std::string>(), p.at("old_params"), p.at("new_params")};
+                                 p.at("donor_checkpoint").get<std::string>(), p.at("old_params"), p.at("new_params"),
+                                 optional_double(p, "donor_metric")};
     }
     return t;
   } catch (const nlohmann::json::exception& e) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,7 @@ struct PendingExploit {
   std::string donor_checkpoint;  // the donor's checkpoint directory copied
   nlohmann::json old_params;
   nlohmann::json new_params;     // the donor checkpoint's params, explored
+  std::optional<double> donor_metric;  // the metric at the donor's checkpoint (what the copy now scores)
 };
 
 struct Trial {
@@ -39,10 +41,10 @@ struct Trial {
   int64_t iteration = 0;
   int64_t timesteps = 0;
   double time_s = 0;
-  std::optional<double> metric;          // the latest value of the tuned metric
-  std::optional<double> best_metric;     // the best value seen (per mode)
+  std::optional<double> metric;          // the latest reported value of the tuned metric
+  std::optional<double> best_metric;     // the best value ever reported (per mode); shown in trials.csv only
   std::optional<std::string> checkpoint; // the latest checkpoint the tuner knows
-  std::optional<double> checkpoint_metric;  // the metric at that checkpoint
+  std::optional<double> checkpoint_metric;  // the metric at that checkpoint: what the trial is ranked by
   std::optional<double> pause_at;        // the boundary (time_attr) the running/next segment pauses at
   std::string stopped_by;                // why it ended ("episode_return_mean", "asha", ...)
   std::string error;                     // the last failure
@@ -61,5 +63,14 @@ Trial trial_from_json(const nlohmann::json& json);
 
 // `metric` with the sign that makes larger better for `mode` ("max"/"min"); -inf when missing.
 double trial_score(const std::optional<double>& metric, const std::string& mode);
+
+// The one rule by which trials are compared everywhere (PBT's donors, the status table's metric
+// column, the best trial): the metric at the trial's latest checkpoint, which is its last
+// reported value whenever a segment ended there, and the donor's value right after an exploit.
+inline const std::optional<double>& ranked_metric(const Trial& trial) { return trial.checkpoint_metric; }
+
+// The index of the best trial by ranked_metric for `mode`, the first on a tie; nullopt when no
+// trial has a ranked value.
+std::optional<size_t> best_trial_index(const std::vector<Trial>& trials, const std::string& mode);
 
 }  // namespace rlx

@@ -22,6 +22,7 @@
 #include "core/child_process.h"
 #include "tune/exploit.h"
 #include "tune/scheduler.h"
+#include "tune/segment.h"
 #include "tune/status_table.h"
 #include "tune/tune_spec.h"
 
@@ -30,37 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// rlx train's exit statuses (cli/command.h).
-constexpr int kTrainReached = 0;
-constexpr int kTrainUsage = 2;
-constexpr int kTrainBudgetSpent = 3;
-constexpr int kTrainPaused = 5;
-
-// "--set" text for a param value: numbers exactly, strings bare.
-std::string set_arg(const std::string& key, const nlohmann::json& value) {
-  return key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-}
-
-std::optional<nlohmann::json> read_json_file(const fs::path& path) {
-  if (!fs::exists(path)) return std::nullopt;
-  nlohmann::json json = nlohmann::json::parse(read_file(path), nullptr, false);
-  if (json.is_discarded()) return std::nullopt;
-  return json;
-}
-
-// The metric in a result row ("a/b" reaches nested values); nullopt when missing or null.
-std::optional<double> metric_of(const nlohmann::json& row, const std::string& metric) {
-  const nlohmann::json* node = &row;
-  std::stringstream path(metric);
-  std::string part;
-  while (std::getline(path, part, '/')) {
-    if (!node->is_object() || !node->contains(part)) return std::nullopt;
-    node = &node->at(part);
-  }
-  if (!node->is_number()) return std::nullopt;
-  return node->get<double>();
-}
 
 // The last complete row of result.jsonl (for the live table), read from the file's tail only.
 std::optional<nlohmann::json> last_row(const fs::path& trial_dir) {
@@ -109,16 +79,14 @@ class Tuner {
   }
 
  private:
+  // A fresh run: everything is checked (experiment, env, plugins, every trial's config) before
+  // the experiment's directory is made, so a mistake costs no trial.
   void start_fresh() {
     experiment_ = load_experiment(options_.experiment_file, options_.experiment_name, options_.overrides);
     spec_ = parse_tune_spec(experiment_);
-    dir_ = fs::absolute(options_.output_root / experiment_.name).lexically_normal();
-    if (fs::exists(dir_ / kExperimentStateName)) {
-      throw std::runtime_error("'" + dir_.string() + "' holds a tuning run already; continue it with --resume " +
-                               dir_.string() + ", or choose another --output");
-    }
-    fs::create_directories(dir_);
-    write_file_atomic(dir_ / kTunedExperimentName, experiment_to_yaml(experiment_));
+    experiment_.plugins =
+        plugins_at(run_plugins(plugin_paths(experiment_.plugins), options_.env_plugins, /*fresh=*/true), experiment_.plugins);
+    if (options_.check_experiment) options_.check_experiment(experiment_);
     const std::vector<nlohmann::json> params = initial_trial_params(spec_);
     for (size_t i = 0; i < params.size(); ++i) {
       Trial trial;
@@ -126,8 +94,16 @@ class Tuner {
       name << "trial_" << std::setw(5) << std::setfill('0') << i;
       trial.name = name.str();
       trial.initial_params = trial.params = params[i];
+      validate_trial_config(trial);
       trials_.push_back(std::move(trial));
     }
+    dir_ = fs::absolute(options_.output_root / experiment_.name).lexically_normal();
+    if (fs::exists(dir_ / kExperimentStateName)) {
+      throw std::runtime_error("'" + dir_.string() + "' holds a tuning run already; continue it with --resume " +
+                               dir_.string() + ", or choose another --output");
+    }
+    fs::create_directories(dir_);
+    write_file_atomic(dir_ / kTunedExperimentName, experiment_to_yaml(experiment_));
     scheduler_ = make_scheduler(spec_);
     out_ << "rlx tune: " << trials_.size() << " trials of '" << experiment_.name << "' in " << dir_.string() << "\n";
   }
@@ -138,6 +114,17 @@ class Tuner {
     if (!state) throw std::runtime_error("'" + dir_.string() + "' has no readable " + kExperimentStateName + " (not a tuning run)");
     experiment_ = load_experiment(dir_ / kTunedExperimentName, state->at("experiment").get<std::string>(), {});
     spec_ = parse_tune_spec(experiment_);
+    const std::vector<std::string> plugins = run_plugins(plugin_paths(experiment_.plugins), options_.env_plugins, /*fresh=*/false);
+    const bool new_plugins = plugins != plugin_paths(experiment_.plugins);
+    experiment_.plugins = plugins_at(plugins, experiment_.plugins);
+    if (options_.check_experiment) options_.check_experiment(experiment_);
+    // Segments that start from scratch read experiment.yaml: it lists the plugins given now.
+    if (new_plugins) {
+      write_file_atomic(dir_ / kTunedExperimentName, experiment_to_yaml(experiment_));
+      std::string listed;
+      for (const auto& plugin : experiment_.plugins) listed += " " + plugin.path;
+      out_ << "rlx tune: the run's env plugins are now:" << listed << "\n";
+    }
     scheduler_ = make_scheduler(spec_);
     scheduler_->load_state(state->at("scheduler_state"));
     for (const auto& entry : state->at("trials")) trials_.push_back(trial_from_json(entry));
@@ -153,6 +140,24 @@ class Tuner {
     }
     out_ << "rlx tune: resuming " << trials_.size() << " trials of '" << experiment_.name << "' in " << dir_.string()
          << " (" << recovered << " were running)\n";
+  }
+
+  // The trial's experiment (the base with its params) passes validate_experiment, so a drawn
+  // value that cannot run with the rest of the config stops the run before any trial starts.
+  void validate_trial_config(const Trial& trial) const {
+    Experiment experiment = experiment_;
+    for (const auto& [key, value] : trial.params.items()) {
+      experiment.config.set_json(key, value);
+      std::string origin = "tune";
+      for (const char* section : {"tune.param_space.", "tune.scheduler.hyperparam_mutations."}) {
+        if (const auto it = experiment_.origins.find(section + key); it != experiment_.origins.end()) {
+          origin = it->second + " " + section + key;
+          break;
+        }
+      }
+      experiment.origins[key] = origin + ", drawn for " + trial.name;
+    }
+    validate_experiment(experiment);
   }
 
   fs::path trial_dir(const Trial& trial) const { return dir_ / trial.name; }
@@ -253,25 +258,25 @@ class Tuner {
   }
 
   void start_segment(Trial& trial) {
-    std::vector<std::string> argv = {options_.rlx_program, "train"};
-    const auto checkpoint = latest_checkpoint(trial_dir(trial));
-    if (checkpoint) {
-      argv.insert(argv.end(), {"--resume", checkpoint->string()});
+    Segment segment;
+    segment.rlx_program = options_.rlx_program;
+    if (const auto checkpoint = latest_checkpoint(trial_dir(trial))) {
+      segment.resume = *checkpoint;
+      // The checkpoint lists the plugins its trial ran with; the run's may have changed since.
+      segment.env_plugins = plugins_to_pass(plugin_paths(experiment_.plugins), checkpoint_plugins(*checkpoint));
     } else {
       fs::remove_all(trial_dir(trial));  // a first attempt that crashed before any checkpoint
-      argv.insert(argv.end(), {(dir_ / kTunedExperimentName).string(), "--experiment", experiment_.name, "--output",
-                               dir_.parent_path().string(), "--trial-name", trial.name});
+      segment.experiment_file = dir_ / kTunedExperimentName;  // lists the run's plugins
+      segment.experiment_name = experiment_.name;
+      segment.output_root = dir_.parent_path();
+      segment.trial_name = trial.name;
     }
-    argv.push_back("--quiet");
-    for (const auto& [key, value] : trial.params.items()) argv.insert(argv.end(), {"--set", set_arg(key, value)});
+    segment.params = trial.params;
     trial.pause_at = scheduler_->next_pause(trial);
-    if (trial.pause_at) {
-      argv.insert(argv.end(), {"--pause-at", spec_.time_attr() + "=" + format_double(*trial.pause_at)});
-    }
-    std::string command;
-    for (const auto& arg : argv) command += (command.empty() ? "" : " ") + arg;
+    if (trial.pause_at) segment.pause_at = std::make_pair(spec_.time_attr(), *trial.pause_at);
+    const std::vector<std::string> argv = segment_argv(segment);
     fs::create_directories(log_path(trial).parent_path());
-    append_line_durable(log_path(trial), "# rlx tune: segment " + std::to_string(trial.segments + 1) + ": " + command);
+    append_line_durable(log_path(trial), "# rlx tune: segment " + std::to_string(trial.segments + 1) + ": " + command_line(argv));
     running_[index_of(trial)] = std::make_unique<ChildProcess>(argv, log_path(trial));
     trial.status = TrialStatus::kRunning;
     ++trial.segments;
@@ -350,7 +355,7 @@ class Tuner {
       Rng rng = decision_rng(spec_.seed + 1, decision.trial, trial.decisions);
       const nlohmann::json explored = pbt_explore(donor_params, spec_.pbt, rng);
       trial.pending = PendingExploit{trial.name + "@" + std::to_string(trial.decisions), donor.name, *donor.checkpoint,
-                                     trial.params, explored};
+                                     trial.params, explored, donor.checkpoint_metric};
     } catch (const CheckpointError& e) {
       trial.error = std::string("exploit of ") + donor.name + " skipped: " + e.what();
       return;
@@ -364,12 +369,16 @@ class Tuner {
     const auto target = latest_checkpoint(trial_dir(trial));
     try {
       if (!target) throw CheckpointError(trial_dir(trial).string() + " has no checkpoint to replace");
-      exploit_checkpoint(pending.donor_checkpoint, *target, pending.new_params, pending.donor);
+      const ExploitedDonor copied = exploit_checkpoint(pending.donor_checkpoint, *target, pending.new_params, pending.donor);
       const std::string& attr = spec_.time_attr();
       append_pbt_log(dir_ / kPbtLogName, {{"id", pending.id},
                                           {"trial", trial.name},
                                           {"donor", pending.donor},
                                           {"donor_checkpoint", pending.donor_checkpoint},
+                                          {"donor_checkpoint_sha256", copied.fingerprint},
+                                          {"donor_training_iteration", copied.counters.at("training_iteration")},
+                                          {"donor_timesteps_total", copied.counters.at("timesteps_total")},
+                                          {"donor_metric", pending.donor_metric ? nlohmann::json(*pending.donor_metric) : nlohmann::json()},
                                           {"trial_checkpoint", target->string()},
                                           {"time_attr", attr},
                                           {"time", trial.time(attr)},
@@ -378,6 +387,9 @@ class Tuner {
                                           {"old_params", pending.old_params},
                                           {"new_params", pending.new_params}});
       trial.params = pending.new_params;
+      // The checkpoint now holds the donor's weights: it scores what the donor's did.
+      trial.checkpoint = target->string();
+      trial.checkpoint_metric = pending.donor_metric;
     } catch (const CheckpointError& e) {
       trial.error = "exploit of " + pending.donor + " failed, trial continues unchanged: " + e.what();
     }
@@ -388,24 +400,23 @@ class Tuner {
   TuneOutcome report() {
     TuneOutcome outcome;
     outcome.experiment_dir = dir_;
-    const Trial* best = nullptr;
     for (const Trial& trial : trials_) {
       if (trial.status == TrialStatus::kError) ++outcome.errored_trials;
-      if (!trial.metric) continue;
-      if (!best || trial_score(trial.metric, spec_.mode) > trial_score(best->metric, spec_.mode)) best = &trial;
     }
+    const auto best_index = best_trial_index(trials_, spec_.mode);
+    const Trial* best = best_index ? &trials_[*best_index] : nullptr;
     out_ << "results: " << dir_.string() << " (" << kTrialsCsvName << ", " << kExperimentStateName << ")\n";
     if (outcome.errored_trials) out_ << outcome.errored_trials << " trial(s) failed; see " << (dir_ / "logs").string() << "\n";
     if (!best) {
-      out_ << "no trial reported " << spec_.metric << "\n";
+      out_ << "no trial has a checkpoint with a value of " << spec_.metric << "\n";
       return outcome;
     }
     outcome.best_trial = best->name;
-    outcome.best_metric = best->metric;
+    outcome.best_metric = ranked_metric(*best);
     outcome.best_params = best->params;
     if (best->checkpoint) outcome.best_checkpoint = *best->checkpoint;
-    out_ << "best trial: " << best->name << " (" << spec_.metric << " " << format_double(*best->metric) << ", "
-         << spec_.mode << " over trials' last results; " << best->timesteps << " steps)\n"
+    out_ << "best trial: " << best->name << " (" << spec_.metric << " " << format_double(*ranked_metric(*best))
+         << " at its last checkpoint, the " << spec_.mode << " over trials; " << best->timesteps << " steps)\n"
          << "  params: " << best->params.dump() << "\n"
          << "  config: " << (trial_dir(*best) / "params.yaml").string() << "\n"
          << "  checkpoint: " << (best->checkpoint ? *best->checkpoint : std::string("-")) << "\n";
@@ -428,66 +439,5 @@ class Tuner {
 }  // namespace
 
 TuneOutcome run_tuner(const TunerOptions& options, std::ostream& out) { return Tuner(options, out).run(); }
-
-int run_replay(const fs::path& trial_dir_in, const std::string& rlx_program, std::ostream& out) {
-  const fs::path trial_dir = fs::absolute(trial_dir_in).lexically_normal();
-  const fs::path dir = trial_dir.parent_path();
-  const std::string name = trial_dir.filename().string();
-  const auto state = read_json_file(dir / kExperimentStateName);
-  if (!state) throw std::runtime_error("'" + trial_dir.string() + "' is not a trial of a tuning run (no " + kExperimentStateName + " beside it)");
-  const std::string experiment_name = state->at("experiment").get<std::string>();
-  const Experiment experiment = load_experiment(dir / kTunedExperimentName, experiment_name, {});
-  const TuneSpec spec = parse_tune_spec(experiment);
-  std::optional<Trial> trial;
-  for (const auto& entry : state->at("trials")) {
-    if (entry.at("name") == name) trial = trial_from_json(entry);
-  }
-  if (!trial) throw std::runtime_error("no trial '" + name + "' in " + (dir / kExperimentStateName).string());
-  std::vector<nlohmann::json> schedule;
-  for (const auto& entry : read_pbt_log(dir / kPbtLogName)) {
-    if (entry.at("trial") == name) schedule.push_back(entry);
-  }
-  const std::string replay_name = "replay_" + name;
-  const fs::path replay_dir = dir / replay_name;
-  if (fs::exists(replay_dir)) throw std::runtime_error("'" + replay_dir.string() + "' exists already; remove it to replay again");
-  out << "rlx tune --replay: " << name << ": " << schedule.size() << " hyperparameter change(s) at " << spec.time_attr()
-      << "; initial " << trial->initial_params.dump() << "\n";
-
-  nlohmann::json params = trial->initial_params;
-  int code = 0;
-  for (size_t segment = 0; segment <= schedule.size(); ++segment) {
-    std::vector<std::string> argv = {rlx_program, "train"};
-    if (const auto checkpoint = latest_checkpoint(replay_dir)) {
-      argv.insert(argv.end(), {"--resume", checkpoint->string()});
-    } else {
-      argv.insert(argv.end(), {(dir / kTunedExperimentName).string(), "--experiment", experiment_name, "--output",
-                               dir.parent_path().string(), "--trial-name", replay_name});
-    }
-    argv.push_back("--quiet");
-    for (const auto& [key, value] : params.items()) argv.insert(argv.end(), {"--set", set_arg(key, value)});
-    if (segment < schedule.size()) {
-      argv.insert(argv.end(), {"--pause-at", spec.time_attr() + "=" + format_double(schedule[segment].at("time").get<double>())});
-    }
-    fs::create_directories(dir / "logs");
-    ChildProcess child(argv, dir / "logs" / (replay_name + ".log"));
-    std::optional<ChildExit> exit;
-    while (!(exit = child.poll())) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    code = exit->signaled ? 128 + exit->code : exit->code;
-    if (exit->signaled || (code != kTrainPaused && code != kTrainReached && code != kTrainBudgetSpent)) {
-      throw std::runtime_error("replay segment " + std::to_string(segment + 1) + " failed: " + exit->describe() + "; see " +
-                               (dir / "logs" / (replay_name + ".log")).string());
-    }
-    if (code != kTrainPaused) break;  // a stop criterion ended it before the next change
-    params = schedule[segment].at("new_params");
-    out << "  at " << format_double(schedule[segment].at("time").get<double>()) << ": " << params.dump() << "\n";
-  }
-  const auto result = read_json_file(replay_dir / "result.json");
-  out << "replay: " << replay_dir.string() << "\n";
-  if (result) {
-    out << "  " << spec.metric << " " << (metric_of(*result, spec.metric) ? format_double(*metric_of(*result, spec.metric)) : "-")
-        << " at " << result->value("timesteps_total", int64_t{0}) << " steps\n";
-  }
-  return code;
-}
 
 }  // namespace rlx

@@ -1,16 +1,19 @@
 // The experiment controller behind `rlx tune`: trials as `rlx train` segment processes, the
 // scheduler's decisions between segments, PBT exploits, retries of crashed trials, the live
 // status table, experiment_state.json (atomic, after every change), trials.csv, resume after
-// a crash, and the replay of one trial's PBT schedule.
+// a crash. The replay of one trial's lineage is tune/replay.h.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/experiment.h"
 
 namespace rlx {
 
@@ -27,25 +30,29 @@ struct TunerOptions {
   std::optional<std::filesystem::path> resume;  // OUTPUT/<experiment> of an interrupted run
   std::string rlx_program;                      // the rlx binary the trial segments run
   bool table = true;                            // the live status table on stderr
+  // --env-plugin: added to the experiment's plugins: on a fresh run; on --resume, when given,
+  // they replace the plugins the run recorded (run_plugins in tune/segment.h).
+  std::vector<std::string> env_plugins;
+  // Called once with the resolved experiment (its plugins included) before any trial starts or,
+  // on a fresh run, any directory is made; throws (ConfigError) to refuse it. `rlx tune` loads
+  // the plugins and checks the env id and spaces here (check_experiment_env, which tune/ cannot
+  // call itself: it sits below algorithms/).
+  std::function<void(const Experiment&)> check_experiment;
 };
 
 struct TuneOutcome {
   std::filesystem::path experiment_dir;
-  std::optional<std::string> best_trial;  // by the last value of the metric
-  std::optional<double> best_metric;
+  std::optional<std::string> best_trial;  // best_trial_index: by the metric at each trial's last checkpoint
+  std::optional<double> best_metric;      // that value, as the status table's metric column shows it
   nlohmann::json best_params;
   std::optional<std::filesystem::path> best_checkpoint;
   int errored_trials = 0;
 };
 
 // Runs (or resumes) a tuning experiment until every trial is terminated or out of retries;
-// writes the report to `out`. ConfigError on a bad tune: section, std::runtime_error on a
-// state it cannot continue; a crashing trial never throws here.
+// writes the report to `out`. ConfigError on a bad experiment, tune: section or trial config
+// (before any trial starts), std::runtime_error on a state it cannot continue; a crashing trial
+// never throws here.
 TuneOutcome run_tuner(const TunerOptions& options, std::ostream& out);
-
-// Trains one trial's PBT hyperparameter schedule (initial params, then each logged explore at
-// its time) from scratch as OUTPUT/<experiment>/replay_<trial>/; returns the rlx train exit
-// status of the last segment. std::runtime_error when the trial dir is not part of a tuning run.
-int run_replay(const std::filesystem::path& trial_dir, const std::string& rlx_program, std::ostream& out);
 
 }  // namespace rlx

@@ -136,11 +136,12 @@ std::vector<double> MujocoEnv::exact_state() const {
   const mjModel& m = *model_;
   const mjData& d = *data_;
   std::vector<double> state;
-  state.reserve(static_cast<size_t>(m.nq + 2 * m.nv + m.na + 1));
+  state.reserve(static_cast<size_t>(m.nq + 2 * m.nv + m.na + 3 * m.nbody + 1));
   state.insert(state.end(), d.qpos, d.qpos + m.nq);
   state.insert(state.end(), d.qvel, d.qvel + m.nv);
   state.insert(state.end(), d.act, d.act + m.na);
   state.insert(state.end(), d.qacc_warmstart, d.qacc_warmstart + m.nv);
+  state.insert(state.end(), d.xpos, d.xpos + 3 * m.nbody);
   state.push_back(d.time);
   return state;
 }
@@ -148,17 +149,24 @@ std::vector<double> MujocoEnv::exact_state() const {
 void MujocoEnv::restore_exact_state(const std::vector<double>& state) {
   const mjModel& m = *model_;
   mjData& d = *data_;
-  const auto expected = static_cast<size_t>(m.nq + 2 * m.nv + m.na + 1);
+  const auto expected = static_cast<size_t>(m.nq + 2 * m.nv + m.na + 3 * m.nbody + 1);
   if (state.size() != expected) {
     throw std::invalid_argument(spec().id + " snapshot needs " + std::to_string(expected) + " values, got " +
                                 std::to_string(state.size()));
   }
   const double* in = state.data();
-  in = std::copy_n(in, m.nq, d.qpos);
-  in = std::copy_n(in, m.nv, d.qvel);
-  in = std::copy_n(in, m.na, d.act);
+  const auto take = [&in](int count, mjtNum* out) {
+    std::copy_n(in, count, out);
+    in += count;
+  };
+  take(m.nq, d.qpos);
+  take(m.nv, d.qvel);
+  take(m.na, d.act);
   mj_forward(&m, &d);  // derived quantities (positions, contacts) of the restored state
-  in = std::copy_n(in, m.nv, d.qacc_warmstart);  // after mj_forward, which may overwrite it
+  take(m.nv, d.qacc_warmstart);  // after mj_forward, which may overwrite it
+  // After mj_step, xpos still holds the bodies' positions from before the last integration (a
+  // task's reward reads it, e.g. Ant's torso x before the step): keep that, not mj_forward's.
+  take(3 * m.nbody, d.xpos);
   d.time = *in;
 }
 

@@ -71,7 +71,7 @@ class MujocoEnv : public Env {
   // observation; throws std::invalid_argument on a wrong size.
   void set_physical_state(const std::vector<double>& state, ObsSpan obs) override;
   // qpos, qvel, act, qacc_warmstart (the solver's warm start, which the next mj_step's result
-  // depends on) and time: what the simulation's future depends on.
+  // depends on), xpos (as the last mj_step left it: rewards read it before the next) and time.
   std::vector<double> exact_state() const override;
   void restore_exact_state(const std::vector<double>& state) override;
 

@@ -65,13 +65,16 @@ TEST_CASE("rlx envs info prints the spec as JSON", "[cli]") {
   CHECK(spec["observation_space"]["shape"] == nlohmann::json::array({3}));
 }
 
-TEST_CASE("an unknown env id is an error that lists the known ones", "[cli]") {
+TEST_CASE("an unknown env id is an input error that lists the known ones, suggests one and names plugins", "[cli]") {
   for (const char* args : {"envs info NoSuchEnv-v0", "envs rollout NoSuchEnv-v0 --seed 1", "envs bench NoSuchEnv-v0"}) {
     INFO(args);
     const auto r = run_rlx(args);
-    CHECK(r.exit_code == 1);
-    CHECK_THAT(r.err, Catch::Contains("NoSuchEnv-v0") && Catch::Contains("CartPole-v1"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("NoSuchEnv-v0") && Catch::Contains("CartPole-v1") && Catch::Contains("--env-plugin"));
   }
+  const auto r = run_rlx("train " + std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml --set env=CartPol-v1 -q");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("did you mean 'CartPole-v1'?"));
 }
 
 TEST_CASE("rlx envs rollout replays a reference trajectory", "[cli]") {
@@ -206,5 +209,5 @@ TEST_CASE("plugins given with --env-plugin are usable by the CLI and its worker 
   r = run_rlx("bench sampling --env PluginCounter-v0 --workers 1 --envs-per-worker 2 --seconds 0.3 --env-plugin " + plugin);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("pipeline_ratio="));
-  CHECK(run_rlx("envs info PluginCounter-v0").exit_code == 1);  // not loaded without the flag
+  CHECK(run_rlx("envs info PluginCounter-v0").exit_code == 2);  // not loaded without the flag
 }

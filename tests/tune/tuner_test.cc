@@ -1,6 +1,7 @@
 // `rlx tune` end to end with real `rlx train` processes: a short synchronous PBT run, a
 // crashed trial retried from its checkpoint, a SIGKILLed tuner resumed with no trial lost or
-// repeated, and the replay of one trial's schedule.
+// repeated, the replay of one trial's lineage (donors' checkpoints included), and the checks
+// that refuse an experiment before any trial starts.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -14,10 +15,13 @@
 
 #include "core/atomic_file.h"
 #include "core/checkpoint_dir.h"
+#include "core/config_schema.h"
+#include "core/sha256.h"
 #include "tests/cli/run_rlx.h"
 #include "tests/core/test_util.h"
 #include "core/child_process.h"
 #include "tune/exploit.h"
+#include "tune/trial.h"
 #include "tune/tuner.h"
 
 namespace rlx {
@@ -91,6 +95,10 @@ void check_finished_run(const fs::path& dir) {
       if (key != "lr" && key != "clip_param") CHECK(copied_config.at(key) == value);
     }
     CHECK(entry.at("time").get<double>() >= 384);
+    // The log records which donor checkpoint was copied, and what it was then.
+    CHECK(entry.at("donor_checkpoint_sha256") == sha256_file_hex(fs::path(entry.at("donor_checkpoint").get<std::string>()) / kCheckpointManifestName));
+    CHECK(entry.at("donor_training_iteration") == donor.manifest.at("counters").at("training_iteration"));
+    CHECK(entry.at("donor_timesteps_total") == donor.manifest.at("counters").at("timesteps_total"));
   }
   const std::string csv = read_file(dir / kTrialsCsvName);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
@@ -131,7 +139,8 @@ std::optional<nlohmann::json> state_of(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("rlx tune runs a short synchronous PBT end to end and replays a trial", "[tune]") {
+TEST_CASE("rlx tune runs a short synchronous PBT end to end and replays a trial's lineage, donors' weights included",
+          "[tune]") {
   test::TempDir tmp;
   test::write_text(tmp / "pbt.yaml", kPbtYaml);
   const auto run = test::run_rlx("tune " + (tmp / "pbt.yaml").string() + " --output " + (tmp / "runs").string());
@@ -141,6 +150,16 @@ TEST_CASE("rlx tune runs a short synchronous PBT end to end and replays a trial"
   CHECK_THAT(run.err, Catch::Contains("TERMINATED") && Catch::Contains("episode_return_mean"));
   const fs::path dir = tmp / "runs/pbt-test";
   check_finished_run(dir);
+
+  // The best trial reported is the best by the metric at the trials' last checkpoints.
+  std::vector<Trial> final_trials;
+  const nlohmann::json final_state = read_json(dir / kExperimentStateName);
+  for (const auto& entry : final_state.at("trials")) final_trials.push_back(trial_from_json(entry));
+  const auto best = best_trial_index(final_trials, "max");
+  REQUIRE(best);
+  CHECK_THAT(run.out, Catch::Contains("best trial: " + final_trials[*best].name + " (episode_return_mean " +
+                                      format_double(*final_trials[*best].checkpoint_metric) + " at its last checkpoint"));
+  CHECK_THAT(run.out, Catch::Contains("checkpoint: " + *final_trials[*best].checkpoint));
 
   // Replay the trial with the most explores on its schedule.
   std::map<std::string, int> changes;
@@ -152,13 +171,47 @@ TEST_CASE("rlx tune runs a short synchronous PBT end to end and replays a trial"
   CHECK(replay.exit_code == 3);  // the budget (timesteps_total) ended it
   const fs::path replay_dir = dir / ("replay_" + most->first);
   const Checkpoint last = read_checkpoint_dir(*latest_checkpoint(replay_dir));
-  const auto log = read_pbt_log(dir / kPbtLogName);
-  nlohmann::json final_params;
-  for (const auto& entry : log) {
-    if (entry.at("trial") == most->first) final_params = entry.at("new_params");
+  std::vector<nlohmann::json> exploits;
+  for (const auto& entry : read_pbt_log(dir / kPbtLogName)) {
+    if (entry.at("trial") == most->first) exploits.push_back(entry);
   }
-  for (const auto& [key, value] : final_params.items()) CHECK(last.manifest.at("experiment").at("config").at(key) == value);
+  REQUIRE(!exploits.empty());
+  for (const auto& [key, value] : exploits.back().at("new_params").items()) {
+    CHECK(last.manifest.at("experiment").at("config").at(key) == value);
+  }
   CHECK(last.manifest.at("counters").at("timesteps_total") == 1536);
+  // At each exploit the replay loaded the donor's checkpoint the log records: right after it,
+  // the replay's checkpoint holds the donor's weights, optimizer and state, with its own counters.
+  const std::string replay_log = read_file(dir / "logs" / ("replay_" + most->first + ".log"));
+  for (const auto& entry : exploits) {
+    INFO(entry.dump());
+    const std::string donor_path = entry.at("donor_checkpoint").get<std::string>();
+    CHECK_THAT(replay.out, Catch::Contains("loaded donor checkpoint " + donor_path));
+    CHECK_THAT(replay_log, Catch::Contains("loaded donor checkpoint " + donor_path));
+    const Checkpoint donor = read_checkpoint_dir(donor_path);
+    const Checkpoint copy = read_checkpoint_dir(checkpoint_path(replay_dir, entry.at("training_iteration").get<int64_t>()));
+    CHECK(copy.files == donor.files);
+    CHECK(copy.manifest.at("algorithm_state") == donor.manifest.at("algorithm_state"));
+    CHECK(copy.manifest.at("exploited_from").at("checkpoint") == donor_path);
+    CHECK(copy.manifest.at("counters").at("timesteps_total") == entry.at("timesteps_total"));
+  }
+  // From the last exploit on, the replay trains what the trial trained: it ends where the trial did.
+  const nlohmann::json trial_end = read_json(dir / most->first / "result.json");
+  const nlohmann::json replay_end = read_json(replay_dir / "result.json");
+  CHECK(replay_end.at("episode_return_mean") == trial_end.at("episode_return_mean"));
+
+  // A donor checkpoint removed since: the replay says so and goes on with its own weights.
+  const fs::path gone = exploits.front().at("donor_checkpoint").get<std::string>();
+  fs::rename(gone, tmp / "moved_checkpoint");
+  fs::remove_all(replay_dir);
+  const auto without = test::run_rlx("tune --replay " + (dir / most->first).string());
+  INFO(without.out << without.err);
+  CHECK(without.exit_code == 3);
+  CHECK_THAT(without.out, Catch::Contains("donor checkpoint " + gone.string() + " of " +
+                                          exploits.front().at("donor").get<std::string>() + " no longer exists") &&
+                              Catch::Contains("goes on with its own weights"));
+  const Checkpoint own = read_checkpoint_dir(checkpoint_path(replay_dir, exploits.front().at("training_iteration").get<int64_t>()));
+  CHECK_FALSE(own.manifest.contains("exploited_from"));
 }
 
 TEST_CASE("a SIGKILLed rlx tune takes its trials down and resumes with none lost or repeated", "[tune]") {
@@ -214,6 +267,44 @@ TEST_CASE("rlx tune refuses a bad tune: section with file, key and value", "[tun
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.err, Catch::Contains("bad.yaml:20") && Catch::Contains("tune.scheduler.perturbation_interval") &&
                           Catch::Contains("-5") && Catch::Contains("a number > 0"));
+}
+
+TEST_CASE("rlx tune with a mistyped env id exits 2 at once with a did-you-mean, before any trial starts", "[tune]") {
+  test::TempDir tmp;
+  std::string yaml = kPbtYaml;
+  yaml.replace(yaml.find("CartPole-v1"), 11, "CartPole-v2");
+  test::write_text(tmp / "typo.yaml", yaml);
+  const auto run = test::run_rlx("tune " + (tmp / "typo.yaml").string() + " --output " + (tmp / "runs").string());
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains("unknown environment id 'CartPole-v2'") && Catch::Contains("did you mean 'CartPole-v1'"));
+  CHECK_FALSE(fs::exists(tmp / "runs"));  // no experiment directory, no trial, no log
+  CHECK(train_processes((tmp / "runs").string()).empty());
+}
+
+TEST_CASE("rlx tune refuses a missing env plugin with exit status 2 before any trial starts", "[tune]") {
+  test::TempDir tmp;
+  test::write_text(tmp / "pbt.yaml", kPbtYaml);
+  const auto run = test::run_rlx("tune " + (tmp / "pbt.yaml").string() + " --output " + (tmp / "runs").string() +
+                                 " --env-plugin " + (tmp / "libmissing.so").string());
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains("env plugin '" + (tmp / "libmissing.so").string() + "': no such file"));
+  CHECK_FALSE(fs::exists(tmp / "runs"));
+}
+
+TEST_CASE("rlx tune refuses a search-space value the config cannot run with, naming it, before any trial starts", "[tune]") {
+  test::TempDir tmp;
+  std::string yaml = kPbtYaml;
+  // The train batch is 2 envs x 64 steps = 128 samples: a minibatch of 512 cannot run.
+  yaml.replace(yaml.find("    seed: 3\n"), 12, "    seed: 3\n    param_space:\n      minibatch_size: {grid_search: [64, 512]}\n");
+  test::write_text(tmp / "space.yaml", yaml);
+  const auto run = test::run_rlx("tune " + (tmp / "space.yaml").string() + " --output " + (tmp / "runs").string());
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains("minibatch_size 512") && Catch::Contains("tune.param_space.minibatch_size") &&
+                          Catch::Contains("larger than the train batch of 128"));
+  CHECK_FALSE(fs::exists(tmp / "runs"));
 }
 
 }  // namespace rlx
