@@ -55,8 +55,9 @@ std::vector<nlohmann::json> checkpoint_plugin_lists(const fs::path& dir) {
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().filename() != "checkpoint.json") continue;
     // Each plugin is recorded as {file, path, sha256}: keep the paths.
+    const nlohmann::json manifest = read_json(entry.path());
     nlohmann::json paths = nlohmann::json::array();
-    for (const auto& plugin : read_json(entry.path()).at("experiment").at("plugins")) paths.push_back(plugin.at("path"));
+    for (const auto& plugin : manifest.at("experiment").at("plugins")) paths.push_back(plugin.at("path"));
     lists.push_back(paths);
   }
   return lists;

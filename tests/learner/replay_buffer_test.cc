@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "core/rng.h"
 #include "envs/registry.h"
 #include "envs/vector_env.h"
+#include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/rollout_policy.h"
@@ -24,6 +26,19 @@ rlx::Transition transition(const float& obs, const float& next_obs, int64_t acti
   t.terminated = action % 2 == 1;
   t.discount = 0.5f;
   return t;
+}
+
+// Random-play CartPole fragments (2 envs, 50 steps each), the same for a given seed.
+std::vector<rlx::SampleBatch> cartpole_fragments(int count, uint64_t seed) {
+  const rlx::EnvFactory& factory = rlx::global_env_registry().factory("CartPole-v1");
+  rlx::PolicyModelConfig model = rlx::PolicyModelConfig::for_env(rlx::global_env_registry().spec("CartPole-v1"));
+  model.hidden_sizes = {8};
+  rlx::EpsilonGreedyQPolicy policy(model, 1.0, seed);
+  rlx::VectorEnv envs(factory, 2);
+  rlx::FragmentCollector collector(envs, policy, 50, seed);
+  std::vector<rlx::SampleBatch> fragments(static_cast<size_t>(count));
+  for (auto& batch : fragments) collector.collect(batch);
+  return fragments;
 }
 
 }  // namespace
@@ -160,4 +175,59 @@ TEST_CASE("Replay add counts stored transitions; flush_pending stores the carrie
   CHECK(buffer.discount(7) == 0.5f);
   CHECK_FALSE(buffer.terminated(7));
   CHECK(buffer.terminated(0));
+}
+
+TEST_CASE("Replay save/load: the same slots, ring position, n-step windows and priorities, so the same draws",
+          "[learner][dqn][replay]") {
+  for (const bool prioritized : {false, true}) {
+    INFO("prioritized " << prioritized);
+    const rlx::NStepConfig n_step{3, 0.9, true};
+    const auto make = [&](int64_t capacity) -> std::unique_ptr<rlx::ReplayBuffer> {
+      if (prioritized) return std::make_unique<rlx::PrioritizedReplayBuffer>(capacity, 4, n_step, rlx::PrioritizedReplayConfig{});
+      return std::make_unique<rlx::ReplayBuffer>(capacity, 4, n_step);
+    };
+    std::unique_ptr<rlx::ReplayBuffer> original = make(150);
+    for (const rlx::SampleBatch& batch : cartpole_fragments(4, 11)) original->add(batch);  // wraps the ring
+    REQUIRE(original->size() == 150);
+    REQUIRE(original->num_pending() > 0);
+    if (prioritized) {
+      std::vector<int64_t> slots = {3, 17, 99};
+      std::vector<float> td = {0.5f, 2.0f, 0.01f};
+      static_cast<rlx::PrioritizedReplayBuffer&>(*original).update_priorities(slots.data(), td.data(), 3);
+    }
+    rlx::BinaryWriter out;
+    original->save(out);
+    std::unique_ptr<rlx::ReplayBuffer> restored = make(150);
+    rlx::BinaryReader in(out.bytes(), "replay");
+    restored->load(in);
+    in.expect_end();
+    CHECK(restored->size() == original->size());
+    CHECK(restored->next_slot() == original->next_slot());
+    CHECK(restored->total_added() == original->total_added());
+    CHECK(restored->num_pending() == original->num_pending());
+    // Both continue alike: the same new transitions and the same draws.
+    const std::vector<rlx::SampleBatch> more = cartpole_fragments(1, 12);
+    original->add(more[0]);
+    restored->add(more[0]);
+    rlx::Rng a(5), b(5);
+    rlx::ReplaySample sa, sb;
+    if (prioritized) {
+      static_cast<rlx::PrioritizedReplayBuffer&>(*original).sample(32, 0.5, a, sa);
+      static_cast<rlx::PrioritizedReplayBuffer&>(*restored).sample(32, 0.5, b, sb);
+    } else {
+      original->sample(32, a, sa);
+      restored->sample(32, b, sb);
+    }
+    CHECK(sa.indices == sb.indices);
+    CHECK(sa.obs == sb.obs);
+    CHECK(sa.rewards == sb.rewards);
+    CHECK(sa.weights == sb.weights);
+    // A buffer of another capacity, or truncated bytes, are refused.
+    std::unique_ptr<rlx::ReplayBuffer> other = make(100);
+    rlx::BinaryReader again(out.bytes(), "replay");
+    CHECK_THROWS_AS(other->load(again), std::invalid_argument);
+    const std::string truncated = out.bytes().substr(0, out.bytes().size() / 2);
+    rlx::BinaryReader short_read(truncated, "replay");
+    CHECK_THROWS_AS(make(150)->load(short_read), std::invalid_argument);
+  }
 }

@@ -105,6 +105,12 @@ TEST_CASE("episode statistics round-trip", "[transport]") {
   CHECK(got.lengths == stats.lengths);
   CHECK(result.info.sender_id == 8);
   CHECK(decoded_as<EpisodeStats>(decode_message(encode_episode_stats({}, 8, 3))).returns.empty());
+  CHECK(got.dropped == 0);
+  // Episodes a worker dropped for a non-finite env step travel as a count of their own.
+  EpisodeStats with_dropped{{3.0}, {7}, 4};
+  CHECK(decoded_as<EpisodeStats>(decode_message(encode_episode_stats(with_dropped, 8, 4))).dropped == 4);
+  with_dropped.dropped = -1;
+  CHECK_THROWS_AS(encode_episode_stats(with_dropped, 8, 5), std::invalid_argument);
 }
 
 TEST_CASE("weights round-trip with and without an observation normalizer", "[transport]") {
