@@ -15,6 +15,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/local_sampler.h"
 #include "algorithms/remote_sampler.h"
+#include "algorithms/training_checkpoint.h"
 #include "core/checkpoint_dir.h"
 #include "core/results.h"
 #include "core/space_json.h"
@@ -160,21 +161,6 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   return sampler;
 }
 
-// The first non-finite value of the weights workers get (parameters, observation statistics):
-// "parameter 17 = nan"; nullopt when all are finite.
-std::optional<std::string> non_finite_weight(const Weights& weights) {
-  for (size_t i = 0; i < weights.params.size(); ++i) {
-    if (!std::isfinite(weights.params[i])) return "parameter " + std::to_string(i) + " = " + std::to_string(weights.params[i]);
-  }
-  for (size_t i = 0; i < weights.obs_mean.size(); ++i) {
-    if (!std::isfinite(weights.obs_mean[i]) || !std::isfinite(weights.obs_var[i])) {
-      return "observation statistic " + std::to_string(i) + " (mean " + std::to_string(weights.obs_mean[i]) + ", var " +
-             std::to_string(weights.obs_var[i]) + ")";
-    }
-  }
-  return std::nullopt;
-}
-
 // One `rlx train` run: the state the loop carries, its checkpoints, and what a failure leaves.
 class TrainingRun {
  public:
@@ -236,6 +222,10 @@ class TrainingRun {
       resumed_ = read_checkpoint_dir(*options_.resume);
       check_resume_compatible(*resumed_);
       algorithm_->restore(*resumed_);
+      if (const auto bad = non_finite_weight(*algorithm_->current_weights())) {
+        throw CheckpointError(resumed_->path.string() + " holds non-finite weights (" + *bad +
+                              "); resume from an earlier checkpoint");
+      }
       const nlohmann::json& counters = resumed_->manifest.at("counters");
       progress_.iteration = counters.at("training_iteration").get<int64_t>();
       progress_.timesteps = counters.at("timesteps_total").get<int64_t>();
@@ -366,15 +356,9 @@ class TrainingRun {
     return reason;
   }
 
-  // Writes checkpoint_<iteration>. A checkpoint of non-finite weights is never written: that
-  // throws NonFiniteLearnerError naming the last good checkpoint.
+  // Writes checkpoint_<iteration>; never of non-finite weights (NonFiniteLearnerError naming
+  // the last good checkpoint instead).
   void write_checkpoint(bool with_sampler_state) {
-    const std::shared_ptr<Weights> weights = algorithm_->current_weights();
-    if (const auto bad = non_finite_weight(*weights)) {
-      throw NonFiniteLearnerError("the learner's weights are not finite (" + *bad + "); checkpoint " +
-                                  std::to_string(progress_.iteration) + " was not written; the last good checkpoint is " +
-                                  (outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none")));
-    }
     nlohmann::json manifest = {
         {"algorithm", algorithm_name(experiment_.algorithm)},
         {"env_spec", env_spec_to_json(spec_)},
@@ -388,7 +372,8 @@ class TrainingRun {
         {"algorithm_state", algorithm_->checkpoint_state()},
         {"sampler_state", with_sampler_state && sampler_ ? sampler_->checkpoint_state() : nlohmann::json()}};
     const std::filesystem::path dir = checkpoint_path(outcome_.trial_dir, progress_.iteration);
-    write_checkpoint_dir(dir, manifest, algorithm_->checkpoint_files());
+    write_training_checkpoint(dir, manifest, algorithm_->checkpoint_files(), *algorithm_->current_weights(),
+                              outcome_.last_checkpoint);
     outcome_.last_checkpoint = dir;
     last_checkpoint_iteration_ = progress_.iteration;
   }

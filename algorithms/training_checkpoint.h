@@ -1,0 +1,27 @@
+// The checkpoints a training run writes: never of non-finite weights.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint_dir.h"
+#include "transport/messages.h"
+
+namespace rlx {
+
+// The first non-finite value of the weights workers get (parameters, then observation
+// statistics), e.g. "parameter 17 = nan"; nullopt when all are finite.
+std::optional<std::string> non_finite_weight(const Weights& weights);
+
+// Writes checkpoint `dir` (write_checkpoint_dir) unless `weights` hold a non-finite value: then
+// throws NonFiniteLearnerError naming the value and `last_good` (the run's last checkpoint) and
+// writes nothing.
+void write_training_checkpoint(const std::filesystem::path& dir, const nlohmann::json& manifest,
+                               const std::vector<CheckpointFile>& files, const Weights& weights,
+                               const std::optional<std::filesystem::path>& last_good);
+
+}  // namespace rlx
