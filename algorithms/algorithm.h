@@ -71,7 +71,8 @@ std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const Da
 void run_learner_rank(LearnerGroupMember& member);
 
 // Checks, before anything starts, that the experiment can run here: loads its plugins, resolves
-// its env id (UnknownEnvError with a did-you-mean and the plugin hint) and checks that the env's
+// its env id (UnknownEnvError with a did-you-mean and the plugin hint), makes one instance
+// (EnvContractError when its spec differs from the registered one) and checks that the env's
 // spaces suit the algorithm (ConfigError naming both). Returns the env's spec.
 EnvSpec check_experiment_env(const Experiment& experiment);
 

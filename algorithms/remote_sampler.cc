@@ -85,9 +85,9 @@ std::string RemoteSampler::describe(const WorkerExitReport& report) const {
             ") is spent";
   }
   if (report.log.empty()) return text;
-  const std::vector<std::string> lines = tail_lines(report.log, 8);
-  text += lines.empty() ? "; its log " + report.log.string() + " is empty" : "; last lines of " + report.log.string() + ":";
-  for (const std::string& line : lines) text += "\n    | " + line;
+  if (report.last_lines.empty()) return text + "; it wrote nothing to " + report.log.string();
+  text += "; its last lines in " + report.log.string() + ":";
+  for (const std::string& line : report.last_lines) text += "\n    | " + line;
   return text;
 }
 
@@ -114,7 +114,11 @@ std::vector<SampleBatch> RemoteSampler::collect(int64_t min_transitions) {
       if (options_.num_local_workers > 0 && pool_->num_running() == 0 && receiver_->stats().workers_active == 0) {
         std::string message = "every local worker died and the restart budget (max_worker_restarts = " +
                               std::to_string(options_.max_worker_restarts) + ") is spent";
-        if (!exits_.empty()) message += "; the last exit: " + describe(exits_.back());
+        if (!exits_.empty()) {
+          const WorkerExitReport& last = exits_.back();
+          message += "; the last: worker " + std::to_string(last.worker_index + 1) + " " + last.exit.describe() +
+                     (last.log.empty() ? "" : ", see " + last.log.string());
+        }
         throw std::runtime_error(message);
       }
       if (Clock::now() - last_fragment > options_.sample_timeout) {

@@ -49,7 +49,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   receiver.publish_weights(weights);
 
   const std::string endpoint = receiver.endpoint();
-  WorkerPool pool({options.num_workers, 0, std::chrono::milliseconds(2000)}, [&](int i) {
+  WorkerPool pool({options.num_workers, 0, std::chrono::milliseconds(2000), {}}, [&](int i) {
     std::vector<std::string> argv{options.worker_program, "worker", "--connect", endpoint,
                                   "--worker-id", std::to_string(i + 1), "--learner-timeout", "30"};
     for (const std::string& plugin : options.env_plugins) {

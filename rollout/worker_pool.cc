@@ -7,6 +7,22 @@ namespace rlx {
 
 namespace {
 
+constexpr size_t kReportedLines = 8;
+constexpr const char* kBannerStart = "=== ";
+
+// The last lines a worker's latest start wrote to its log (after that start's banner).
+std::vector<std::string> lines_of_last_start(const std::filesystem::path& log) {
+  std::vector<std::string> lines = tail_lines(log, 64);
+  for (size_t i = lines.size(); i > 0; --i) {
+    if (lines[i - 1].rfind(kBannerStart, 0) == 0) {
+      lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  if (lines.size() > kReportedLines) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(kReportedLines));
+  return lines;
+}
+
 // "2026-11-30 11:05:42" in local time.
 std::string now_text() {
   const std::time_t now = std::time(nullptr);
@@ -36,7 +52,7 @@ std::filesystem::path WorkerPool::log_path(int worker_index) const {
 void WorkerPool::spawn(int worker_index) {
   const auto i = static_cast<size_t>(worker_index);
   ++starts_[i];
-  const std::string banner = "=== " + now_text() + ": start " + std::to_string(starts_[i]) + " of worker " +
+  const std::string banner = kBannerStart + now_text() + ": start " + std::to_string(starts_[i]) + " of worker " +
                              std::to_string(worker_index + 1) + " ===";
   workers_[i] = std::make_unique<ChildProcess>(argv_for_(worker_index), log_path(worker_index), banner);
 }
@@ -53,6 +69,7 @@ std::vector<WorkerExitReport> WorkerPool::poll() {
     report.pid = workers_[i]->pid();
     report.exit = *exit;
     report.log = workers_[i]->log();
+    if (!report.log.empty()) report.last_lines = lines_of_last_start(report.log);  // before a restart appends
     workers_[i].reset();
     const bool stays_down = !exit->signaled && (exit->code == kWorkerExitStopped || exit->code == kWorkerExitBadInput);
     if (exit->clean()) ++clean_exits_;

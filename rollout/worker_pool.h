@@ -39,6 +39,7 @@ struct WorkerExitReport {
   bool restarted = false;
   int restarts_used = 0;       // by the whole pool, this restart included
   std::filesystem::path log;   // the worker's log file; empty without a log_dir
+  std::vector<std::string> last_lines;  // the end of what this run of the worker wrote (at most 8 lines)
 };
 
 // Spawns worker i as `argv_for(i)` (argv[0] is the program path, executed directly) through

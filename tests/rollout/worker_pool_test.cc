@@ -119,6 +119,8 @@ TEST_CASE("WorkerPool writes each worker's output to its own log across restarts
       CHECK(report.exit.code == 1);
     }
     CHECK(report.log == dir / ("worker_" + std::to_string(report.worker_index + 1) + ".log"));
+    // What this start wrote, not the earlier starts' lines or the restart's banner.
+    CHECK(report.last_lines == std::vector<std::string>{"worker " + std::to_string(report.worker_index + 1) + " here"});
   }
   CHECK(bad_input_seen);
   pool.stop();
