@@ -29,12 +29,9 @@ std::string origin_of(const Experiment& experiment, const std::string& key) {
   return it == experiment.origins.end() ? "default" : it->second;
 }
 
-// The names --set accepts for an experiment of `algorithm` (nullopt: of any algorithm).
-std::vector<std::string> override_names(std::optional<AlgorithmKind> algorithm) {
+// "env", "algorithm" and "stop.<criterion>": what --set takes besides config keys.
+std::vector<std::string> override_names() {
   std::vector<std::string> names = {"env", "algorithm"};
-  for (const auto& key : config_schema()) {
-    if (!algorithm || key.applies_to(*algorithm)) names.push_back(key.name);
-  }
   for (const auto& name : stop_criterion_names()) names.push_back("stop." + name);
   return names;
 }
@@ -69,6 +66,44 @@ std::string scope_name(KeyScope scope) {
     case KeyScope::kDQN: return "DQN";
     default: return "all algorithms";
   }
+}
+
+namespace {
+
+// Names Stable-Baselines3, RLlib and CleanRL users type, and rlx's key for each.
+struct KeyAlias {
+  const char* name;
+  const char* key;
+};
+constexpr KeyAlias kKeyAliases[] = {
+    {"learning_rate", "lr"},           {"n_epochs", "num_epochs"},           {"num_sgd_iter", "num_epochs"},
+    {"update_epochs", "num_epochs"},   {"ent_coef", "entropy_coeff"},        {"vf_coef", "vf_loss_coeff"},
+    {"gae_lambda", "lambda"},          {"clip_range", "clip_param"},         {"clip_coef", "clip_param"},
+    {"clip_range_vf", "vf_clip_param"}, {"max_grad_norm", "grad_clip"},      {"n_steps", "rollout_fragment_length"},
+    {"num_steps", "rollout_fragment_length"}, {"n_envs", "num_envs_per_worker"}, {"num_envs", "num_envs_per_worker"},
+    {"num_rollout_workers", "num_workers"}, {"num_env_runners", "num_workers"}, {"sgd_minibatch_size", "minibatch_size"},
+    {"minibatch_size_per_learner", "minibatch_size"}, {"normalize_advantage", "normalize_advantages"},
+    {"norm_adv", "normalize_advantages"}, {"target_network_update_freq", "target_update_interval"},
+    {"num_steps_sampled_before_learning_starts", "learning_starts"}, {"exploration_final_epsilon", "exploration_final_eps"},
+    {"net_arch", "hidden_sizes"},      {"fcnet_hiddens", "hidden_sizes"},    {"fcnet_activation", "activation"},
+};
+
+}  // namespace
+
+std::string unknown_key_hint(std::string_view name, AlgorithmKind algorithm) {
+  std::vector<std::string> own, others;
+  for (const auto& key : config_schema()) (key.applies_to(algorithm) ? own : others).push_back(key.name);
+  if (const auto match = closest_match(name, own)) return " (did you mean '" + *match + "'?)";
+  for (const KeyAlias& alias : kKeyAliases) {
+    if (name == alias.name && find_key(alias.key)->applies_to(algorithm)) {
+      return " (did you mean '" + std::string(alias.key) + "', rlx's name for " + alias.name + "?)";
+    }
+  }
+  if (const auto match = closest_match(name, others)) {
+    return " (did you mean '" + *match + "'? it is a " + scope_name(find_key(*match)->scope) + " key; this experiment runs " +
+           algorithm_name(algorithm) + ")";
+  }
+  return "";
 }
 
 const std::vector<std::string>& stop_criterion_names() {
@@ -167,10 +202,10 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
   }
   const KeySpec* spec = find_key(key);
   if (!spec) {
-    // The experiment's own algorithm's keys first: a PPO typo should not suggest a DQN key.
-    auto match = closest_match(key, override_names(experiment.algorithm));
-    if (!match) match = closest_match(key, override_names(std::nullopt));
-    throw ConfigError(prefix + "unknown key '" + key + "'" + (match ? " (did you mean '" + *match + "'?)" : ""));
+    // "env", "algorithm" and the stop criteria first, then the config keys.
+    const auto match = closest_match(key, override_names());
+    throw ConfigError(prefix + "unknown key '" + key + "'" +
+                      (match ? " (did you mean '" + *match + "'?)" : unknown_key_hint(key, experiment.algorithm)));
   }
   if (!spec->applies_to(experiment.algorithm)) {
     throw ConfigError(prefix + "config key '" + key + "' applies to " + scope_name(spec->scope) + ", not " +

@@ -17,5 +17,10 @@ void set_stop(StopCriteria& stop, const KeySpec& spec, const ConfigValue& value)
 std::string join_names(const std::vector<std::string>& names);
 // "PPO", "DQN" or "all algorithms".
 std::string scope_name(KeyScope scope);
+// The hint after "unknown config key 'name'" for an experiment of `algorithm`, e.g. " (did you
+// mean 'lr', rlx's name for learning_rate?)"; "" when nothing is close. Looks
+// at the algorithm's own keys first, then the names other frameworks use, then the other
+// algorithms' keys (saying whose they are).
+std::string unknown_key_hint(std::string_view name, AlgorithmKind algorithm);
 
 }  // namespace rlx

@@ -51,14 +51,6 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
   return match ? " (did you mean '" + *match + "'?)" : "";
 }
 
-// The config keys an experiment of `algorithm` may set.
-std::vector<std::string> schema_names(AlgorithmKind algorithm) {
-  std::vector<std::string> names;
-  for (const auto& key : config_schema()) {
-    if (key.applies_to(algorithm)) names.push_back(key.name);
-  }
-  return names;
-}
 
 // A map node's entries with scalar keys; rejects non-scalar and duplicate keys.
 std::vector<std::pair<YAML::Node, YAML::Node>> entries(const Context& ctx, const YAML::Node& map) {
@@ -145,7 +137,7 @@ void read_config(const Context& ctx, const YAML::Node& key_node, const YAML::Nod
     const std::string& name = key.Scalar();
     const KeySpec* spec = find_key(name);
     if (!spec) {
-      std::string hint = did_you_mean(name, schema_names(experiment.algorithm));
+      std::string hint = unknown_key_hint(name, experiment.algorithm);
       if (find_stop_spec(name)) hint = " ('" + name + "' is a stop criterion: put it under stop:)";
       ctx.fail(key, "unknown config key '" + name + "'" + hint);
     }

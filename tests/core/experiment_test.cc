@@ -209,6 +209,14 @@ TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][c
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "num_worker=1"); }),
              Contains("unknown key 'num_worker'") && Contains("did you mean 'num_workers'"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "gamma=2"); }), Contains("in [0, 1]"));
+  // Suggestions: the experiment's own algorithm's keys first, then other libraries' names, and a
+  // key of another algorithm only with a word saying so.
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "learning_rate=1e-3"); }),
+             Contains("did you mean 'lr', rlx's name for learning_rate?"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "ent_coef=0.01"); }), Contains("did you mean 'entropy_coeff'"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "learning_start=10"); }),
+             Contains("did you mean 'learning_starts'? it is a DQN key; this experiment runs PPO"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "plugins=/x/libenv.so"); }), Contains("--env-plugin PATH"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "lr"); }), Contains("expected key=value"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "stop.timesteps_total=null"); }),
              Contains("at least one criterion"));
