@@ -33,6 +33,12 @@ std::string join(const nlohmann::json& values) {
 
 }  // namespace
 
+TEST_CASE("rlx --help lists every bench, including learner", "[cli]") {
+  const auto r = run_rlx("--help");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("benchmarks: transport, sampling, scale, learner"));
+}
+
 TEST_CASE("rlx --help and every subcommand's --help succeed", "[cli]") {
   for (const char* args : {"--help", "envs --help", "envs list --help", "envs info --help", "envs rollout --help",
                            "envs bench --help"}) {
