@@ -18,6 +18,7 @@
 #include "algorithms/training_checkpoint.h"
 #include "core/checkpoint_dir.h"
 #include "core/results.h"
+#include "core/temp_dir.h"
 #include "core/space_json.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
@@ -108,26 +109,6 @@ const std::vector<std::string>& pause_counter_names() {
 
 namespace {
 
-// A temporary directory removed on destruction, however the run ends.
-class TempDir {
- public:
-  // Makes /tmp/<prefix>XXXXXX; std::runtime_error when it cannot.
-  explicit TempDir(const std::string& prefix) {
-    std::string pattern = "/tmp/" + prefix + "XXXXXX";
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory in /tmp");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
                                       const std::filesystem::path& trial_dir, std::unique_ptr<TempDir>& temp_key_dir) {
@@ -385,7 +366,8 @@ class TrainingRun {
     const std::optional<int64_t> steps = algorithm_->steps_of_failed_iteration();
     if (!steps) {
       checkpoint_note = "no final checkpoint: the failure left the learner mid-update";
-    } else if (*steps > 0 || progress_.iteration != last_checkpoint_iteration_) {
+    } else if (*steps > 0 || (progress_.iteration > 0 && progress_.iteration != last_checkpoint_iteration_)) {
+      // (a run that failed before learning anything has nothing worth a checkpoint)
       progress_.timesteps += *steps;  // what the learner took in from the unfinished iteration
       take_episodes();
       try {

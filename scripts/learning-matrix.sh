@@ -9,8 +9,11 @@ cd "$(dirname "$0")/.."
 out=${1:-/tmp/rlx-learning-matrix}
 mkdir -p "$out"
 rlx=${RLX:-build/rlx}
+# name:ENV=VALUE ...: entries; MATRIX_PATHS (the same, separated by ';') replaces them.
 paths=("default::" "haswell:OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2:"
+       "skylakex:OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512:"
        "prescott:OPENBLAS_CORETYPE=Prescott ATEN_CPU_CAPABILITY=default:")
+if [ -n "${MATRIX_PATHS:-}" ]; then IFS=';' read -r -a paths <<<"$MATRIX_PATHS"; fi
 
 run() {  # path_name env_assignments experiment tag seed extra_args...
   local name=$1 assignments=$2 experiment=$3 tag=$4 seed=$5

@@ -18,6 +18,7 @@
 #include "algorithms/training_checkpoint.h"
 #include "core/checkpoint_dir.h"
 #include "core/experiment.h"
+#include "core/temp_dir.h"
 #include "envs/registry.h"
 #include "learner/dqn_learner.h"
 #include "learner/non_finite.h"
@@ -28,14 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/rlx-resume-test-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
 
 TrainOutcome train(const Experiment& experiment, const fs::path& output, std::optional<fs::path> resume = std::nullopt) {
   TrainOptions options;
@@ -91,14 +84,14 @@ void check_resume_is_exact(const Experiment& experiment, int middle, int iterati
   Experiment full = experiment;
   apply_override(full, "stop.training_iteration=" + std::to_string(iterations));
   apply_override(full, "checkpoint_freq=" + std::to_string(middle));
-  const TrainOutcome straight = train(full, straight_dir.path);
+  const TrainOutcome straight = train(full, straight_dir.path());
   REQUIRE(straight.last_checkpoint);
 
   Experiment first_part = full;
   apply_override(first_part, "stop.training_iteration=" + std::to_string(middle));
-  const TrainOutcome stopped = train(first_part, stopped_dir.path);
+  const TrainOutcome stopped = train(first_part, stopped_dir.path());
   REQUIRE(stopped.last_checkpoint);
-  const TrainOutcome resumed = train(full, stopped_dir.path, *stopped.last_checkpoint);
+  const TrainOutcome resumed = train(full, stopped_dir.path(), *stopped.last_checkpoint);
   REQUIRE(resumed.last_checkpoint);
 
   const std::vector<nlohmann::json> a = rows_without_times(straight.trial_dir), b = rows_without_times(resumed.trial_dir);
@@ -139,9 +132,9 @@ TEST_CASE("A MuJoCo PPO run resumes exactly mid-episode", "[algorithms][resume]"
 TEST_CASE("Resuming a run that met its stop criterion trains nothing more", "[algorithms][resume]") {
   TempDir dir;
   const Experiment experiment = experiment_from("cartpole-ppo.yaml", {"stop.training_iteration=2"});
-  const TrainOutcome done = train(experiment, dir.path);
+  const TrainOutcome done = train(experiment, dir.path());
   REQUIRE(done.last_checkpoint);
-  const TrainOutcome again = train(experiment, dir.path, *done.last_checkpoint);
+  const TrainOutcome again = train(experiment, dir.path(), *done.last_checkpoint);
   CHECK(again.stopped_by == "training_iteration");
   CHECK(again.final_row["training_iteration"] == 2);
   CHECK(again.last_checkpoint == done.last_checkpoint);
@@ -154,7 +147,7 @@ TEST_CASE("A checkpoint of non-finite weights is never written; the error names 
   TempDir dir;
   Weights weights;
   weights.params = {0.5f, -1.0f, 2.0f};
-  const fs::path good = dir.path / "checkpoint_000001", next = dir.path / "checkpoint_000002";
+  const fs::path good = dir.path() / "checkpoint_000001", next = dir.path() / "checkpoint_000002";
   write_training_checkpoint(good, nlohmann::json::object(), {{"model.pt", "bytes"}}, weights, std::nullopt);
   CHECK(fs::exists(good / "checkpoint.json"));
   weights.params[1] = std::numeric_limits<float>::quiet_NaN();
@@ -177,7 +170,7 @@ TEST_CASE("A checkpoint that holds non-finite weights is refused on resume", "[a
   TempDir dir;
   const Experiment experiment = experiment_from(
       "cartpole-dqn.yaml", {"stop.training_iteration=1", "checkpoint_freq=1", "learning_starts=100000", "hidden_sizes=[8]"});
-  const TrainOutcome first = train(experiment, dir.path);
+  const TrainOutcome first = train(experiment, dir.path());
   REQUIRE(first.last_checkpoint);
 
   // The same checkpoint with NaN weights, as a diverged learner of another program might leave them.
@@ -204,7 +197,7 @@ TEST_CASE("A checkpoint that holds non-finite weights is refused on resume", "[a
 
   Experiment longer = experiment;
   apply_override(longer, "stop.training_iteration=3");
-  CHECK_THROWS_WITH(train(longer, dir.path, bad), Catch::Contains(bad.string() + " holds non-finite weights (parameter 0 = nan)"));
+  CHECK_THROWS_WITH(train(longer, dir.path(), bad), Catch::Contains(bad.string() + " holds non-finite weights (parameter 0 = nan)"));
 }
 
 }  // namespace rlx

@@ -15,6 +15,7 @@
 #include "algorithms/trainer.h"
 #include "core/checkpoint_dir.h"
 #include "core/experiment.h"
+#include "core/temp_dir.h"
 
 namespace rlx {
 namespace {
@@ -29,14 +30,6 @@ EvaluationOptions evaluation_of(const fs::path& checkpoint, int episodes) {
   return options;
 }
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/rlx-training-test-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
@@ -74,10 +67,10 @@ size_t count_lines(const fs::path& path) {
 TEST_CASE("a PPO run writes params, results rows and checkpoints, and resumes with its counters", "[algorithms][checkpoint]") {
   TempDir dir;
   const Experiment experiment = tiny("cartpole-ppo.yaml", {"stop.training_iteration=3"});
-  const TrainOutcome first = train_quietly(experiment, dir.path);
+  const TrainOutcome first = train_quietly(experiment, dir.path());
   CHECK_FALSE(first.reward_reached);
   CHECK(first.stopped_by == "training_iteration");
-  const fs::path trial = dir.path / "cartpole-ppo" / "trial";
+  const fs::path trial = dir.path() / "cartpole-ppo" / "trial";
   CHECK(first.trial_dir == trial);
   CHECK(fs::exists(trial / "params.yaml"));
   CHECK(count_lines(trial / "result.jsonl") == 3);
@@ -97,7 +90,7 @@ TEST_CASE("a PPO run writes params, results rows and checkpoints, and resumes wi
   // Resume from iteration 2 with a budget of 5: iterations 3..5 follow, row 3 is not duplicated.
   Experiment longer = experiment;
   apply_override(longer, "stop.training_iteration=5");
-  const TrainOutcome resumed = train_quietly(longer, dir.path, trial / "checkpoints" / "checkpoint_000002");
+  const TrainOutcome resumed = train_quietly(longer, dir.path(), trial / "checkpoints" / "checkpoint_000002");
   CHECK(resumed.trial_dir == trial);
   CHECK(resumed.final_row["training_iteration"] == 5);
   const int64_t per_iteration = first.final_row["timesteps_total"].get<int64_t>() / 3;
@@ -107,7 +100,7 @@ TEST_CASE("a PPO run writes params, results rows and checkpoints, and resumes wi
 
 TEST_CASE("damaged checkpoints are refused with a clear error", "[algorithms][checkpoint]") {
   TempDir dir;
-  const TrainOutcome outcome = train_quietly(tiny("cartpole-ppo.yaml", {"stop.training_iteration=1"}), dir.path);
+  const TrainOutcome outcome = train_quietly(tiny("cartpole-ppo.yaml", {"stop.training_iteration=1"}), dir.path());
   REQUIRE(outcome.last_checkpoint);
   const fs::path checkpoint = *outcome.last_checkpoint;
   const fs::path model = checkpoint / "model_and_optimizer.pt";
@@ -136,7 +129,7 @@ TEST_CASE("damaged checkpoints are refused with a clear error", "[algorithms][ch
 TEST_CASE("a DQN run checkpoints and evaluates", "[algorithms][checkpoint]") {
   TempDir dir;
   const TrainOutcome outcome =
-      train_quietly(tiny("cartpole-dqn.yaml", {"stop.training_iteration=2", "learning_starts=500"}), dir.path);
+      train_quietly(tiny("cartpole-dqn.yaml", {"stop.training_iteration=2", "learning_starts=500"}), dir.path());
   REQUIRE(outcome.last_checkpoint);
   CHECK(outcome.final_row["learner"]["num_gradient_steps"].get<int64_t>() > 0);
   EvaluationOptions options = evaluation_of(*outcome.last_checkpoint, 3);

@@ -203,24 +203,23 @@ TEST_CASE("Every built-in env restored from a snapshot continues bit for bit", "
     }
     const std::optional<rlx::EnvSnapshot> snapshot = original->snapshot();
     REQUIRE(snapshot);
+    // 300 steps' observations and rewards, resetting where episodes end.
+    const auto record = [&](rlx::Env& env) {
+      std::vector<float> trace;
+      for (int t = 0; t < 300; ++t) {
+        const rlx::StepResult r = env.step(next_action(), obs.data());
+        trace.insert(trace.end(), obs.begin(), obs.end());
+        trace.push_back(static_cast<float>(r.reward));
+        if (r.terminated || r.truncated) env.reset(std::nullopt, obs.data());
+      }
+      return trace;
+    };
     const rlx::Rng::State action_state = actions.state();
-    std::vector<float> expected;
-    for (int t = 0; t < 300; ++t) {
-      const rlx::StepResult r = original->step(next_action(), obs.data());
-      expected.insert(expected.end(), obs.begin(), obs.end());
-      expected.push_back(static_cast<float>(r.reward));
-      if (r.terminated || r.truncated) original->reset(std::nullopt, obs.data());
-    }
+    const std::vector<float> expected = record(*original);
     std::unique_ptr<rlx::Env> restored = registry.make(id);
     restored->restore(*snapshot);
     actions.set_state(action_state);
-    std::vector<float> replayed;
-    for (int t = 0; t < 300; ++t) {
-      const rlx::StepResult r = restored->step(next_action(), obs.data());
-      replayed.insert(replayed.end(), obs.begin(), obs.end());
-      replayed.push_back(static_cast<float>(r.reward));
-      if (r.terminated || r.truncated) restored->reset(std::nullopt, obs.data());
-    }
+    const std::vector<float> replayed = record(*restored);
     CHECK(std::memcmp(expected.data(), replayed.data(), expected.size() * sizeof(float)) == 0);
   }
   // An env without exact_state() cannot be snapshot.
