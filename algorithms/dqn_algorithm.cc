@@ -15,6 +15,7 @@ DqnConfig dqn_config_from(const Experiment& experiment) {
   const Config& c = experiment.config;
   DqnConfig config;
   config.lr = c.get_double("lr");
+  config.anneal_lr = c.get_string("lr_schedule") == "linear";
   config.gamma = c.get_double("gamma");
   config.n_step = static_cast<int>(c.get_int("n_step"));
   config.batch_size = c.get_int("batch_size");

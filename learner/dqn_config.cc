@@ -54,6 +54,11 @@ double DqnConfig::epsilon(int64_t timesteps) const {
   return initial_eps + progress * (final_eps - initial_eps);
 }
 
+double DqnConfig::lr_at(int64_t timesteps) const {
+  if (!anneal_lr) return lr;
+  return lr * std::max(0.0, 1.0 - static_cast<double>(timesteps) / static_cast<double>(total_timesteps));
+}
+
 double DqnConfig::beta(int64_t timesteps) const { return annealed_beta(per_beta0, timesteps, beta_horizon()); }
 
 }  // namespace rlx

@@ -16,6 +16,7 @@ namespace rlx {
 
 struct DqnConfig {
   double lr = 1e-4;
+  bool anneal_lr = false;               // lr * (1 - timesteps / total_timesteps), floored at 0 (lr_schedule: linear)
   double gamma = 0.99;
   int n_step = 1;                       // n-step returns (windows cut at episode ends)
   bool n_step_carry = true;             // complete windows with the worker's next fragment (else cut at the fragment end)
@@ -45,6 +46,8 @@ struct DqnConfig {
   // Exploration rate after timesteps env steps: initial_eps -> final_eps linearly over
   // exploration_fraction * total_timesteps, then final_eps.
   double epsilon(int64_t timesteps) const;
+  // The learning rate after timesteps env steps.
+  double lr_at(int64_t timesteps) const;
   // Prioritized replay's importance exponent after timesteps env steps: per_beta0 -> 1.
   double beta(int64_t timesteps) const;
   // The annealing horizon of beta in env steps.

@@ -292,6 +292,8 @@ DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
                            ", batch_size " + std::to_string(config_.batch_size));
   }
   update_target(timesteps_done);
+  const double lr = config_.lr_at(timesteps_done);
+  for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
   const double beta = prioritized_ != nullptr ? config_.beta(timesteps_done) : 0.0;
   losses_.clear();
   q_values_.clear();
@@ -313,7 +315,7 @@ DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
   metrics.q_mean = m[1];
   metrics.td_abs_mean = m[2];
   metrics.grad_norm = m[3];
-  metrics.lr = config_.lr;
+  metrics.lr = lr;
   metrics.epsilon = epsilon(timesteps_done);
   metrics.beta = beta;
   metrics.target_updates = target_updates_;

@@ -1,6 +1,10 @@
 // Learning is tested by learning: the tuned examples in experiments/ reach their stop
-// criterion. Synchronous runs (num_workers: 0) are deterministic under their seeds; the runs
-// with worker processes are not, and have a wide margin to their budgets.
+// criterion. Synchronous runs (num_workers: 0) are deterministic under their seeds on one
+// machine, but not across machines: another CPU or OpenBLAS kernel rounds differently and the
+// run takes another course. So every assertion here holds with a margin under each float path
+// scripts/learning-matrix.sh tries (default, SkylakeX + AVX-512, Prescott without SIMD
+// dispatch), as measured there and recorded beside each test: budgets well above the steps the
+// seeds need, greedy evaluations held to 450 where they score 475-500.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -45,6 +49,7 @@ TrainOutcome train_example(const std::string& file, const std::vector<std::strin
 
 }  // namespace
 
+// Seeds 0-11 under three float paths: solved in 56k-80k of the 100k steps, greedy evaluation 500.
 TEST_CASE("PPO solves CartPole-v1 synchronously for fixed seeds", "[learning][ppo]") {
   for (int seed : {0, 1, 2}) {
     std::optional<EvaluationResult> evaluation;
@@ -54,7 +59,7 @@ TEST_CASE("PPO solves CartPole-v1 synchronously for fixed seeds", "[learning][pp
     CHECK(outcome.reward_reached);
     // The saved policy, run greedily, is as good as its training episodes said.
     REQUIRE(evaluation);
-    CHECK(evaluation->return_mean >= 475.0);
+    CHECK(evaluation->return_mean >= 450.0);
   }
 }
 
@@ -70,6 +75,7 @@ TEST_CASE("PPO solves CartPole-v1 with worker processes", "[learning][ppo][distr
 
 namespace rlx {
 
+// Seeds 0-2 under three float paths: solved in 127k-188k of the 300k steps.
 TEST_CASE("PPO solves Acrobot-v1 for fixed seeds", "[learning][ppo]") {
   for (int seed : {0, 1, 2}) {
     const TrainOutcome outcome = train_example("acrobot-ppo.yaml", {"seed=" + std::to_string(seed)});
@@ -78,6 +84,7 @@ TEST_CASE("PPO solves Acrobot-v1 for fixed seeds", "[learning][ppo]") {
   }
 }
 
+// Seeds 0-2 under three float paths: solved in 119k-148k of the 500k steps.
 TEST_CASE("PPO solves Pendulum-v1 for fixed seeds", "[learning][ppo]") {
   for (int seed : {0, 1, 2}) {
     const TrainOutcome outcome = train_example("pendulum-ppo.yaml", {"seed=" + std::to_string(seed)});
@@ -91,22 +98,25 @@ TEST_CASE("PPO solves Pendulum-v1 for fixed seeds", "[learning][ppo]") {
 namespace rlx {
 namespace {
 
-// One seed of experiments/cartpole-dqn.yaml (synchronous, so deterministic): it reaches the
-// reward stop, and its final greedy policy holds it.
-void check_dqn_solves_cartpole(int seed) {
+// One seed of experiments/cartpole-dqn.yaml (synchronous): its final greedy policy scores 450 or
+// more, and its last 100 training episodes averaged 300 or more. Seeds 0-4 under three float
+// paths: every greedy evaluation 500; training means reached the 475 stop in 14 of 15 runs, the
+// 15th ended at 388.
+void check_dqn_learns_cartpole(int seed) {
   std::optional<EvaluationResult> evaluation;
   const TrainOutcome outcome = train_example("cartpole-dqn.yaml", {"seed=" + std::to_string(seed)}, &evaluation);
   INFO("seed " << seed << ": " << outcome.final_row.dump());
-  CHECK(outcome.reward_reached);
+  REQUIRE(outcome.final_row["episode_return_mean"].is_number());
+  CHECK(outcome.final_row["episode_return_mean"].get<double>() >= 300.0);
   REQUIRE(evaluation);
-  CHECK(evaluation->return_mean >= 475.0);
+  CHECK(evaluation->return_mean >= 450.0);
 }
 
 }  // namespace
 
 // One test case per seed, so ctest runs them side by side.
-TEST_CASE("DQN solves CartPole-v1 synchronously, seed 0", "[learning][dqn]") { check_dqn_solves_cartpole(0); }
-TEST_CASE("DQN solves CartPole-v1 synchronously, seed 1", "[learning][dqn]") { check_dqn_solves_cartpole(1); }
-TEST_CASE("DQN solves CartPole-v1 synchronously, seed 2", "[learning][dqn]") { check_dqn_solves_cartpole(2); }
+TEST_CASE("DQN learns CartPole-v1 synchronously, seed 0", "[learning][dqn]") { check_dqn_learns_cartpole(0); }
+TEST_CASE("DQN learns CartPole-v1 synchronously, seed 1", "[learning][dqn]") { check_dqn_learns_cartpole(1); }
+TEST_CASE("DQN learns CartPole-v1 synchronously, seed 2", "[learning][dqn]") { check_dqn_learns_cartpole(2); }
 
 }  // namespace rlx
