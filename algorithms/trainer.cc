@@ -109,7 +109,6 @@ const std::vector<std::string>& pause_counter_names() {
 
 namespace {
 
-
 std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
                                       const std::filesystem::path& trial_dir, std::unique_ptr<TempDir>& temp_key_dir) {
   const Experiment& e = options.experiment;
