@@ -15,6 +15,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/trainer.h"
+#include "tests/algorithms/train_util.h"
 #include "algorithms/training_checkpoint.h"
 #include "core/checkpoint_dir.h"
 #include "core/experiment.h"
@@ -28,17 +29,7 @@ namespace rlx {
 namespace {
 
 namespace fs = std::filesystem;
-
-
-TrainOutcome train(const Experiment& experiment, const fs::path& output, std::optional<fs::path> resume = std::nullopt) {
-  TrainOptions options;
-  options.experiment = experiment;
-  options.output_root = output;
-  options.trial_name = "trial";
-  options.progress = false;
-  options.resume = resume;
-  return run_training(options);
-}
+using test::train_quietly;
 
 // result.jsonl's rows without the wall-clock columns.
 std::vector<nlohmann::json> rows_without_times(const fs::path& trial) {
@@ -84,14 +75,14 @@ void check_resume_is_exact(const Experiment& experiment, int middle, int iterati
   Experiment full = experiment;
   apply_override(full, "stop.training_iteration=" + std::to_string(iterations));
   apply_override(full, "checkpoint_freq=" + std::to_string(middle));
-  const TrainOutcome straight = train(full, straight_dir.path());
+  const TrainOutcome straight = train_quietly(full, straight_dir.path());
   REQUIRE(straight.last_checkpoint);
 
   Experiment first_part = full;
   apply_override(first_part, "stop.training_iteration=" + std::to_string(middle));
-  const TrainOutcome stopped = train(first_part, stopped_dir.path());
+  const TrainOutcome stopped = train_quietly(first_part, stopped_dir.path());
   REQUIRE(stopped.last_checkpoint);
-  const TrainOutcome resumed = train(full, stopped_dir.path(), *stopped.last_checkpoint);
+  const TrainOutcome resumed = train_quietly(full, stopped_dir.path(), *stopped.last_checkpoint);
   REQUIRE(resumed.last_checkpoint);
 
   const std::vector<nlohmann::json> a = rows_without_times(straight.trial_dir), b = rows_without_times(resumed.trial_dir);
@@ -132,9 +123,9 @@ TEST_CASE("A MuJoCo PPO run resumes exactly mid-episode", "[algorithms][resume]"
 TEST_CASE("Resuming a run that met its stop criterion trains nothing more", "[algorithms][resume]") {
   TempDir dir;
   const Experiment experiment = experiment_from("cartpole-ppo.yaml", {"stop.training_iteration=2"});
-  const TrainOutcome done = train(experiment, dir.path());
+  const TrainOutcome done = train_quietly(experiment, dir.path());
   REQUIRE(done.last_checkpoint);
-  const TrainOutcome again = train(experiment, dir.path(), *done.last_checkpoint);
+  const TrainOutcome again = train_quietly(experiment, dir.path(), *done.last_checkpoint);
   CHECK(again.stopped_by == "training_iteration");
   CHECK(again.final_row["training_iteration"] == 2);
   CHECK(again.last_checkpoint == done.last_checkpoint);
@@ -170,7 +161,7 @@ TEST_CASE("A checkpoint that holds non-finite weights is refused on resume", "[a
   TempDir dir;
   const Experiment experiment = experiment_from(
       "cartpole-dqn.yaml", {"stop.training_iteration=1", "checkpoint_freq=1", "learning_starts=100000", "hidden_sizes=[8]"});
-  const TrainOutcome first = train(experiment, dir.path());
+  const TrainOutcome first = train_quietly(experiment, dir.path());
   REQUIRE(first.last_checkpoint);
 
   // The same checkpoint with NaN weights, as a diverged learner of another program might leave them.
@@ -197,7 +188,7 @@ TEST_CASE("A checkpoint that holds non-finite weights is refused on resume", "[a
 
   Experiment longer = experiment;
   apply_override(longer, "stop.training_iteration=3");
-  CHECK_THROWS_WITH(train(longer, dir.path(), bad), Catch::Contains(bad.string() + " holds non-finite weights (parameter 0 = nan)"));
+  CHECK_THROWS_WITH(train_quietly(longer, dir.path(), bad), Catch::Contains(bad.string() + " holds non-finite weights (parameter 0 = nan)"));
 }
 
 }  // namespace rlx

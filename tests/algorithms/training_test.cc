@@ -13,6 +13,7 @@
 
 #include "algorithms/evaluation.h"
 #include "algorithms/trainer.h"
+#include "tests/algorithms/train_util.h"
 #include "core/checkpoint_dir.h"
 #include "core/experiment.h"
 #include "core/temp_dir.h"
@@ -44,16 +45,7 @@ Experiment tiny(const std::string& file, const std::vector<std::string>& overrid
   return load_experiment(fs::path(RLX_SOURCE_DIR) / "experiments" / file, "", all);
 }
 
-TrainOutcome train_quietly(const Experiment& experiment, const fs::path& output,
-                           std::optional<fs::path> resume = std::nullopt) {
-  TrainOptions options;
-  options.experiment = experiment;
-  options.output_root = output;
-  options.trial_name = "trial";
-  options.progress = false;
-  options.resume = resume;
-  return run_training(options);
-}
+using test::train_quietly;
 
 size_t count_lines(const fs::path& path) {
   std::ifstream in(path);
