@@ -3,10 +3,10 @@
 //
 // The contract is checked where it cannot cost a plugin author a debugging session: an env
 // writes its observation through an ObsSpan (index-checked), into a buffer of the Env's own
-// with a guard zone behind it; after every reset and step the Env verifies that exactly the
-// declared number of floats was written, that every one is finite and that the reward is
-// finite, and only then copies the observation out. A breach throws EnvContractError naming
-// the env, the call, the step and the element.
+// with a guard zone behind it; after every reset and step the Env verifies that nothing reached
+// the floats right behind the observation, that every element was written and is finite and
+// that the reward is finite, and only then copies the observation out. A breach throws
+// EnvOutputError naming the env, the call, the step and the element.
 #pragma once
 
 #include <algorithm>
@@ -105,7 +105,7 @@ class ObsSpan {
   int64_t size() const { return size_; }
   // Element i; throws ObsIndexError when i lies outside [0, size()).
   float& operator[](int64_t i) const {
-    if (i < 0 || i >= size_) throw ObsIndexError(i, size_);
+    if (__builtin_expect(static_cast<uint64_t>(i) >= static_cast<uint64_t>(size_), 0)) throw_index_error(i);
     return data_[i];
   }
   // The first element, for bulk writes of at most size() floats (a longer write is caught by the
@@ -113,6 +113,9 @@ class ObsSpan {
   float* data() const { return data_; }
 
  private:
+  // Out of line, so that the checked writes stay small in the envs' hot loops.
+  [[noreturn]] __attribute__((noinline, cold)) void throw_index_error(int64_t i) const { throw ObsIndexError(i, size_); }
+
   float* data_;
   int64_t size_;
 };
@@ -133,7 +136,7 @@ class Env {
  public:
   explicit Env(EnvSpec spec) : spec_(std::move(spec)) {
     const auto size = static_cast<size_t>(spec_.observation_space.size());
-    scratch_.resize(size + size + kGuardFloats);
+    scratch_.assign(size + size + kGuardFloats, unwritten_marker());  // the guard zone stays marked
   }
   virtual ~Env() = default;
   Env(const Env&) = delete;
@@ -240,23 +243,32 @@ class Env {
   Rng& rng() { return rng_; }
 
  private:
-  // Floats of guard zone beyond the observation's own size (which is guarded too).
+  // Floats of guard zone beyond the observation's own size (which is guarded too), and how many
+  // of them, right behind the observation, every call checks.
   static constexpr size_t kGuardFloats = 16;
+  static constexpr size_t kCheckedGuardFloats = 4;
   // A NaN no arithmetic produces: marks elements the env has not written.
   static constexpr uint32_t kUnwrittenBits = 0x7fa5a5a5u;
+  // A float's exponent bits; all set means infinity or NaN.
+  static constexpr uint32_t kExponentBits = 0x7f800000u;
 
-  static bool is_unwritten(float value) {
+  static uint32_t bits_of(float value) {
     uint32_t bits;
     std::memcpy(&bits, &value, sizeof(bits));
-    return bits == kUnwrittenBits;
+    return bits;
   }
-
-  // Marks the scratch buffer unwritten and hands out its first observation_space.size() floats.
-  ObsSpan begin_write() {
+  static float unwritten_marker() {
     float marker;
     std::memcpy(&marker, &kUnwrittenBits, sizeof(marker));
-    std::fill(scratch_.begin(), scratch_.end(), marker);
-    return ObsSpan(scratch_.data(), spec_.observation_space.size());
+    return marker;
+  }
+
+  // Marks the observation part of the scratch buffer unwritten and hands it out. (The guard zone
+  // behind it is marked once: a correct env never writes it, and a write there ends the env.)
+  ObsSpan begin_write() {
+    const int64_t size = spec_.observation_space.size();
+    std::fill(scratch_.begin(), scratch_.begin() + size, unwritten_marker());
+    return ObsSpan(scratch_.data(), size);
   }
 
   EnvOutputError out_of_bounds(const char* call, const ObsIndexError& error) const {
@@ -265,30 +277,41 @@ class Env {
                               " elements (observation_space " + spec_.observation_space.to_string() + ")");
   }
 
-  // Checks what the hook wrote (size, completeness, finiteness, reward) and copies it to obs.
+  // Checks what the hook wrote (size, completeness, finiteness, reward) and copies it to obs. One
+  // branch-free pass decides; only a breach takes the slow scan that names it.
   void finish_write(const char* call, double reward, float* obs) const {
     const auto size = static_cast<size_t>(spec_.observation_space.size());
+    const float* data = scratch_.data();
+    // A write past the end reaches the floats right behind the observation first: the next
+    // kCheckedGuardFloats decide (the rest of the zone only absorbs longer writes).
+    uint32_t guard_changed = 0, non_finite = 0;  // the unwritten marker is a NaN, so non_finite covers it
+    for (size_t i = size; i < size + kCheckedGuardFloats; ++i) guard_changed |= bits_of(data[i]) ^ kUnwrittenBits;
+    for (size_t i = 0; i < size; ++i) non_finite |= static_cast<uint32_t>((bits_of(data[i]) & kExponentBits) == kExponentBits);
+    if ((guard_changed | non_finite) != 0 || !std::isfinite(reward)) throw_breach(call, reward);
+    std::memcpy(obs, data, size * sizeof(float));
+  }
+
+  // Throws the EnvOutputError that names the first breach finish_write found (out of line: cold).
+  [[noreturn]] __attribute__((noinline, cold)) void throw_breach(const char* call, double reward) const {
+    const auto size = static_cast<size_t>(spec_.observation_space.size());
+    const std::string space = " (observation_space " + spec_.observation_space.to_string() + ")";
     for (size_t i = size; i < scratch_.size(); ++i) {
-      if (!is_unwritten(scratch_[i])) {
+      if (bits_of(scratch_[i]) != kUnwrittenBits) {
         throw EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
-                             "was written, past the observation's " + std::to_string(size) +
-                                   " elements (observation_space " + spec_.observation_space.to_string() + ")");
+                             "was written, past the observation's " + std::to_string(size) + " elements" + space);
       }
     }
     for (size_t i = 0; i < size; ++i) {
-      if (is_unwritten(scratch_[i])) {
+      if (bits_of(scratch_[i]) == kUnwrittenBits) {
         throw EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
-                             "was never written (observation_space " + spec_.observation_space.to_string() + ")");
+                             "was never written" + space);
       }
       if (!std::isfinite(scratch_[i])) {
         throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
                                  "is " + std::to_string(scratch_[i]) + ", not finite");
       }
     }
-    if (!std::isfinite(reward)) {
-      throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "reward", "is " + std::to_string(reward) + ", not finite");
-    }
-    std::memcpy(obs, scratch_.data(), size * sizeof(float));
+    throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "reward", "is " + std::to_string(reward) + ", not finite");
   }
 
   EnvSpec spec_;
