@@ -1,5 +1,6 @@
 #include "algorithms/remote_sampler.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -14,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Unix socket paths must fit sockaddr_un (108 bytes): short names in /tmp when TMPDIR is long.
+constexpr size_t kMaxIpcPathBytes = 100;
+
 ExpectedEnv expected_env(const std::string& env_id) {
   const EnvSpec& spec = global_env_registry().spec(env_id);
   ExpectedEnv env;
@@ -21,7 +25,15 @@ ExpectedEnv expected_env(const std::string& env_id) {
   env.obs_size = spec.observation_space.size();
   env.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
   env.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
+  env.max_episode_steps = spec.max_episode_steps;
   return env;
+}
+
+// A directory of mode 0700 for the run's ipc socket: other users cannot connect to it.
+std::unique_ptr<TempDir> make_socket_dir() {
+  auto dir = std::make_unique<TempDir>("rlx-run-");
+  if ((dir->path() / "learner").string().size() > kMaxIpcPathBytes) dir = std::make_unique<TempDir>("rlx-run-", "/tmp");
+  return dir;
 }
 
 }  // namespace
@@ -29,8 +41,17 @@ ExpectedEnv expected_env(const std::string& env_id) {
 RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(options)), context_(1) {
   if (options_.worker_program.empty()) options_.worker_program = std::filesystem::read_symlink("/proc/self/exe");
   ReceiverOptions receiver_options;
-  receiver_options.endpoint = options_.bind_endpoint;
+  if (options_.bind_endpoint.empty()) {
+    socket_dir_ = make_socket_dir();
+    receiver_options.endpoint = "ipc://" + (socket_dir_->path() / "learner").string();
+  } else {
+    receiver_options.endpoint = options_.bind_endpoint;
+  }
   receiver_options.env = expected_env(options_.setup.env_id);
+  receiver_options.fragment_length = options_.setup.fragment_length;
+  // A worker may run more envs than the learner's setup asks (rlx worker --envs K).
+  receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);
+  receiver_options.policy_outputs = options_.setup.policy_kind == RolloutPolicyKind::kActorCritic;
   receiver_options.credits_per_worker = options_.credits_per_worker;
   receiver_options.max_policy_lag = options_.max_policy_lag;
   receiver_options.curve_server = options_.curve_server;
@@ -91,6 +112,10 @@ std::string RemoteSampler::describe(const WorkerExitReport& report) const {
   return text;
 }
 
+void RemoteSampler::report_notices() {
+  for (const std::string& notice : receiver_->take_notices()) std::cerr << "rlx train: " << notice << "\n";
+}
+
 void RemoteSampler::watch_workers() {
   for (WorkerExitReport& report : pool_->poll()) {
     if (report.exit.clean()) continue;  // told to stop
@@ -109,6 +134,7 @@ std::vector<SampleBatch> RemoteSampler::collect(int64_t min_transitions) {
   auto last_fragment = Clock::now();
   while (transitions < min_transitions) {
     watch_workers();
+    report_notices();
     std::optional<SampleBatch> batch = receiver_->pop(std::chrono::milliseconds(100));
     if (!batch) {
       if (options_.num_local_workers > 0 && pool_->num_running() == 0 && receiver_->stats().workers_active == 0) {
@@ -149,6 +175,7 @@ SamplerStats RemoteSampler::stats() const {
   SamplerStats s;
   s.fragments_dropped_stale = r.dropped_stale;
   s.fragments_dropped_other = r.dropped_unknown_worker + r.dropped_at_stop;
+  s.fragments_refused = r.refused;
   s.messages_rejected = r.messages_rejected;
   s.worker_restarts = static_cast<uint64_t>(pool_->restarts());
   s.workers_active = r.workers_active;

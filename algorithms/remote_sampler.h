@@ -11,18 +11,22 @@
 
 #include "algorithms/sampler.h"
 #include "core/config_error.h"
+#include "core/temp_dir.h"
 #include "rollout/worker_pool.h"
 #include "rollout/worker_setup.h"
 #include "transport/sample_receiver.h"
 
 namespace rlx {
 
+// K a worker may announce (rlx worker --envs K) when the learner's setup asks for fewer.
+constexpr int kDefaultMaxEnvsPerWorker = 64;
+
 struct RemoteSamplerOptions {
   WorkerSetup setup;                      // worker_index is filled per worker
   int num_local_workers = 2;
   std::string worker_program;             // the rlx binary (default: this process's own)
   std::vector<std::string> env_plugins;   // passed on to local workers
-  std::string bind_endpoint = "tcp://127.0.0.1:*";
+  std::string bind_endpoint;              // empty: a private ipc:// socket only this user can reach
   int credits_per_worker = 2;
   uint64_t max_policy_lag = 1;
   int max_worker_restarts = 10;
@@ -65,7 +69,11 @@ class RemoteSampler : public Sampler {
   // "worker 2 (pid 4242, CartPole-v1) exited: ...; last lines of LOG:\n    | ..." for one exit.
   std::string describe(const WorkerExitReport& report) const;
 
+  // Says on stderr why each peer the receiver dropped was dropped.
+  void report_notices();
+
   RemoteSamplerOptions options_;
+  std::unique_ptr<TempDir> socket_dir_;  // holds the private ipc socket; removed after the receiver closes
   zmq::context_t context_;
   std::unique_ptr<SampleReceiver> receiver_;
   std::unique_ptr<WorkerPool> pool_;

@@ -20,6 +20,7 @@ namespace rlx {
 struct SamplerStats {
   uint64_t fragments_dropped_stale = 0;
   uint64_t fragments_dropped_other = 0;   // unknown worker, at stop
+  uint64_t fragments_refused = 0;         // broke the run's contract; their senders were dropped
   uint64_t messages_rejected = 0;
   uint64_t worker_restarts = 0;
   uint64_t workers_active = 0;

@@ -319,6 +319,7 @@ class TrainingRun {
             {"sampler",
              {{"fragments_dropped_stale", sampling.fragments_dropped_stale},
               {"fragments_dropped_other", sampling.fragments_dropped_other},
+              {"fragments_refused", sampling.fragments_refused},
               {"messages_rejected", sampling.messages_rejected},
               {"worker_restarts", sampling.worker_restarts},
               {"workers_active", sampling.workers_active},

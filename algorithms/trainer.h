@@ -20,7 +20,7 @@ struct TrainOptions {
   std::string trial_name;                      // default: <ALGO>_<env>_seed<S>_<timestamp>
   std::optional<std::filesystem::path> resume; // a checkpoint dir to continue from (same trial dir)
   bool progress = true;                        // the live progress line on stderr
-  std::string bind_endpoint = "tcp://127.0.0.1:*";  // where workers connect (remote ones too)
+  std::string bind_endpoint;  // where workers connect (remote ones too); empty: a private ipc:// socket
   std::optional<std::filesystem::path> auth_keys;   // CURVE key dir (rlx keys init)
   std::string worker_program;                  // the rlx binary for local workers (default: this executable)
   // Pause here: end the run with a checkpoint at the first iteration where this counter

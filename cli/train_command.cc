@@ -61,8 +61,10 @@ int run_train_command(const std::vector<std::string>& args) {
       "device", po::value<std::string>(), "same as --set device=D (cpu, cuda, cuda:N; learner rank r on cuda:N+r)")(
       "resume", po::value<std::string>(), "continue from this checkpoint directory, with the same counters")(
       "trial-name", po::value<std::string>(), "name of the trial directory (default: ALGO_ENV_seedS_TIME)")(
-      "bind", po::value<std::string>()->default_value("tcp://127.0.0.1:*"),
-      "where workers connect; other hosts need --auth-keys (or an explicit non-loopback bind with keys)")(
+      "bind", po::value<std::string>()->default_value(""),
+      "where workers connect (default: a private ipc:// socket in a directory only this user can open); "
+      "e.g. tcp://127.0.0.1:* for local `rlx worker`s of other users, or tcp://HOST:PORT with --auth-keys "
+      "for other hosts")(
       "auth-keys", po::value<std::string>(), "CURVE key directory (rlx keys init): only authorized workers join")(
       "pause-at", po::value<std::string>(),
       "COUNTER=VALUE: end with a checkpoint (exit status 5) once training_iteration, timesteps_total or "

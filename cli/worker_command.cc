@@ -19,7 +19,8 @@ int run_worker_command(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")("connect", po::value<std::string>(),
                                                      "the learner's endpoint, e.g. tcp://head:5555 (required)")(
       "envs", po::value<int>()->default_value(0), "envs in this worker (0: as the learner says)")(
-      "worker-id", po::value<uint64_t>()->default_value(0), "worker id (0: random)")(
+      "worker-id", po::value<uint64_t>()->default_value(0),
+      "a number for logs and the learner's messages (0: random); the learner gives each connection its own identity")(
       "auth-keys", po::value<std::string>(),
       "directory with this worker's CURVE key pair (client.key, client.pub) and the learner's server.pub")(
       "learner-timeout", po::value<double>()->default_value(30.0), "exit after the learner is silent this many seconds")(
@@ -61,6 +62,7 @@ int run_worker_command(const std::vector<std::string>& args) {
     throw EnvOutputError(error, who);
   }
   const RolloutWorkerStats& stats = worker.stats();
+  if (exit == WorkerExit::kRefusedByLearner) throw UsageError(stats.refusal);
   if (exit == WorkerExit::kLearnerGone || values.count("verbose")) {
     std::cerr << "rlx worker " << worker.worker_id() << ": "
               << (exit == WorkerExit::kStopped ? "stopped by the learner" : "the learner is gone, exiting")

@@ -14,9 +14,11 @@ namespace rlx {
 
 class TempDir {
  public:
-  // Makes <temp dir>/<prefix>XXXXXX; std::runtime_error when it cannot.
-  explicit TempDir(const std::string& prefix = "rlx-") {
-    const std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+  // Makes <parent>/<prefix>XXXXXX (parent: the system's temp dir), mode 0700; std::runtime_error
+  // when it cannot.
+  explicit TempDir(const std::string& prefix = "rlx-", const std::filesystem::path& parent = {}) {
+    const std::filesystem::path base = parent.empty() ? std::filesystem::temp_directory_path() : parent;
+    const std::string pattern = (base / (prefix + "XXXXXX")).string();
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     if (!::mkdtemp(buffer.data())) throw std::runtime_error("cannot create a temporary directory like " + pattern);

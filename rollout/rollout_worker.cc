@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <variant>
@@ -31,15 +33,26 @@ uint64_t random_worker_id() {
 
 bool same_setup(const WorkerSetup& a, const WorkerSetup& b) { return a.to_json() == b.to_json(); }
 
+std::string next_monitor_endpoint() {
+  static std::atomic<uint64_t> counter{0};
+  return "inproc://rlx-worker-monitor-" + std::to_string(counter++);
+}
+
+constexpr int kHandshakeEvents = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+
 }  // namespace
 
 RolloutWorker::RolloutWorker(zmq::context_t& context, RolloutWorkerOptions options) : options_(std::move(options)) {
   if (options_.worker_id == 0) options_.worker_id = random_worker_id();
   SocketOptions socket_options = socket_options_for(options_.limits);
   socket_ = make_socket(context, zmq::socket_type::dealer, socket_options);
-  // A stable identity lets the learner's ROUTER hand the connection over on reconnect.
-  socket_.set(zmq::sockopt::routing_id, "w" + std::to_string(options_.worker_id));
+  // No routing id of our own: the learner's ROUTER gives each connection one that no other peer
+  // can claim, so a worker cannot be impersonated or knocked out by another using its id.
   if (options_.curve_client) configure_curve_client(socket_, *options_.curve_client, options_.curve_server_public_key);
+  const std::string monitor_endpoint = next_monitor_endpoint();
+  if (zmq_socket_monitor(socket_.handle(), monitor_endpoint.c_str(), kHandshakeEvents) != 0) throw zmq::error_t();
+  monitor_ = zmq::socket_t(context, zmq::socket_type::pair);
+  monitor_.connect(monitor_endpoint);
   socket_.connect(options_.endpoint);
 }
 
@@ -105,6 +118,32 @@ void RolloutWorker::send_fragment() {
   send(encode_episode_stats(report, options_.worker_id, ++sequence_));
 }
 
+bool RolloutWorker::handshake_refused() {
+  zmq::message_t event;
+  while (monitor_.recv(event, zmq::recv_flags::dontwait)) {
+    zmq::message_t address;
+    if (!event.more() || !monitor_.recv(address, zmq::recv_flags::dontwait)) continue;
+    if (event.size() < 6) continue;
+    uint16_t kind = 0;
+    uint32_t value = 0;
+    std::memcpy(&kind, event.data(), sizeof kind);
+    std::memcpy(&value, static_cast<const char*>(event.data()) + 2, sizeof value);
+    const std::string where = address.to_string();
+    if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      stats_.refusal = "the learner at " + where + " refused this worker's key (CURVE authentication failed, status " +
+                       std::to_string(value) + "): its public key is not among the learner's authorized keys";
+    } else if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      stats_.refusal = "the learner at " + where + " uses " + (options_.curve_client ? "no" : "CURVE") +
+                       " authentication and this worker " + (options_.curve_client ? "does" : "does not") +
+                       ": give both --auth-keys, or neither";
+    } else {
+      stats_.refusal = "the handshake with the learner at " + where + " failed (ZeroMQ protocol error " +
+                       std::to_string(value) + "): is it an rlx learner, with the same keys?";
+    }
+  }
+  return !stats_.refusal.empty();
+}
+
 WorkerExit RolloutWorker::run() {
   auto last_heard = Clock::now();
   auto last_join = Clock::now() - options_.rejoin_after;
@@ -152,6 +191,7 @@ WorkerExit RolloutWorker::run() {
     }
 
     const auto after = Clock::now();
+    if (handshake_refused()) return WorkerExit::kRefusedByLearner;
     if (after - last_heard > options_.learner_timeout) return WorkerExit::kLearnerGone;
     if (after - last_heard > options_.rejoin_after && after - last_join > options_.rejoin_after) {
       joined = false;  // the learner went quiet: maybe it restarted and forgot us

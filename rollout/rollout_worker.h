@@ -38,7 +38,11 @@ struct RolloutWorkerOptions {
 };
 
 // How a worker's run ended.
-enum class WorkerExit { kStopped, kLearnerGone };
+enum class WorkerExit {
+  kStopped,          // the learner said stop
+  kLearnerGone,      // silent past learner_timeout
+  kRefusedByLearner  // the learner's handshake refused this worker (its key, or keys on one side only)
+};
 
 // Counts for tests and logs.
 struct RolloutWorkerStats {
@@ -49,6 +53,7 @@ struct RolloutWorkerStats {
   uint64_t joins = 0;                 // join requests sent (the first and every re-join)
   uint64_t messages_rejected = 0;
   uint64_t last_policy_version = 0;
+  std::string refusal;                // kRefusedByLearner: what the handshake said
 };
 
 class RolloutWorker {
@@ -59,7 +64,8 @@ class RolloutWorker {
   RolloutWorker(const RolloutWorker&) = delete;
   RolloutWorker& operator=(const RolloutWorker&) = delete;
 
-  // Runs until the learner says stop or has been silent longer than learner_timeout. Throws
+  // Runs until the learner says stop, has been silent longer than learner_timeout, or refused
+  // this worker's handshake (a key it does not authorize, or CURVE on one side only). Throws
   // std::invalid_argument when the learner's setup names an unknown env or bad network.
   WorkerExit run();
 
@@ -72,9 +78,12 @@ class RolloutWorker {
   void send_fragment();
   void send(std::vector<zmq::message_t> frames);
   std::shared_ptr<SampleBatch> free_batch();
+  // Reads the connection's monitor; true once a handshake failed for good (stats_.refusal says why).
+  bool handshake_refused();
 
   RolloutWorkerOptions options_;
   zmq::socket_t socket_;
+  zmq::socket_t monitor_;  // the socket's handshake failures
   uint64_t sequence_ = 0;
   std::optional<WorkerSetup> setup_;
   std::unique_ptr<RolloutPolicy> policy_;

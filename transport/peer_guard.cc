@@ -15,7 +15,7 @@ void PeerGuard::record_good(const std::string& peer) {
   if (it != peers_.end()) it->second.consecutive_bad = 0;
 }
 
-bool PeerGuard::record_bad(const std::string& peer) {
+PeerGuard::Record& PeerGuard::touch(const std::string& peer) {
   auto it = peers_.find(peer);
   if (it == peers_.end()) {
     if (peers_.size() >= options_.max_peers) {
@@ -28,7 +28,19 @@ bool PeerGuard::record_bad(const std::string& peer) {
   } else {
     recency_.splice(recency_.begin(), recency_, it->second.age);
   }
-  Record& record = it->second;
+  return it->second;
+}
+
+bool PeerGuard::drop(const std::string& peer) {
+  Record& record = touch(peer);
+  if (record.dropped) return false;
+  record.dropped = true;
+  ++dropped_total_;
+  return true;
+}
+
+bool PeerGuard::record_bad(const std::string& peer) {
+  Record& record = touch(peer);
   ++record.consecutive_bad;
   ++record.total_bad;
   if (!record.dropped &&

@@ -26,7 +26,9 @@ class PeerGuard {
   void record_good(const std::string& peer);
   // Records a bad message; returns true when the peer should now be dropped.
   bool record_bad(const std::string& peer);
-  // Whether the peer has crossed a threshold (and has not been forgotten since).
+  // Drops a peer at once (e.g. it broke the protocol's contract); true if it was not dropped yet.
+  bool drop(const std::string& peer);
+  // Whether the peer has crossed a threshold or was dropped (and has not been forgotten since).
   bool should_drop(const std::string& peer) const;
   // Forgets a peer, e.g. once it has been disconnected.
   void forget(const std::string& peer);
@@ -48,6 +50,9 @@ class PeerGuard {
   std::unordered_map<std::string, Record> peers_;
   std::list<std::string> recency_;
   uint64_t dropped_total_ = 0;
+
+  // The peer's record, made (forgetting the oldest when full) if needed, now the newest.
+  Record& touch(const std::string& peer);
 };
 
 }  // namespace rlx

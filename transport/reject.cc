@@ -1,6 +1,5 @@
 #include "transport/reject.h"
 
-#include <sstream>
 
 namespace rlx {
 
@@ -34,28 +33,6 @@ const char* reject_reason_name(RejectReason reason) {
     case RejectReason::kBadHelloInfo: return "bad_hello_info";
   }
   return "unknown";
-}
-
-void RejectCounters::record(RejectReason reason) {
-  const auto index = static_cast<size_t>(reason);
-  if (index < counts_.size()) counts_[index].fetch_add(1, std::memory_order_relaxed);
-  total_.fetch_add(1, std::memory_order_relaxed);
-}
-
-uint64_t RejectCounters::count(RejectReason reason) const {
-  const auto index = static_cast<size_t>(reason);
-  return index < counts_.size() ? counts_[index].load(std::memory_order_relaxed) : 0;
-}
-
-uint64_t RejectCounters::total() const { return total_.load(std::memory_order_relaxed); }
-
-std::string RejectCounters::snapshot() const {
-  std::ostringstream out;
-  out << "rejected_total=" << total();
-  for (size_t i = 0; i < kNumRejectReasons; ++i) {
-    out << ' ' << reject_reason_name(static_cast<RejectReason>(i)) << '=' << counts_[i].load(std::memory_order_relaxed);
-  }
-  return out.str();
 }
 
 }  // namespace rlx

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/reason_counters.h"
+
 namespace rlx {
 
 enum class RejectReason : uint8_t {
@@ -43,21 +45,10 @@ constexpr size_t kNumRejectReasons = static_cast<size_t>(RejectReason::kBadHello
 // snake_case name of a reason ("bad_magic").
 const char* reject_reason_name(RejectReason reason);
 
-// Counts of rejected messages by reason; safe to update from several threads.
-class RejectCounters {
+// Counts of rejected messages by reason ("rejected_total=N bad_magic=N ..."); thread-safe.
+class RejectCounters : public ReasonCounters<RejectReason, kNumRejectReasons, reject_reason_name> {
  public:
-  // Counts one rejected message.
-  void record(RejectReason reason);
-  // Messages rejected for this reason so far.
-  uint64_t count(RejectReason reason) const;
-  // Messages rejected for any reason so far.
-  uint64_t total() const;
-  // One line "rejected_total=N bad_magic=N ..." listing every reason.
-  std::string snapshot() const;
-
- private:
-  std::array<std::atomic<uint64_t>, kNumRejectReasons> counts_{};
-  std::atomic<uint64_t> total_{0};
+  RejectCounters() : ReasonCounters("rejected_total") {}
 };
 
 }  // namespace rlx

@@ -1,5 +1,8 @@
 #include "transport/sample_receiver.h"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 #include "transport/encode.h"
@@ -17,8 +20,33 @@ constexpr size_t kMaxMessagesPerPoll = 256;   // then look at commands and timer
 // the SYNs of a thousand workers connecting at once (a fleet starting, or re-joining a restarted
 // learner), and TCP retries them only after 1, 3, 7, 15 s; the kernel caps this at somaxconn.
 constexpr int kListenBacklog = 4096;
-constexpr size_t kMaxPendingWorkers = 1 << 16;  // welcomed but not yet hello'd
 constexpr size_t kMaxEpisodesKept = 1 << 20;
+constexpr size_t kMaxNoticesKept = 256;
+constexpr size_t kMaxVersionsKept = 4096;  // published versions remembered for the check
+// Room beyond the largest fragment for the header, descriptors and a hello's JSON.
+constexpr uint64_t kMessageSlackBytes = 64 * 1024;
+// Control messages a connection may have waiting beyond its fragments.
+constexpr int kControlMessagesPerPeer = 32;
+
+// The memory a fragment's columns take.
+uint64_t batch_bytes(const SampleBatch& batch) {
+  return sizeof(SampleBatch) + batch.obs.size() * sizeof(float) + batch.action_indices.size() * sizeof(int64_t) +
+         batch.action_values.size() * sizeof(float) + batch.rewards.size() * sizeof(float) +
+         batch.terminated.size() + batch.truncated.size() + batch.log_probs.size() * sizeof(float) +
+         batch.values.size() * sizeof(float) + batch.bootstrap_obs.size() * sizeof(float) +
+         batch.final_obs_index.size() * sizeof(int32_t) + batch.final_obs.size() * sizeof(float);
+}
+
+// The contract of a worker announcing num_envs envs.
+FragmentContract contract_for(const ReceiverOptions& options, int64_t num_envs) {
+  FragmentContract contract;
+  contract.num_steps = options.fragment_length;
+  contract.num_envs = static_cast<int32_t>(num_envs);
+  contract.obs_size = options.env.obs_size;
+  contract.action_size = options.env.action_size;
+  contract.policy_outputs = options.policy_outputs;
+  return contract;
+}
 
 std::string next_wake_endpoint() {
   static std::atomic<uint64_t> counter{0};
@@ -27,12 +55,21 @@ std::string next_wake_endpoint() {
 
 }  // namespace
 
-bool is_local_endpoint(const std::string& endpoint) {
+bool is_loopback_endpoint(const std::string& endpoint) {
   if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return true;
   const std::string tcp = "tcp://";
-  if (endpoint.rfind(tcp, 0) != 0) return false;
-  const std::string host = endpoint.substr(tcp.size(), endpoint.rfind(':') - tcp.size());
-  return host.rfind("127.", 0) == 0 || host == "localhost" || host == "[::1]";
+  const size_t colon = endpoint.rfind(':');
+  if (endpoint.rfind(tcp, 0) != 0 || colon == std::string::npos || colon < tcp.size()) return false;
+  std::string host = endpoint.substr(tcp.size(), colon - tcp.size());
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    in6_addr address{};
+    if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &address) != 1) return false;
+    if (IN6_IS_ADDR_LOOPBACK(&address)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&address) && address.s6_addr[12] == 127;
+  }
+  in_addr address{};
+  if (inet_pton(AF_INET, host.c_str(), &address) != 1) return false;  // a name: not resolved here
+  return (ntohl(address.s_addr) >> 24) == 127;
 }
 
 SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
@@ -40,21 +77,36 @@ SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
   if (options_.credits_per_worker < 1) throw std::invalid_argument("credits_per_worker must be >= 1");
   if (!options_.make_welcome) throw std::invalid_argument("SampleReceiver needs a make_welcome function");
   if (options_.env.env_id.empty()) throw std::invalid_argument("SampleReceiver needs the expected env");
-  if (!options_.curve_server && !options_.allow_unauthenticated_remote && !is_local_endpoint(options_.endpoint)) {
-    throw std::invalid_argument("refusing to bind '" + options_.endpoint +
-                                "' without authentication: any host could join; use --auth-keys DIR "
-                                "(rlx keys init DIR) or bind to 127.0.0.1");
-  }
+  if (options_.fragment_length < 1) throw std::invalid_argument("SampleReceiver needs fragment_length >= 1");
+  if (options_.max_envs_per_worker < 1) throw std::invalid_argument("max_envs_per_worker must be >= 1");
+  if (options_.max_workers < 1) throw std::invalid_argument("max_workers must be >= 1");
+  // Nothing larger than the largest fragment the contract allows is decoded or even received.
+  const FragmentContract largest = contract_for(options_, options_.max_envs_per_worker);
+  const uint64_t fragment_bytes = max_fragment_bytes(largest);
   options_.limits.num_actions = options_.env.num_actions;
+  options_.limits.max_envs = options_.max_envs_per_worker;
+  options_.limits.max_transitions = int64_t{options_.fragment_length} * options_.max_envs_per_worker;
+  options_.limits.max_episodes = options_.limits.max_transitions;
+  options_.limits.max_message_bytes = std::min(options_.limits.max_message_bytes, fragment_bytes + kMessageSlackBytes);
+  stats_.queued_bytes_bound = options_.max_workers * static_cast<uint64_t>(options_.credits_per_worker) * fragment_bytes;
   if (options_.curve_server) authenticator_ = std::make_unique<ZapAuthenticator>(context_, options_.authorized_client_keys);
   SocketOptions socket_options = socket_options_for(options_.limits);
   socket_options.send_hwm = 10000;
-  socket_options.recv_hwm = 10000;
+  socket_options.recv_hwm = options_.credits_per_worker + kControlMessagesPerPeer;
   router_ = make_socket(context_, zmq::socket_type::router, socket_options);
-  router_.set(zmq::sockopt::router_handover, 1);  // a reconnecting worker takes over its identity
+  // No handover: a second connection under an identity in use is refused, never takes it over.
+  router_.set(zmq::sockopt::router_handover, 0);
   router_.set(zmq::sockopt::backlog, kListenBacklog);
+  router_.set(zmq::sockopt::handshake_ivl, static_cast<int>(options_.handshake_timeout.count()));
   if (options_.curve_server) configure_curve_server(router_, *options_.curve_server);
   endpoint_ = bind_endpoint(router_, options_.endpoint);
+  // Decided on the address bound, not on the text asked for (a name may resolve anywhere).
+  if (!options_.curve_server && !options_.allow_unauthenticated_remote && !is_loopback_endpoint(endpoint_)) {
+    router_.close();
+    throw std::invalid_argument("refusing to serve '" + options_.endpoint + "' (bound as " + endpoint_ +
+                                ") without authentication: it is not a loopback address, so any host could join; "
+                                "use --auth-keys DIR (rlx keys init DIR) or bind to 127.0.0.1");
+  }
   wake_endpoint_ = next_wake_endpoint();
   wake_receive_ = zmq::socket_t(context_, zmq::socket_type::pull);
   wake_receive_.bind(wake_endpoint_);
@@ -83,6 +135,9 @@ void SampleReceiver::publish_weights(std::shared_ptr<const Weights> weights) {
     std::lock_guard<std::mutex> lock(mutex_);
     current_weights_ = weights;
     current_version_ = weights->policy_version;
+    if (!first_published_version_) first_published_version_ = weights->policy_version;
+    published_versions_.push_back(weights->policy_version);
+    if (published_versions_.size() > kMaxVersionsKept) published_versions_.pop_front();
   }
   post(Command{Command::Kind::kWeights, {}});
 }
@@ -94,6 +149,14 @@ bool SampleReceiver::stale(uint64_t policy_version) const {
   return current > policy_version && current - policy_version > options_.max_policy_lag;
 }
 
+bool SampleReceiver::published(uint64_t policy_version) const {
+  if (!first_published_version_ || policy_version < *first_published_version_) return false;
+  if (policy_version > current_version_.load()) return false;
+  // Older than every version remembered: published long ago (versions only grow).
+  if (policy_version < published_versions_.front()) return true;
+  return std::find(published_versions_.begin(), published_versions_.end(), policy_version) != published_versions_.end();
+}
+
 std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::unique_lock<std::mutex> lock(mutex_);
@@ -102,6 +165,7 @@ std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout
     auto [identity, batch] = std::move(queue_.front());
     queue_.pop_front();
     --stats_.queued;
+    stats_.queued_bytes -= batch_bytes(batch);
     commands_.push_back(Command{Command::Kind::kCredit, identity});
     wake_send_.send(zmq::const_buffer("", 0), zmq::send_flags::dontwait);
     if (stale(batch.policy_version)) {
@@ -121,10 +185,18 @@ EpisodeReport SampleReceiver::take_episodes() {
   return taken;
 }
 
+std::vector<std::string> SampleReceiver::take_notices() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> taken = std::move(notices_);
+  notices_.clear();
+  return taken;
+}
+
 ReceiverStats SampleReceiver::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ReceiverStats copy = stats_;
   copy.reject_counts = reject_counters_.snapshot();
+  copy.fault_counts = fault_counters_.snapshot();
   return copy;
 }
 
@@ -156,22 +228,39 @@ void SampleReceiver::run() {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.dropped_at_stop += queue_.size();
   stats_.queued = 0;
+  stats_.queued_bytes = 0;
   queue_.clear();
 }
 
+void SampleReceiver::forget_worker(const std::string& identity) {
+  const size_t erased = workers_.erase(identity);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (erased > 0) stats_.workers_active = workers_.size();
+}
+
 void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq::message_t>& frames) {
+  if (peer_guard_.should_drop(identity)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.messages_from_dropped_peers;  // not even decoded
+    return;
+  }
   DecodeResult result = decode_message(frames, options_.limits, &reject_counters_);
   if (!result.ok()) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.messages_rejected;
     }
+    auto it = workers_.find(identity);
+    if (result.info.type == MessageType::kSampleFragment && result.reject && it != workers_.end() && it->second.ready) {
+      // A worker's fragment that cannot even be decoded: the worker is as broken as one whose
+      // fragment breaks the contract.
+      drop_worker(identity, std::string("a fragment failed decoding: ") + reject_reason_name(*result.reject) +
+                                (result.detail.empty() ? "" : " (" + result.detail + ")"));
+      return;
+    }
     if (peer_guard_.record_bad(identity)) {
-      // Forget the peer: no more credits or weights; its fragments now count as unknown.
-      if (workers_.erase(identity) > 0) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stats_.workers_active = workers_.size();
-      }
+      // Forget the peer: no more credits or weights; its messages are discarded from now on.
+      forget_worker(identity);
       std::lock_guard<std::mutex> lock(mutex_);
       ++stats_.peers_dropped;
     }
@@ -196,13 +285,7 @@ void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq
   } else if (auto* batch = std::get_if<SampleBatch>(&message)) {
     handle_fragment(identity, std::move(*batch));
   } else if (auto* stats = std::get_if<EpisodeStats>(&message)) {
-    if (it == workers_.end() || !it->second.ready) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    stats_.episodes += stats->returns.size();
-    stats_.episodes_dropped += static_cast<uint64_t>(stats->dropped);
-    if (episodes_.returns.size() + stats->returns.size() > kMaxEpisodesKept) return;  // the learner is not reading
-    episodes_.returns.insert(episodes_.returns.end(), stats->returns.begin(), stats->returns.end());
-    episodes_.lengths.insert(episodes_.lengths.end(), stats->lengths.begin(), stats->lengths.end());
+    handle_episode_stats(identity, *stats);
   } else if (std::holds_alternative<Stop>(message)) {
     // The worker is leaving (its last message, after all its fragments): forget it.
     const bool was_ready = it != workers_.end() && it->second.ready;
@@ -220,7 +303,11 @@ void SampleReceiver::welcome(const std::string& identity, uint64_t sender_id) {
   const auto now = Clock::now();
   auto it = workers_.find(identity);
   if (it == workers_.end()) {
-    if (workers_.size() >= kMaxPendingWorkers) return;
+    if (workers_.size() >= options_.max_workers) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.joins_refused_full;
+      return;
+    }
     Worker fresh;
     fresh.worker_index = next_worker_index_++;
     fresh.last_welcome = now - options_.heartbeat_interval;
@@ -245,7 +332,8 @@ void SampleReceiver::handle_hello(const std::string& identity, const Hello& hell
   auto it = workers_.find(identity);
   const ExpectedEnv& env = options_.env;
   const bool matches = hello.env_id == env.env_id && hello.obs_size == env.obs_size &&
-                       hello.action_size == env.action_size && hello.num_actions == env.num_actions;
+                       hello.action_size == env.action_size && hello.num_actions == env.num_actions &&
+                       hello.num_envs >= 1 && hello.num_envs <= options_.max_envs_per_worker;
   if (it == workers_.end() || !matches) {
     // Not welcomed first, or stepping another env: tell it to stop.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -263,32 +351,109 @@ void SampleReceiver::handle_hello(const std::string& identity, const Hello& hell
     stats_.workers_active = workers_.size();
   }
   worker.worker_id = hello.worker_id;
+  const FragmentContract contract = contract_for(options_, hello.num_envs);
+  if (contract.num_envs != worker.contract.num_envs) worker.episodes = EpisodeTracker(env.max_episode_steps);
+  worker.contract = contract;
+  worker.who = "worker " + std::to_string(hello.worker_id) + " (pid " + std::to_string(hello.pid) + " on " +
+               hello.hostname + ")";
   send_weights(identity);
   // A hello means the worker holds no credits: grant what its queued fragments leave free.
+  worker.credits = 0;
   const int64_t grant = options_.credits_per_worker - worker.queued;
-  if (grant > 0) send_credits(identity, grant);
+  if (grant > 0) send_credits(identity, worker, grant);
+}
+
+std::optional<FragmentRefusal> SampleReceiver::check(Worker& worker, const SampleBatch& batch,
+                                                     EpisodeReport& finished) {
+  if (worker.credits <= 0) {
+    return FragmentRefusal{FragmentFault::kNoCredit, "a fragment beyond the " +
+                                                         std::to_string(options_.credits_per_worker) + " credits granted"};
+  }
+  --worker.credits;
+  if (auto refusal = check_fragment(batch, worker.contract)) return refusal;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!published(batch.policy_version) && !stale(batch.policy_version)) {
+      return FragmentRefusal{FragmentFault::kUnpublishedVersion,
+                             "policy version " + std::to_string(batch.policy_version) + " was never published (latest " +
+                                 std::to_string(current_version_.load()) + ")"};
+    }
+  }
+  if (auto too_long = worker.episodes.add(batch, finished)) return FragmentRefusal{FragmentFault::kEpisodeTooLong, *too_long};
+  return std::nullopt;
+}
+
+void SampleReceiver::refuse(const std::string& identity, const FragmentRefusal& refusal) {
+  fault_counters_.record(refusal.fault);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.refused;
+  }
+  drop_worker(identity, std::string("refused a fragment: ") + fragment_fault_name(refusal.fault) + ": " + refusal.detail);
+}
+
+void SampleReceiver::drop_worker(const std::string& identity, const std::string& reason) {
+  auto it = workers_.find(identity);
+  const std::string who = it != workers_.end() ? it->second.who : "an unknown peer";
+  send(identity, encode_stop(0, ++sequence_));  // an honest but broken worker stops; others are ignored
+  forget_worker(identity);
+  peer_guard_.drop(identity);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.peers_dropped;
+  if (notices_.size() < kMaxNoticesKept) notices_.push_back(who + ": " + reason + "; that worker is dropped");
 }
 
 void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& batch) {
   auto it = workers_.find(identity);
-  std::unique_lock<std::mutex> lock(mutex_);
-  ++stats_.fragments_received;
-  if (it == workers_.end() || !it->second.ready) {
-    ++stats_.dropped_unknown_worker;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.fragments_received;
+    if (it == workers_.end() || !it->second.ready) {
+      ++stats_.dropped_unknown_worker;
+      if (it != workers_.end()) it->second.episodes.lose_track();  // sent before it was set up again
+      return;
+    }
+  }
+  Worker& worker = it->second;
+  EpisodeReport finished;
+  if (auto refusal = check(worker, batch, finished)) {
+    refuse(identity, *refusal);
     return;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  stats_.episodes += finished.returns.size();
+  if (episodes_.returns.size() + finished.returns.size() <= kMaxEpisodesKept) {  // else the learner is not reading
+    episodes_.returns.insert(episodes_.returns.end(), finished.returns.begin(), finished.returns.end());
+    episodes_.lengths.insert(episodes_.lengths.end(), finished.lengths.begin(), finished.lengths.end());
   }
   if (stale(batch.policy_version)) {
     ++stats_.dropped_stale;
     lock.unlock();
-    send_credits(identity, 1);
+    send_credits(identity, worker, 1);
     return;
   }
   // The fragment keeps its credit while queued; pop() returns it (Command::kCredit).
-  ++it->second.queued;
+  ++worker.queued;
+  stats_.queued_bytes += batch_bytes(batch);
+  stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
   queue_.emplace_back(identity, std::move(batch));
   ++stats_.queued;
   lock.unlock();
   queue_ready_.notify_one();
+}
+
+void SampleReceiver::handle_episode_stats(const std::string& identity, const EpisodeStats& stats) {
+  // Only the count of episodes a worker dropped for a non-finite step is taken from it; returns
+  // and lengths come from the fragments. The count is bounded by the steps a fragment holds.
+  auto it = workers_.find(identity);
+  if (it == workers_.end() || !it->second.ready) return;
+  const int64_t most = it->second.contract.num_steps * int64_t{it->second.contract.num_envs};
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stats.dropped < 0 || stats.dropped > most) {
+    ++stats_.unexpected_messages;
+    return;
+  }
+  stats_.episodes_dropped += static_cast<uint64_t>(stats.dropped);
 }
 
 void SampleReceiver::run_commands() {
@@ -305,7 +470,7 @@ void SampleReceiver::run_commands() {
         auto it = workers_.find(command.identity);
         if (it == workers_.end() || !it->second.ready) break;  // forgotten meanwhile
         --it->second.queued;
-        send_credits(command.identity, 1);
+        send_credits(command.identity, it->second, 1);
         break;
       }
       case Command::Kind::kStopWorkers:
@@ -350,7 +515,8 @@ void SampleReceiver::send_weights(const std::string& identity) {
   if (weights) send(identity, encode_weights(weights, 0, ++sequence_));
 }
 
-void SampleReceiver::send_credits(const std::string& identity, int64_t credits) {
+void SampleReceiver::send_credits(const std::string& identity, Worker& worker, int64_t credits) {
+  worker.credits += credits;
   send(identity, encode_credit_grant(CreditGrant{credits}, 0, ++sequence_));
 }
 

@@ -3,6 +3,19 @@
 // checks their env against the learner's, sends them the current weights, grants each a
 // bounded number of fragments in flight (credits), drops fragments older than
 // max_policy_lag versions and counts every fragment it does not hand to the learner.
+//
+// Peers are untrusted. Every fragment is checked against the run's contract (the env's sizes,
+// T and K as granted, the algorithm's columns, finite values, a published policy version, a
+// credit held) before it is queued; one that fails is refused and counted by fault, and its
+// sender is dropped: its later messages are discarded undecoded. Episode returns and lengths
+// are computed here from the accepted fragments, never taken from a worker's report. Identities
+// are the ROUTER's own, one per connection: a peer cannot take over another's.
+//
+// Memory: fragments queued for the learner take at most
+//   max_workers x credits_per_worker x max_fragment_bytes(T, max_envs_per_worker, O, A)
+// bytes (ReceiverStats::queued_bytes_bound); ZeroMQ holds at most recv_hwm messages of at
+// most max_message_bytes per connection, and drops a connection that announces a bigger frame
+// or has not finished its handshake within handshake_timeout.
 #pragma once
 
 #include <atomic>
@@ -23,6 +36,8 @@
 
 #include "transport/curve.h"
 #include "transport/decode.h"
+#include "transport/episode_tracker.h"
+#include "transport/fragment_contract.h"
 #include "transport/messages.h"
 #include "transport/peer_guard.h"
 
@@ -36,11 +51,17 @@ struct ExpectedEnv {
   int64_t obs_size = 0;
   int64_t action_size = 0;   // A for Box, 0 for Discrete
   int64_t num_actions = 0;   // n for Discrete, 0 for Box
+  int max_episode_steps = 0;  // the env's time limit (0: none); a longer episode is refused
 };
 
 struct ReceiverOptions {
   std::string endpoint = "tcp://127.0.0.1:*";  // ":*" picks a free port; see endpoint()
   ExpectedEnv env;
+  int32_t fragment_length = 0;                  // T every fragment must have (required)
+  int max_envs_per_worker = 64;                 // K a hello may announce, at most
+  bool policy_outputs = true;                   // fragments carry log_probs and values (PPO) or not (DQN)
+  size_t max_workers = 4096;                    // workers welcomed at once; more joins wait
+  std::chrono::milliseconds handshake_timeout{5000};  // a connection that has not finished ZMTP by then is closed
   int credits_per_worker = 2;                   // fragments a worker may have in flight or queued
   uint64_t max_policy_lag = 1;                  // older fragments are dropped as stale
   std::chrono::milliseconds heartbeat_interval{500};
@@ -56,37 +77,40 @@ struct ReceiverOptions {
   bool allow_unauthenticated_remote = false;
 };
 
-// True for tcp endpoints on 127.0.0.0/8, localhost or [::1], and for ipc:// and inproc://.
-bool is_local_endpoint(const std::string& endpoint);
+// True for a bound endpoint (numeric, as ZMQ_LAST_ENDPOINT gives it) on a loopback address
+// (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104), and for ipc:// and inproc://. Host and interface
+// names are not resolved here: bind first, then ask about the endpoint bound.
+bool is_loopback_endpoint(const std::string& endpoint);
 
 // Counts since the receiver started. Every fragment received ends as exactly one of:
-// consumed, dropped_stale, dropped_unknown_worker, dropped_at_stop, or still queued.
+// consumed, dropped_stale, dropped_unknown_worker, refused, dropped_at_stop, or still queued.
 struct ReceiverStats {
   uint64_t fragments_received = 0;
   uint64_t fragments_consumed = 0;        // handed to the learner by pop()
   uint64_t dropped_stale = 0;             // older than max_policy_lag, at arrival or at pop
   uint64_t dropped_unknown_worker = 0;    // from a peer that has not completed its hello
   uint64_t dropped_at_stop = 0;           // still queued when the receiver stopped
+  uint64_t refused = 0;                   // broke the run's contract (reasons in fault_counts); sender dropped
   uint64_t queued = 0;
+  uint64_t queued_bytes = 0;              // memory the queued fragments take
+  uint64_t peak_queued_bytes = 0;
+  uint64_t queued_bytes_bound = 0;        // the bound above: max_workers x credits x largest fragment
   uint64_t env_steps_consumed = 0;
   uint64_t messages_rejected = 0;         // failed decoding (reasons in reject_counts)
   uint64_t unexpected_messages = 0;       // well-formed, but not a worker's to send
-  uint64_t peers_dropped = 0;             // by the peer guard
+  uint64_t peers_dropped = 0;             // for bad messages (peer guard) or a refused fragment
+  uint64_t messages_from_dropped_peers = 0;  // discarded undecoded
+  uint64_t joins_refused_full = 0;        // not welcomed: max_workers are welcomed already
   uint64_t hellos_refused = 0;            // env did not match
   uint64_t workers_joined = 0;
   uint64_t workers_lost = 0;              // timed out
   uint64_t workers_left = 0;              // said goodbye (a Stop) after their last fragment
-  uint64_t workers_restarted = 0;         // joined again under an identity that was active
+  uint64_t workers_restarted = 0;         // re-joined on the same connection (the learner went quiet)
   uint64_t workers_active = 0;
-  uint64_t episodes = 0;
+  uint64_t episodes = 0;                  // finished in accepted fragments
   uint64_t episodes_dropped = 0;          // ended by a non-finite env step (drop_nonfinite_episodes)
   std::string reject_counts;              // RejectCounters::snapshot()
-};
-
-// Finished episodes reported by workers.
-struct EpisodeReport {
-  std::vector<double> returns;
-  std::vector<int32_t> lengths;
+  std::string fault_counts;               // FragmentFaultCounters::snapshot()
 };
 
 class SampleReceiver {
@@ -109,8 +133,11 @@ class SampleReceiver {
   // The next fresh fragment, waiting up to timeout; its worker gets a new credit.
   std::optional<SampleBatch> pop(std::chrono::milliseconds timeout);
 
-  // Episodes reported since the last call.
+  // Episodes finished in accepted fragments since the last call, as computed here.
   EpisodeReport take_episodes();
+
+  // One line for each peer dropped since the last call: who, and why.
+  std::vector<std::string> take_notices();
 
   // Sends Stop to every known worker (the receiver keeps running).
   void stop_workers();
@@ -127,6 +154,10 @@ class SampleReceiver {
     int worker_index = 0;
     bool ready = false;    // hello accepted: fragments are welcome
     int64_t queued = 0;    // its fragments waiting in the queue (each holds one credit)
+    int64_t credits = 0;   // granted since its hello and not yet used
+    FragmentContract contract;
+    EpisodeTracker episodes;
+    std::string who;       // "worker ID (pid P on HOST)" for notices
     std::chrono::steady_clock::time_point last_seen;
     std::chrono::steady_clock::time_point last_welcome;
   };
@@ -139,13 +170,23 @@ class SampleReceiver {
   void welcome(const std::string& identity, uint64_t sender_id);
   void handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence);
   void handle_fragment(const std::string& identity, SampleBatch&& batch);
+  void handle_episode_stats(const std::string& identity, const EpisodeStats& stats);
+  // Checks a fragment of a ready worker; nothing when it may be queued.
+  std::optional<FragmentRefusal> check(Worker& worker, const SampleBatch& batch, EpisodeReport& finished);
+  // Refuses a fragment: counts it, drops its sender and says why in a notice.
+  void refuse(const std::string& identity, const FragmentRefusal& refusal);
+  // Drops a worker for good: tells it to stop, discards its later messages, says why in a notice.
+  void drop_worker(const std::string& identity, const std::string& reason);
+  // Forgets a worker (under mutex_ for the counts).
+  void forget_worker(const std::string& identity);
   void run_commands();
   void heartbeat_and_expire();
   void send(const std::string& identity, std::vector<zmq::message_t> frames);
   void send_weights(const std::string& identity);
-  void send_credits(const std::string& identity, int64_t credits);
+  void send_credits(const std::string& identity, Worker& worker, int64_t credits);
   void post(Command command);
   bool stale(uint64_t policy_version) const;
+  bool published(uint64_t policy_version) const;  // under mutex_
 
   ReceiverOptions options_;
   zmq::context_t& context_;
@@ -159,6 +200,7 @@ class SampleReceiver {
   std::unordered_map<std::string, Worker> workers_;  // by ROUTER identity
   PeerGuard peer_guard_;
   RejectCounters reject_counters_;
+  FragmentFaultCounters fault_counters_;
   uint64_t sequence_ = 0;
   int next_worker_index_ = 0;
 
@@ -170,7 +212,10 @@ class SampleReceiver {
   zmq::socket_t wake_send_;  // guarded by mutex_
   std::shared_ptr<const Weights> current_weights_;
   std::atomic<uint64_t> current_version_{0};
+  std::deque<uint64_t> published_versions_;  // the latest ones, oldest first
+  std::optional<uint64_t> first_published_version_;
   EpisodeReport episodes_;
+  std::vector<std::string> notices_;
   ReceiverStats stats_;
   std::atomic<bool> running_{true};
   bool stop_workers_on_exit_ = true;

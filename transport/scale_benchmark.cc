@@ -360,6 +360,9 @@ ScaleResult run_scale_benchmark(const ScaleOptions& options) {
   zmq::context_t context(1);
   ReceiverOptions receiver_options;
   receiver_options.env = ExpectedEnv{kEnvId, options.obs_size, 0, kNumActions};
+  receiver_options.fragment_length = options.fragment_length;
+  receiver_options.max_envs_per_worker = options.num_envs;
+  receiver_options.max_workers = static_cast<size_t>(std::max(options.workers, 1));
   receiver_options.credits_per_worker = options.credits_per_worker;
   receiver_options.max_policy_lag = 1;
   receiver_options.make_welcome = [&options](int worker_index) {

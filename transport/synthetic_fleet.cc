@@ -57,6 +57,8 @@ std::shared_ptr<const SampleBatch> make_prototype(const SyntheticFleetOptions& o
   std::fill(batch->log_probs.begin(), batch->log_probs.end(), -0.69f);
   std::fill(batch->values.begin(), batch->values.end(), 0.5f);
   batch->terminated.back() = 1;
+  batch->final_obs_index.push_back(static_cast<int32_t>(batch->terminated.size() - 1));
+  batch->final_obs.assign(static_cast<size_t>(options.obs_size), 0.5f);
   batch->validate();
   return batch;
 }

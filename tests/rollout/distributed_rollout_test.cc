@@ -33,7 +33,8 @@ WorkerSetup cartpole_setup(int worker_index) {
 
 ReceiverOptions cartpole_receiver(int credits, uint64_t max_lag) {
   ReceiverOptions options;
-  options.env = {"CartPole-v1", 4, 0, 2};
+  options.env = {"CartPole-v1", 4, 0, 2, 500};
+  options.fragment_length = 16;
   options.credits_per_worker = credits;
   options.max_policy_lag = max_lag;
   options.heartbeat_interval = 100ms;
@@ -164,9 +165,14 @@ TEST_CASE("bad messages are rejected and counted, a peer that keeps sending them
     junk.emplace_back(std::string(100, 'x'));
     send_frames(rogue, junk, 1000ms);
   }
-  REQUIRE(eventually([&] { return receiver.stats().messages_rejected == 10; }));
-  CHECK(receiver.stats().peers_dropped >= 1);
-  CHECK_THAT(receiver.stats().reject_counts, Catch::Contains("rejected_total=10"));
+  // Three are decoded and rejected; then the peer is dropped and the rest are discarded undecoded.
+  REQUIRE(eventually([&] {
+    const ReceiverStats s = receiver.stats();
+    return s.messages_rejected + s.messages_from_dropped_peers == 10;
+  }));
+  CHECK(receiver.stats().messages_rejected == 3);
+  CHECK(receiver.stats().peers_dropped == 1);
+  CHECK_THAT(receiver.stats().reject_counts, Catch::Contains("rejected_total=3"));
   // The good worker is still served.
   REQUIRE(receiver.pop(5000ms));
   receiver.stop_workers();
@@ -225,8 +231,8 @@ TEST_CASE("worker processes that die are restarted and re-join", "[rollout][dist
   ::kill(pool.pid(0), SIGKILL);
   REQUIRE(eventually([&] { return !pool.poll().empty() || pool.restarts() > 0; }));
   CHECK(pool.restarts() == 1);
-  // The restarted process (same worker id) joins again and streams.
-  REQUIRE(eventually([&] { return receiver.stats().workers_restarted >= 1; }, 15000ms));
+  // The restarted process (same --worker-id, a new connection) joins again and streams.
+  REQUIRE(eventually([&] { return receiver.stats().workers_joined >= 3; }, 15000ms));
   for (int i = 0; i < 4; ++i) REQUIRE(receiver.pop(5000ms));
   receiver.stop_workers();
   REQUIRE(eventually([&] {
@@ -266,21 +272,40 @@ TEST_CASE("with CURVE keys only workers holding an authorized key join", "[rollo
   auto [good, good_exit] = start_worker(21, known);
   auto [bad, bad_exit] = start_worker(22, stranger);
   REQUIRE(receiver.pop(5000ms));
-  CHECK(bad_exit.get() == WorkerExit::kLearnerGone);  // never heard a word from the learner
+  // It says why, rather than waiting out its timeout as if the learner were gone.
+  CHECK(bad_exit.get() == WorkerExit::kRefusedByLearner);
+  CHECK_THAT(bad->stats().refusal, Catch::Contains("refused this worker's key"));
   CHECK(bad->stats().welcomes == 0);
   CHECK(receiver.stats().workers_joined == 1);
   receiver.stop_workers();
   CHECK(good_exit.get() == WorkerExit::kStopped);
 }
 
+TEST_CASE("a worker with keys facing a learner without them says so", "[rollout][distributed][auth]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_receiver(1, 1));
+  RolloutWorkerOptions worker_options;
+  worker_options.endpoint = receiver.endpoint();
+  worker_options.learner_timeout = 5000ms;
+  worker_options.curve_client = generate_curve_keypair();
+  worker_options.curve_server_public_key = generate_curve_keypair().public_key;
+  RolloutWorker worker(context, worker_options);
+  CHECK(worker.run() == WorkerExit::kRefusedByLearner);
+  CHECK_THAT(worker.stats().refusal, Catch::Contains("give both --auth-keys, or neither"));
+}
+
 TEST_CASE("without keys the receiver binds only to loopback unless told otherwise", "[rollout][distributed][auth]") {
-  CHECK(is_local_endpoint("tcp://127.0.0.1:5555"));
-  CHECK(is_local_endpoint("tcp://localhost:*"));
-  CHECK(is_local_endpoint("tcp://[::1]:80"));
-  CHECK(is_local_endpoint("ipc:///tmp/rlx.sock"));
-  CHECK_FALSE(is_local_endpoint("tcp://*:5555"));
-  CHECK_FALSE(is_local_endpoint("tcp://0.0.0.0:5555"));
-  CHECK_FALSE(is_local_endpoint("tcp://10.1.2.3:5555"));
+  CHECK(is_loopback_endpoint("tcp://127.0.0.1:5555"));
+  CHECK(is_loopback_endpoint("tcp://127.3.4.5:5555"));
+  CHECK(is_loopback_endpoint("tcp://[::1]:80"));
+  CHECK(is_loopback_endpoint("tcp://[::ffff:127.0.0.1]:80"));
+  CHECK(is_loopback_endpoint("ipc:///tmp/rlx.sock"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://*:5555"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://0.0.0.0:5555"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://10.1.2.3:5555"));
+  // Names are never taken at their word: an interface could be called "127.evil".
+  CHECK_FALSE(is_loopback_endpoint("tcp://127.evil:5555"));
+  CHECK_FALSE(is_loopback_endpoint("tcp://localhost:5555"));
   zmq::context_t context(1);
   ReceiverOptions options = cartpole_receiver(1, 1);
   options.endpoint = "tcp://0.0.0.0:*";

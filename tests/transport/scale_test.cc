@@ -63,6 +63,7 @@ TEST_CASE("a synthetic fleet in this process joins, honours credits and says goo
   zmq::context_t context(1);
   ReceiverOptions receiver_options;
   receiver_options.env = {"CartPole-v1", 4, 0, 2};
+  receiver_options.fragment_length = 4;
   receiver_options.credits_per_worker = 3;
   receiver_options.make_welcome = [](int) { return std::string(R"({"env_id": "CartPole-v1"})"); };
   SampleReceiver receiver(context, receiver_options);

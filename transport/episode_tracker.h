@@ -1,0 +1,46 @@
+// EpisodeTracker: episode returns and lengths computed by the learner from one worker's accepted
+// fragments, so that what drives stopping and results is what the learner trains on, never a
+// peer's own report. Episodes whose start the tracker did not see (it joined mid-episode, or a
+// fragment of the worker was lost) are not reported.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sample_batch.h"
+
+namespace rlx {
+
+// Finished episodes, as the learner computed them.
+struct EpisodeReport {
+  std::vector<double> returns;
+  std::vector<int32_t> lengths;
+};
+
+class EpisodeTracker {
+ public:
+  // max_episode_steps: the env's time limit (0: none); an episode longer than it is an error.
+  explicit EpisodeTracker(int max_episode_steps = 0) : max_episode_steps_(max_episode_steps) {}
+
+  // Adds the fragment's steps (env k of the fragment is env k of every fragment of this
+  // worker) and appends the episodes it finished to out. Returns a description of the first
+  // episode that ran past the time limit, and adds nothing then.
+  std::optional<std::string> add(const SampleBatch& batch, EpisodeReport& out);
+
+  // A fragment of this worker was lost: the episodes now running are not reported.
+  void lose_track();
+
+ private:
+  struct Running {
+    double episode_return = 0;
+    int64_t length = 0;
+    bool seen_start = true;
+  };
+  int max_episode_steps_;
+  std::vector<Running> envs_;
+  bool lost_before_start_ = false;  // a fragment was lost before the first one added
+};
+
+}  // namespace rlx

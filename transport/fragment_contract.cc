@@ -1,0 +1,117 @@
+#include "transport/fragment_contract.h"
+
+#include <cmath>
+#include <vector>
+
+namespace rlx {
+
+namespace {
+
+constexpr const char* kFaultNames[kNumFragmentFaults] = {
+    "wrong_steps", "wrong_envs",       "wrong_obs_size", "wrong_action_shape", "missing_policy_outputs",
+    "unexpected_policy_outputs",        "bad_flag",       "final_obs_mismatch", "non_finite",
+    "episode_too_long", "unpublished_version", "no_credit"};
+
+FragmentRefusal refuse(FragmentFault fault, std::string detail) { return {fault, std::move(detail)}; }
+
+std::string mismatch(const char* what, int64_t got, int64_t expected) {
+  return std::string(what) + " is " + std::to_string(got) + ", the run's contract says " + std::to_string(expected);
+}
+
+// The index of the first non-finite value in values, or nothing.
+std::optional<size_t> first_non_finite(const std::vector<float>& values) {
+  // One pass without branches per element; the rare hit is then located.
+  bool all_finite = true;
+  for (float value : values) all_finite &= std::isfinite(value);
+  if (all_finite) return std::nullopt;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<FragmentRefusal> check_finite(const SampleBatch& batch) {
+  const std::pair<const char*, const std::vector<float>*> columns[] = {
+      {"obs", &batch.obs},         {"rewards", &batch.rewards},     {"action_values", &batch.action_values},
+      {"log_probs", &batch.log_probs}, {"values", &batch.values}, {"bootstrap_obs", &batch.bootstrap_obs},
+      {"final_obs", &batch.final_obs}};
+  for (const auto& [name, column] : columns) {
+    if (const std::optional<size_t> at = first_non_finite(*column)) {
+      return refuse(FragmentFault::kNonFinite,
+                    std::string(name) + "[" + std::to_string(*at) + "] is " + std::to_string((*column)[*at]));
+    }
+  }
+  return std::nullopt;
+}
+
+// Every step that ended an episode, and no other, has its final observation, in step order.
+std::optional<FragmentRefusal> check_episode_ends(const SampleBatch& batch) {
+  const size_t n = batch.terminated.size();
+  size_t next_final = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t terminated = batch.terminated[i];
+    const uint8_t truncated = batch.truncated[i];
+    if (terminated > 1 || truncated > 1) {
+      return refuse(FragmentFault::kBadFlag, "step " + std::to_string(i) + " has terminated=" +
+                                                 std::to_string(terminated) + " truncated=" + std::to_string(truncated));
+    }
+    if (!(terminated | truncated)) continue;
+    if (next_final >= batch.final_obs_index.size() || batch.final_obs_index[next_final] != static_cast<int32_t>(i)) {
+      return refuse(FragmentFault::kFinalObsMismatch,
+                    "step " + std::to_string(i) + " ended an episode but has no final observation");
+    }
+    ++next_final;
+  }
+  if (next_final != batch.final_obs_index.size()) {
+    return refuse(FragmentFault::kFinalObsMismatch,
+                  "final observation for step " + std::to_string(batch.final_obs_index[next_final]) +
+                      ", which ended no episode");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* fragment_fault_name(FragmentFault fault) { return kFaultNames[static_cast<size_t>(fault)]; }
+
+std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const FragmentContract& contract) {
+  if (batch.num_steps != contract.num_steps) {
+    return refuse(FragmentFault::kWrongSteps, mismatch("T", batch.num_steps, contract.num_steps));
+  }
+  if (batch.num_envs != contract.num_envs) {
+    return refuse(FragmentFault::kWrongEnvs, mismatch("K", batch.num_envs, contract.num_envs));
+  }
+  if (batch.obs_size != contract.obs_size) {
+    return refuse(FragmentFault::kWrongObsSize, mismatch("observation size", batch.obs_size, contract.obs_size));
+  }
+  if (batch.action_size != contract.action_size) {
+    return refuse(FragmentFault::kWrongActionShape, mismatch("action size", batch.action_size, contract.action_size));
+  }
+  try {
+    batch.validate();  // the decoder checked this; a fragment built in memory may not be
+  } catch (const std::invalid_argument& error) {
+    return refuse(FragmentFault::kFinalObsMismatch, error.what());
+  }
+  const bool has_outputs = !batch.log_probs.empty() && !batch.values.empty();
+  const bool has_any_output = !batch.log_probs.empty() || !batch.values.empty();
+  if (contract.policy_outputs && !has_outputs) {
+    return refuse(FragmentFault::kMissingPolicyOutputs, "the algorithm needs log_probs and values");
+  }
+  if (!contract.policy_outputs && has_any_output) {
+    return refuse(FragmentFault::kUnexpectedPolicyOutputs, "the algorithm takes no log_probs or values");
+  }
+  if (auto refusal = check_episode_ends(batch)) return refusal;
+  return check_finite(batch);
+}
+
+size_t max_fragment_bytes(const FragmentContract& contract) {
+  const auto n = static_cast<size_t>(contract.num_steps) * static_cast<size_t>(contract.num_envs);
+  const auto o = static_cast<size_t>(contract.obs_size);
+  const size_t action_bytes = contract.action_size == 0 ? sizeof(int64_t) : static_cast<size_t>(contract.action_size) * sizeof(float);
+  const size_t per_step = o * sizeof(float) + action_bytes + sizeof(float) + 2 * sizeof(uint8_t) +
+                          (contract.policy_outputs ? 2 * sizeof(float) : 0) +
+                          sizeof(int32_t) + o * sizeof(float);  // a final observation at every step, at most
+  return sizeof(SampleBatch) + n * per_step + static_cast<size_t>(contract.num_envs) * o * sizeof(float);
+}
+
+}  // namespace rlx

@@ -1,0 +1,67 @@
+// FragmentContract: what a decoded sample fragment must be before it may reach a learner, checked
+// against the run's own contract rather than the wire format's: the env's observation and action
+// sizes, T and K as granted, the columns the algorithm needs, an end-of-episode observation for
+// exactly the steps that ended an episode, and finite values throughout. The decoder has already
+// checked that the columns agree with each other; this checks that they agree with the run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/sample_batch.h"
+#include "transport/reason_counters.h"
+
+namespace rlx {
+
+// Why a well-formed fragment is refused. Each refusal also drops its sender.
+enum class FragmentFault : uint8_t {
+  kWrongSteps,              // T is not the granted fragment length
+  kWrongEnvs,               // K is not what the worker's hello announced
+  kWrongObsSize,            // O is not the env's
+  kWrongActionShape,        // Box A or Discrete/Box kind is not the env's
+  kMissingPolicyOutputs,    // log_probs/values absent where the algorithm needs them
+  kUnexpectedPolicyOutputs, // log_probs/values present where the algorithm has none
+  kBadFlag,                 // terminated/truncated not 0 or 1
+  kFinalObsMismatch,        // final observations are not exactly the steps that ended an episode
+  kNonFinite,               // NaN or infinity in a float column
+  kEpisodeTooLong,          // an episode ran past the env's time limit
+  kUnpublishedVersion,      // a policy version the learner never published
+  kNoCredit,                // sent beyond the credits granted
+};
+
+constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kNoCredit) + 1;
+
+// snake_case name of a fault ("wrong_steps").
+const char* fragment_fault_name(FragmentFault fault);
+
+// A refusal: the fault and, for logs, which value broke it.
+struct FragmentRefusal {
+  FragmentFault fault;
+  std::string detail;
+};
+
+// The run's contract for one worker's fragments.
+struct FragmentContract {
+  int32_t num_steps = 0;        // T, the granted fragment length
+  int32_t num_envs = 0;         // K, as the worker's hello announced (and the learner accepted)
+  int64_t obs_size = 0;         // O
+  int64_t action_size = 0;      // A for Box actions, 0 for Discrete
+  bool policy_outputs = false;  // log_probs and values required (PPO) or forbidden (DQN)
+};
+
+// The first way batch breaks contract, or nothing when it keeps it. Reads every value once.
+std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const FragmentContract& contract);
+
+// Bytes a fragment that keeps contract can take in memory at most (every column at its largest,
+// an end-of-episode observation for every step).
+size_t max_fragment_bytes(const FragmentContract& contract);
+
+// Counts of refused fragments by fault ("refused_total=N wrong_steps=N ..."); thread-safe.
+class FragmentFaultCounters : public ReasonCounters<FragmentFault, kNumFragmentFaults, fragment_fault_name> {
+ public:
+  FragmentFaultCounters() : ReasonCounters("refused_total") {}
+};
+
+}  // namespace rlx
