@@ -104,6 +104,14 @@ std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const Fr
   return check_finite(batch);
 }
 
+size_t fragment_bytes(const SampleBatch& batch) {
+  return sizeof(SampleBatch) + batch.obs.size() * sizeof(float) + batch.action_indices.size() * sizeof(int64_t) +
+         batch.action_values.size() * sizeof(float) + batch.rewards.size() * sizeof(float) + batch.terminated.size() +
+         batch.truncated.size() + batch.log_probs.size() * sizeof(float) + batch.values.size() * sizeof(float) +
+         batch.bootstrap_obs.size() * sizeof(float) + batch.final_obs_index.size() * sizeof(int32_t) +
+         batch.final_obs.size() * sizeof(float);
+}
+
 size_t max_fragment_bytes(const FragmentContract& contract) {
   const auto n = static_cast<size_t>(contract.num_steps) * static_cast<size_t>(contract.num_envs);
   const auto o = static_cast<size_t>(contract.obs_size);

@@ -54,6 +54,9 @@ struct FragmentContract {
 // The first way batch breaks contract, or nothing when it keeps it. Reads every value once.
 std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const FragmentContract& contract);
 
+// Bytes the fragment's columns take in memory (what a receiver's queue accounts for).
+size_t fragment_bytes(const SampleBatch& batch);
+
 // Bytes a fragment that keeps contract can take in memory at most (every column at its largest,
 // an end-of-episode observation for every step).
 size_t max_fragment_bytes(const FragmentContract& contract);

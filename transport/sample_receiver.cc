@@ -28,15 +28,6 @@ constexpr uint64_t kMessageSlackBytes = 64 * 1024;
 // Control messages a connection may have waiting beyond its fragments.
 constexpr int kControlMessagesPerPeer = 32;
 
-// The memory a fragment's columns take.
-uint64_t batch_bytes(const SampleBatch& batch) {
-  return sizeof(SampleBatch) + batch.obs.size() * sizeof(float) + batch.action_indices.size() * sizeof(int64_t) +
-         batch.action_values.size() * sizeof(float) + batch.rewards.size() * sizeof(float) +
-         batch.terminated.size() + batch.truncated.size() + batch.log_probs.size() * sizeof(float) +
-         batch.values.size() * sizeof(float) + batch.bootstrap_obs.size() * sizeof(float) +
-         batch.final_obs_index.size() * sizeof(int32_t) + batch.final_obs.size() * sizeof(float);
-}
-
 // The contract of a worker announcing num_envs envs.
 FragmentContract contract_for(const ReceiverOptions& options, int64_t num_envs) {
   FragmentContract contract;
@@ -82,13 +73,13 @@ SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
   if (options_.max_workers < 1) throw std::invalid_argument("max_workers must be >= 1");
   // Nothing larger than the largest fragment the contract allows is decoded or even received.
   const FragmentContract largest = contract_for(options_, options_.max_envs_per_worker);
-  const uint64_t fragment_bytes = max_fragment_bytes(largest);
+  const uint64_t largest_bytes = max_fragment_bytes(largest);
   options_.limits.num_actions = options_.env.num_actions;
   options_.limits.max_envs = options_.max_envs_per_worker;
   options_.limits.max_transitions = int64_t{options_.fragment_length} * options_.max_envs_per_worker;
   options_.limits.max_episodes = options_.limits.max_transitions;
-  options_.limits.max_message_bytes = std::min(options_.limits.max_message_bytes, fragment_bytes + kMessageSlackBytes);
-  stats_.queued_bytes_bound = options_.max_workers * static_cast<uint64_t>(options_.credits_per_worker) * fragment_bytes;
+  options_.limits.max_message_bytes = std::min(options_.limits.max_message_bytes, largest_bytes + kMessageSlackBytes);
+  stats_.queued_bytes_bound = options_.max_workers * static_cast<uint64_t>(options_.credits_per_worker) * largest_bytes;
   if (options_.curve_server) authenticator_ = std::make_unique<ZapAuthenticator>(context_, options_.authorized_client_keys);
   SocketOptions socket_options = socket_options_for(options_.limits);
   socket_options.send_hwm = 10000;
@@ -165,7 +156,7 @@ std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout
     auto [identity, batch] = std::move(queue_.front());
     queue_.pop_front();
     --stats_.queued;
-    stats_.queued_bytes -= batch_bytes(batch);
+    stats_.queued_bytes -= fragment_bytes(batch);
     commands_.push_back(Command{Command::Kind::kCredit, identity});
     wake_send_.send(zmq::const_buffer("", 0), zmq::send_flags::dontwait);
     if (stale(batch.policy_version)) {
@@ -434,7 +425,7 @@ void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& 
   }
   // The fragment keeps its credit while queued; pop() returns it (Command::kCredit).
   ++worker.queued;
-  stats_.queued_bytes += batch_bytes(batch);
+  stats_.queued_bytes += fragment_bytes(batch);
   stats_.peak_queued_bytes = std::max(stats_.peak_queued_bytes, stats_.queued_bytes);
   queue_.emplace_back(identity, std::move(batch));
   ++stats_.queued;

@@ -1,4 +1,6 @@
-// Writes one valid message of each type into DIR, in the decoder fuzzer's input format.
+// Writes one valid message of each type (and a fragment that keeps the contract fuzzer's
+// contract) into DIR, in the fuzzers' input format.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +31,20 @@ std::shared_ptr<rlx::SampleBatch> small_batch(bool discrete) {
   return batch;
 }
 
+// A fragment that keeps the fragment-contract fuzzer's contract (CartPole, T = 16, K = 4).
+std::shared_ptr<rlx::SampleBatch> contract_batch() {
+  auto batch = std::make_shared<rlx::SampleBatch>();
+  batch->policy_version = 1;
+  batch->resize(16, 4, 4, 0, true);
+  for (size_t i = 0; i < batch->obs.size(); ++i) batch->obs[i] = 0.01f * static_cast<float>(i);
+  for (size_t i = 0; i < batch->action_indices.size(); ++i) batch->action_indices[i] = static_cast<int64_t>(i % 2);
+  std::fill(batch->rewards.begin(), batch->rewards.end(), 1.f);
+  batch->terminated[5] = 1;
+  batch->final_obs_index = {5};
+  batch->final_obs = {0.1f, 0.2f, 0.3f, 0.4f};
+  return batch;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,6 +64,7 @@ int main(int argc, char** argv) {
   hello.hostname = "node-1";
   write_seed(dir, "hello", rlx::encode_hello(hello, 1));
   write_seed(dir, "heartbeat", rlx::encode_heartbeat(5, 2));
+  write_seed(dir, "fragment_cartpole_contract", rlx::encode_sample_fragment(contract_batch(), 3));
   write_seed(dir, "fragment_discrete", rlx::encode_sample_fragment(small_batch(true), 3));
   write_seed(dir, "fragment_box", rlx::encode_sample_fragment(small_batch(false), 4));
   write_seed(dir, "episode_stats", rlx::encode_episode_stats({{10.5, 20.0}, {11, 21}}, 5, 5));
@@ -60,6 +77,7 @@ int main(int argc, char** argv) {
   write_seed(dir, "weights", rlx::encode_weights(weights, 0, 6));
   write_seed(dir, "credit_grant", rlx::encode_credit_grant({4}, 0, 7));
   write_seed(dir, "stop", rlx::encode_stop(0, 8));
-  std::cout << "wrote 8 seeds to " << dir << "\n";
+  const auto seeds = std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{});
+  std::cout << "wrote " << seeds << " seeds to " << dir << "\n";
   return 0;
 }
