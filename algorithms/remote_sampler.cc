@@ -53,6 +53,7 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);
   receiver_options.policy_outputs = options_.setup.policy_kind == RolloutPolicyKind::kActorCritic;
   receiver_options.credits_per_worker = options_.credits_per_worker;
+  receiver_options.max_workers = options_.max_workers;
   receiver_options.max_policy_lag = options_.max_policy_lag;
   receiver_options.curve_server = options_.curve_server;
   receiver_options.authorized_client_keys = options_.authorized_client_keys;

@@ -30,6 +30,7 @@ struct RemoteSamplerOptions {
   int credits_per_worker = 2;
   uint64_t max_policy_lag = 1;
   int max_worker_restarts = 10;
+  size_t max_workers = 1024;                 // workers served at once (local and remote)
   std::chrono::seconds sample_timeout{120};  // collect() fails when no fragment came for this long
   std::optional<CurveKeyPair> curve_server;  // with keys: only authorized workers join
   std::vector<std::string> authorized_client_keys;
@@ -62,6 +63,8 @@ class RemoteSampler : public Sampler {
   SamplerStats stats() const override;
 
   const std::string& endpoint() const { return receiver_->endpoint(); }
+  // The most memory the receiver's queued fragments can take (max_workers x credits x largest).
+  uint64_t queued_bytes_bound() const { return receiver_->stats().queued_bytes_bound; }
 
  private:
   // Reports the exits poll() found on stderr; throws WorkerInputError on a bad-input exit.

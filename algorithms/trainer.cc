@@ -122,6 +122,7 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.bind_endpoint = options.bind_endpoint;
   o.max_policy_lag = static_cast<uint64_t>(e.config.get_int("max_policy_lag"));
   o.max_worker_restarts = static_cast<int>(e.config.get_int("max_worker_restarts"));
+  o.max_workers = static_cast<size_t>(e.config.get_int("max_workers"));
   o.log_dir = trial_dir / "workers";
   if (options.auth_keys) {
     o.curve_server = load_server_keys(*options.auth_keys);
@@ -136,7 +137,9 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   }
   auto sampler = std::make_unique<RemoteSampler>(o);
   if (options.progress) {
-    std::cerr << "rlx train: workers connect to " << sampler->endpoint() << "; their logs: " << o.log_dir.string() << "\n";
+    std::cerr << "rlx train: workers connect to " << sampler->endpoint() << " (at most " << o.max_workers
+              << " at once; their queued fragments take at most " << (sampler->queued_bytes_bound() >> 20)
+              << " MiB); their logs: " << o.log_dir.string() << "\n";
   }
   return sampler;
 }

@@ -27,6 +27,11 @@ std::vector<KeySpec> build_schema() {
   add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T)").at_least(1));
   add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted").at_least(0));
   add(int_key("max_worker_restarts", 10, "Crashed worker processes restarted per run before the run fails").at_least(0));
+  add(int_key("max_workers", 1024,
+              "Workers (local and remote) the learner serves at once; more wait. Bounds the learner's memory for "
+              "queued fragments: max_workers x 2 credits x the largest fragment")
+          .at_least(1)
+          .at_most(1 << 20));
   add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1));
   add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\""));
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0));
