@@ -15,6 +15,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kMaxNoticesPrinted = 20;  // dropped peers named on stderr; the rest are counted
+
 // Unix socket paths must fit sockaddr_un (108 bytes): short names in /tmp when TMPDIR is long.
 constexpr size_t kMaxIpcPathBytes = 100;
 
@@ -114,7 +116,15 @@ std::string RemoteSampler::describe(const WorkerExitReport& report) const {
 }
 
 void RemoteSampler::report_notices() {
-  for (const std::string& notice : receiver_->take_notices()) std::cerr << "rlx train: " << notice << "\n";
+  for (const std::string& notice : receiver_->take_notices()) {
+    // A flood of hostile peers must not flood the log as well.
+    if (notices_printed_ == kMaxNoticesPrinted) {
+      std::cerr << "rlx train: more workers were dropped; from now on they are only counted (sampler/fragments_refused, "
+                   "sampler/messages_rejected)\n";
+    }
+    if (notices_printed_++ >= kMaxNoticesPrinted) continue;
+    std::cerr << "rlx train: " << notice << "\n";
+  }
 }
 
 void RemoteSampler::watch_workers() {

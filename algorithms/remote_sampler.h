@@ -81,6 +81,7 @@ class RemoteSampler : public Sampler {
   std::unique_ptr<SampleReceiver> receiver_;
   std::unique_ptr<WorkerPool> pool_;
   std::vector<WorkerExitReport> exits_;  // every exit so far, for the final error
+  int notices_printed_ = 0;
 };
 
 }  // namespace rlx
