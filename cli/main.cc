@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "envs/env.h"
 
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
       std::cerr << "rlx " << name << ": " << e.what() << "\n(see `rlx " << name << " --help`)\n";
       return rlx::cli::kExitUsage;
     } catch (const rlx::ConfigError& e) {
+      std::cerr << "rlx " << name << ": " << e.what() << "\n";
+      return rlx::cli::kExitUsage;
+    } catch (const rlx::CheckpointRefused& e) {
       std::cerr << "rlx " << name << ": " << e.what() << "\n";
       return rlx::cli::kExitUsage;
     } catch (const rlx::EnvContractError& e) {
