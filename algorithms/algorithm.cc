@@ -8,6 +8,7 @@
 #include "core/config_error.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
+#include "learner/error_text.h"
 #include "rollout/rollout_policy.h"
 
 namespace rlx {
@@ -37,7 +38,7 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
     std::istringstream file(it->second);
     restore(file, checkpoint.manifest.at("algorithm_state"));
   } catch (const std::exception& e) {
-    throw CheckpointRefused(checkpoint.path.string() + ": cannot restore " + what + ": " + e.what());
+    throw CheckpointRefused(checkpoint.path.string() + ": cannot restore " + what + ": " + error_text(e));
   }
 }
 

@@ -24,6 +24,7 @@
 #include "core/temp_dir.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
+#include "learner/error_text.h"
 #include "learner/non_finite.h"
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
@@ -399,7 +400,7 @@ class TrainingRun {
     outcome_.stopped_by = kStoppedBySignal;
     const std::string note = checkpoint_after_interruption("stop");
     interruption_ = counters_json();  // with the steps the checkpoint counted
-    interruption_["interrupted"] = error.what();
+    interruption_["interrupted"] = error_text(error);
     if (!note.empty()) interruption_["checkpoint_note"] = note;
   }
 
@@ -409,7 +410,7 @@ class TrainingRun {
     const std::string checkpoint_note = checkpoint_after_interruption("failure");
     nlohmann::json extra = counters_json();
     extra["stopped_by"] = "error";
-    extra["error"] = error.what();
+    extra["error"] = error_text(error);
     if (!checkpoint_note.empty()) extra["checkpoint_note"] = checkpoint_note;
     try {
       results_->write_final(false, outcome_.last_checkpoint, extra);

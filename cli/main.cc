@@ -8,6 +8,7 @@
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "envs/env.h"
+#include "learner/error_text.h"
 
 namespace {
 
@@ -78,7 +79,7 @@ int main(int argc, char** argv) {
       std::cerr << "rlx " << name << ": env error: " << e.what() << "\n";
       return rlx::cli::kExitUsage;
     } catch (const std::exception& e) {
-      std::cerr << "rlx " << name << ": error: " << e.what() << "\n";
+      std::cerr << "rlx " << name << ": error: " << rlx::error_text(e) << "\n";
       return rlx::cli::kExitError;
     }
   }

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -24,8 +23,10 @@
 namespace {
 
 namespace fs = std::filesystem;
+using rlx::test::children_of;
 using rlx::test::read_text_file;
 using rlx::test::run_rlx;
+using rlx::test::wait_for;
 using Clock = std::chrono::steady_clock;
 
 // PPO iterations of 256 steps.
@@ -41,20 +42,7 @@ fs::path write_experiment(const rlx::test::TempDir& tmp, const std::string& env 
   return file;
 }
 
-bool wait_for(const std::function<bool()>& done, std::chrono::seconds limit) {
-  const auto end = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-int64_t rows_in(const fs::path& file) {
-  if (!fs::exists(file)) return 0;
-  const std::string text = read_text_file(file.string());
-  return static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
-}
+int64_t rows_in(const fs::path& file) { return rlx::test::lines_in(file.string()); }
 
 // `rlx train` of tmp's experiment into tmp/runs, trial "t", as a process of its own (with TMPDIR
 // set to `temp_root` when given); its output goes to tmp/train.log.
@@ -75,14 +63,6 @@ std::unique_ptr<rlx::ChildProcess> start_train(const rlx::test::TempDir& tmp, co
 rlx::ChildExit wait_exit(rlx::ChildProcess& process, std::chrono::seconds limit) {
   REQUIRE(wait_for([&] { return process.poll().has_value(); }, limit));
   return *process.poll();
-}
-
-// The pids of a process's children (its rollout workers).
-std::vector<pid_t> children_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  std::vector<pid_t> pids;
-  for (pid_t child; in >> child;) pids.push_back(child);
-  return pids;
 }
 
 nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(read_text_file(path.string())); }
