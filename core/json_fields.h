@@ -26,50 +26,27 @@ struct JsonArray {};
 
 namespace json_fields_detail {
 
+// What a T of json_value_as expects, and the test a value must pass (none: any value).
+struct Expectation {
+  const char* what;
+  bool (nlohmann::json::*is)() const noexcept;
+};
+
 template <typename T>
-struct Kind;
-template <>
-struct Kind<std::string> {
-  static constexpr const char* kWhat = "a string";
-  static bool fits(const nlohmann::json& v) { return v.is_string(); }
-  static std::string get(const nlohmann::json& v) { return v.get<std::string>(); }
-};
-template <>
-struct Kind<bool> {
-  static constexpr const char* kWhat = "true or false";
-  static bool fits(const nlohmann::json& v) { return v.is_boolean(); }
-  static bool get(const nlohmann::json& v) { return v.get<bool>(); }
-};
-template <>
-struct Kind<int64_t> {
-  static constexpr const char* kWhat = "an integer";
-  static bool fits(const nlohmann::json& v) { return v.is_number_integer(); }
-  static int64_t get(const nlohmann::json& v) { return v.get<int64_t>(); }
-};
-template <>
-struct Kind<double> {
-  static constexpr const char* kWhat = "a number";
-  static bool fits(const nlohmann::json& v) { return v.is_number(); }
-  static double get(const nlohmann::json& v) { return v.get<double>(); }
-};
-template <>
-struct Kind<JsonObject> {
-  static constexpr const char* kWhat = "an object";
-  static bool fits(const nlohmann::json& v) { return v.is_object(); }
-  static const nlohmann::json& get(const nlohmann::json& v) { return v; }
-};
-template <>
-struct Kind<JsonArray> {
-  static constexpr const char* kWhat = "an array";
-  static bool fits(const nlohmann::json& v) { return v.is_array(); }
-  static const nlohmann::json& get(const nlohmann::json& v) { return v; }
-};
-template <>
-struct Kind<nlohmann::json> {
-  static constexpr const char* kWhat = "a value";
-  static bool fits(const nlohmann::json&) { return true; }
-  static const nlohmann::json& get(const nlohmann::json& v) { return v; }
-};
+constexpr Expectation expectation() {
+  using J = nlohmann::json;
+  if constexpr (std::is_same_v<T, std::string>) return {"a string", &J::is_string};
+  if constexpr (std::is_same_v<T, bool>) return {"true or false", &J::is_boolean};
+  if constexpr (std::is_same_v<T, int64_t>) return {"an integer", &J::is_number_integer};
+  if constexpr (std::is_same_v<T, double>) return {"a number", &J::is_number};
+  if constexpr (std::is_same_v<T, JsonObject>) return {"an object", &J::is_object};
+  if constexpr (std::is_same_v<T, JsonArray>) return {"an array", &J::is_array};
+  if constexpr (std::is_same_v<T, J>) return {"a value", nullptr};
+}
+
+// The markers and nlohmann::json read as the value itself; the rest as T.
+template <typename T>
+constexpr bool kAsJson = std::is_same_v<T, JsonObject> || std::is_same_v<T, JsonArray> || std::is_same_v<T, nlohmann::json>;
 
 inline std::string shown(const nlohmann::json& value) {
   const std::string text = value.dump();
@@ -77,6 +54,10 @@ inline std::string shown(const nlohmann::json& value) {
 }
 
 }  // namespace json_fields_detail
+
+// What json_field<T> returns, by value.
+template <typename T>
+using JsonFieldType = std::conditional_t<json_fields_detail::kAsJson<T>, nlohmann::json, T>;
 
 // `path` + "." + `key` ("key" alone for the top level).
 inline std::string json_member_path(const std::string& path, const std::string& key) {
@@ -91,12 +72,17 @@ inline std::string json_element_path(const std::string& path, size_t index) {
 // `value` (found at `path`) as T: std::string, bool, int64_t, double, JsonObject or JsonArray
 // (returned as the nlohmann::json itself) or nlohmann::json (any value); JsonFieldError otherwise.
 template <typename T>
-decltype(auto) json_value_as(const nlohmann::json& value, const std::string& path) {
-  using Kind = json_fields_detail::Kind<T>;
-  if (!Kind::fits(value)) {
-    throw JsonFieldError(path + ": expected " + Kind::kWhat + ", got " + json_fields_detail::shown(value));
+std::conditional_t<json_fields_detail::kAsJson<T>, const nlohmann::json&, T> json_value_as(const nlohmann::json& value,
+                                                                                          const std::string& path) {
+  constexpr json_fields_detail::Expectation expected = json_fields_detail::expectation<T>();
+  if (expected.is && !(value.*expected.is)()) {
+    throw JsonFieldError(path + ": expected " + expected.what + ", got " + json_fields_detail::shown(value));
   }
-  return Kind::get(value);
+  if constexpr (json_fields_detail::kAsJson<T>) {
+    return value;
+  } else {
+    return value.template get<T>();
+  }
 }
 
 // object[key] as T (see json_value_as); `path` is the object's own path ("" for the top level).
@@ -109,14 +95,10 @@ decltype(auto) json_field(const nlohmann::json& object, const std::string& key, 
   }
   const auto it = object.find(key);
   if (it == object.end()) {
-    throw JsonFieldError(json_member_path(path, key) + ": missing (expected " + json_fields_detail::Kind<T>::kWhat + ")");
+    throw JsonFieldError(json_member_path(path, key) + ": missing (expected " + json_fields_detail::expectation<T>().what + ")");
   }
   return json_value_as<T>(*it, json_member_path(path, key));
 }
-
-// What json_field<T> returns, by value.
-template <typename T>
-using JsonFieldType = std::decay_t<decltype(json_fields_detail::Kind<T>::get(std::declval<const nlohmann::json&>()))>;
 
 // Like json_field, but nullopt when the member is missing or null.
 template <typename T>

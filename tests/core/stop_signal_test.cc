@@ -71,6 +71,13 @@ int run_child(const fs::path& secret_dir, int grace_s, const std::function<void(
   return status;
 }
 
+// The child died of `signo`, and the secret files went before it.
+void check_died_of(int status, int signo, const fs::path& secret) {
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == signo);
+  CHECK_FALSE(fs::exists(secret));
+}
+
 void sleep_s(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
 
 }  // namespace
@@ -97,9 +104,7 @@ TEST_CASE("A second SIGINT ends the process at once, by the signal, with the sec
     sleep_s(0.2);
     ::kill(child, SIGINT);
   });
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGINT);
-  CHECK_FALSE(fs::exists(secret));
+  check_died_of(status, SIGINT, secret);
 }
 
 TEST_CASE("The watchdog ends a stop that outlasts the grace period, with the secret files removed", "[core][stop]") {
@@ -107,19 +112,15 @@ TEST_CASE("The watchdog ends a stop that outlasts the grace period, with the sec
   const fs::path secret = make_secret_dir(tmp.path());
   const auto start = std::chrono::steady_clock::now();
   const int status = run_child(secret, 1, [] { sleep_s(30); }, [](pid_t child) { ::kill(child, SIGTERM); });
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGTERM);
+  check_died_of(status, SIGTERM, secret);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));  // not the child's 30 s sleep
-  CHECK_FALSE(fs::exists(secret));
 }
 
 TEST_CASE("An abort removes the secret files before the process dies of it", "[core][stop]") {
   rlx::test::TempDir tmp;
   const fs::path secret = make_secret_dir(tmp.path());
   const int status = run_child(secret, 60, [] { std::abort(); }, [](pid_t) {});
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGABRT);
-  CHECK_FALSE(fs::exists(secret));
+  check_died_of(status, SIGABRT, secret);
 }
 
 TEST_CASE("A stop signal forwarded by the supervisor never counts as the second one", "[core][stop]") {
