@@ -217,7 +217,7 @@ class TrainingRun {
       algorithm_->restore(*resumed_);
       if (const auto bad = non_finite_weight(*algorithm_->current_weights())) {
         throw CheckpointRefused(resumed_->path.string() + " holds non-finite weights (" + *bad +
-                              "); resume from an earlier checkpoint");
+                                "); resume from an earlier checkpoint");
       }
       const nlohmann::json& counters = resumed_->manifest.at("counters");
       progress_.iteration = counters.at("training_iteration").get<int64_t>();
