@@ -28,9 +28,10 @@ class StopRequested : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Installs the handlers for SIGTERM, SIGINT (stop), SIGALRM (the watchdog) and SIGABRT (removal
-// of registered files before the abort) for its lifetime. One at a time per process
-// (std::logic_error otherwise).
+// Installs the handlers for SIGTERM, SIGINT (stop) and SIGABRT (removal of registered files
+// before the abort) and a thread that decides (and is the watchdog) for its lifetime; blocks the
+// stop signals in the calling thread, so install it before starting other threads. One at a
+// time per process (std::logic_error otherwise). A signal ignored at installation stays ignored.
 class StopSignals {
  public:
   // `grace`: how long after the first signal the watchdog lets the process run; `plan`: what the
