@@ -8,6 +8,7 @@
 #include "core/config_error.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
+#include "learner/error_text.h"
 #include "rollout/rollout_policy.h"
 
 namespace rlx {
@@ -31,13 +32,13 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
                            const std::function<void(std::istream& file, const nlohmann::json& state)>& restore) {
   auto it = checkpoint.files.find(file_name);
   if (it == checkpoint.files.end()) {
-    throw CheckpointError(checkpoint.path.string() + ": no " + file_name + " (not a checkpoint of " + what + "?)");
+    throw CheckpointRefused(checkpoint.path.string() + ": no " + file_name + " (not a checkpoint of " + what + "?)");
   }
   try {
     std::istringstream file(it->second);
     restore(file, checkpoint.manifest.at("algorithm_state"));
   } catch (const std::exception& e) {
-    throw CheckpointError(checkpoint.path.string() + ": cannot restore " + what + ": " + e.what());
+    throw CheckpointRefused(checkpoint.path.string() + ": cannot restore " + what + ": " + error_text(e));
   }
 }
 

@@ -43,7 +43,7 @@ class Algorithm {
   // The files a checkpoint holds (model, optimiser) and the JSON state beside them.
   virtual std::vector<CheckpointFile> checkpoint_files() const = 0;
   virtual nlohmann::json checkpoint_state() const = 0;
-  // Restores what checkpoint_files()/checkpoint_state() saved; throws CheckpointError on a
+  // Restores what checkpoint_files()/checkpoint_state() saved; throws CheckpointRefused on a
   // mismatch (e.g. another network shape).
   virtual void restore(const Checkpoint& checkpoint) = 0;
   // A policy for evaluation with the current weights (argmax / mean actions when deterministic).
@@ -57,7 +57,7 @@ class Algorithm {
 };
 
 // Calls restore with the bytes of the checkpoint's `file_name` and its "algorithm_state" JSON;
-// any failure becomes a CheckpointError naming the checkpoint and `what` (e.g. "the PPO learner").
+// any failure becomes a CheckpointRefused naming the checkpoint and `what` (e.g. "the PPO learner").
 void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
                            const std::function<void(std::istream& file, const nlohmann::json& state)>& restore);
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "learner/communicator.h"
+#include "learner/error_text.h"
 #include "learner/fragment_shards.h"
 
 namespace rlx {
@@ -32,7 +33,7 @@ DataParallelLink::~DataParallelLink() {
     try {
       send_bytes(member_->host(), nlohmann::json{{"op", "stop"}, {"fragments", 0}}.dump(), rank);
     } catch (const std::exception& e) {  // a rank already gone: the group's destructor reaps it
-      std::cerr << "rlx: learner rank " << rank << " did not take the stop message: " << e.what() << "\n";
+      std::cerr << "rlx: learner rank " << rank << " did not take the stop message: " << error_text(e) << "\n";
     }
   }
 }

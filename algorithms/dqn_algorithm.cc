@@ -174,7 +174,7 @@ void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
     try {
       learner_->load_replay(replay->second);
     } catch (const std::invalid_argument& error) {
-      throw CheckpointError(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
+      throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
     }
   }
   synced_ = false;

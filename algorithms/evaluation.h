@@ -27,7 +27,7 @@ struct EvaluationResult {
   double return_mean = 0, return_std = 0, return_min = 0, return_max = 0, len_mean = 0;
 };
 
-// Loads the checkpoint (checksums verified) and runs the episodes; throws CheckpointError for a
+// Loads the checkpoint (checksums verified) and runs the episodes; throws CheckpointRefused for a
 // damaged checkpoint, ConfigError for a plugin that cannot be found, std::invalid_argument when
 // the env's spaces differ from the checkpoint's. Warns on stderr when a plugin's file differs
 // from the one the checkpoint recorded.

@@ -1,5 +1,6 @@
 #include "algorithms/local_sampler.h"
 
+#include "core/stop_signal.h"
 #include "envs/registry.h"
 #include "rollout/policy_factory.h"
 
@@ -39,6 +40,8 @@ std::vector<SampleBatch> LocalSampler::collect(int64_t min_transitions) {
   std::vector<SampleBatch> batches;
   int64_t transitions = 0;
   do {
+    // A stop signal lets the iteration finish unless it takes half the grace period.
+    if (stop_overdue()) throw StopRequested(std::string(kName) + ": sampling abandoned, the stop is overdue");
     batches.emplace_back();
     try {
       collector_->collect(batches.back());

@@ -21,6 +21,8 @@ class LocalSampler : public Sampler {
   static constexpr const char* kName = "in-process sampler (num_workers: 0)";
 
   void publish(std::shared_ptr<const Weights> weights) override;
+  // Steps fragments until min_transitions; throws StopRequested between fragments once a stop
+  // signal is overdue (core/stop_signal.h), and the env's errors named with this sampler.
   std::vector<SampleBatch> collect(int64_t min_transitions) override;
   std::vector<FinishedEpisode> take_episodes() override;
   SamplerStats stats() const override { return stats_; }

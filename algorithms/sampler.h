@@ -33,7 +33,8 @@ class Sampler {
   // Makes these the weights of every later fragment (and, for DQN, the exploration rate).
   virtual void publish(std::shared_ptr<const Weights> weights) = 0;
   // Fragments holding at least min_transitions transitions in all, each produced by the
-  // weights published last (or by the max_policy_lag versions before them).
+  // weights published last (or by the max_policy_lag versions before them). A collect that
+  // could wait long checks rlx::stop_overdue() and throws rlx::StopRequested when it is true.
   virtual std::vector<SampleBatch> collect(int64_t min_transitions) = 0;
   // Episodes that finished since the last call, in no particular order.
   virtual std::vector<FinishedEpisode> take_episodes() = 0;

@@ -16,12 +16,15 @@
 #include "algorithms/local_sampler.h"
 #include "algorithms/remote_sampler.h"
 #include "algorithms/training_checkpoint.h"
+#include "core/atomic_file.h"
 #include "core/checkpoint_dir.h"
 #include "core/results.h"
-#include "core/temp_dir.h"
 #include "core/space_json.h"
+#include "core/stop_signal.h"
+#include "core/temp_dir.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
+#include "learner/error_text.h"
 #include "learner/non_finite.h"
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
@@ -109,8 +112,15 @@ const std::vector<std::string>& pause_counter_names() {
 
 namespace {
 
+// The key pair the local workers get with --auth-keys: in a temporary directory that is removed
+// however the run ends (RemoveOnSignal covers the exits that unwind nothing).
+struct LocalWorkerKeys {
+  std::unique_ptr<TempDir> dir;
+  std::unique_ptr<RemoveOnSignal> removal;  // declared after dir: unregistered before dir goes
+};
+
 std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
-                                      const std::filesystem::path& trial_dir, std::unique_ptr<TempDir>& temp_key_dir) {
+                                      const std::filesystem::path& trial_dir, LocalWorkerKeys& keys) {
   const Experiment& e = options.experiment;
   const int64_t workers = e.config.get_int("num_workers");
   if (workers == 0) return std::make_unique<LocalSampler>(algorithm.worker_setup());
@@ -128,12 +138,13 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
     o.curve_server = load_server_keys(*options.auth_keys);
     o.authorized_client_keys = load_client_keys(*options.auth_keys);
     // The local workers get a key pair of their own for this run, authorized alongside.
-    temp_key_dir = std::make_unique<TempDir>("rlx-local-worker-keys-");
+    keys.dir = std::make_unique<TempDir>("rlx-local-worker-keys-");
     const CurveKeyPair local = generate_curve_keypair();
-    save_curve_keypair(temp_key_dir->path() / "client", local);
-    save_curve_public_key(temp_key_dir->path() / "server.pub", o.curve_server->public_key);
+    save_curve_keypair(keys.dir->path() / "client", local);
+    save_curve_public_key(keys.dir->path() / "server.pub", o.curve_server->public_key);
+    keys.removal = std::make_unique<RemoveOnSignal>(keys.dir->path());
     o.authorized_client_keys.push_back(local.public_key);
-    o.local_worker_key_dir = temp_key_dir->path().string();
+    o.local_worker_key_dir = keys.dir->path().string();
   }
   auto sampler = std::make_unique<RemoteSampler>(o);
   if (options.progress) {
@@ -164,7 +175,6 @@ class TrainingRun {
       if (const std::string reason = stop_or_pause_reason(); !reason.empty()) {
         outcome_.stopped_by = reason;
         outcome_.last_checkpoint = resumed_->path;
-        outcome_.final_row = results_->last_row();
         if (options_.progress) std::cerr << "rlx train: the checkpoint already meets " << reason << "; nothing to train\n";
         return finish();
       }
@@ -172,8 +182,11 @@ class TrainingRun {
     try {
       train();
     } catch (const std::exception& error) {
-      record_failure(error);
-      throw;
+      if (!stop_requested()) {
+        record_failure(error);
+        throw;
+      }
+      record_interrupted_stop(error);  // e.g. workers killed by the same signal, or StopRequested
     }
     return finish();
   }
@@ -206,8 +219,8 @@ class TrainingRun {
       check_resume_compatible(*resumed_);
       algorithm_->restore(*resumed_);
       if (const auto bad = non_finite_weight(*algorithm_->current_weights())) {
-        throw CheckpointError(resumed_->path.string() + " holds non-finite weights (" + *bad +
-                              "); resume from an earlier checkpoint");
+        throw CheckpointRefused(resumed_->path.string() + " holds non-finite weights (" + *bad +
+                                "); resume from an earlier checkpoint");
       }
       const nlohmann::json& counters = resumed_->manifest.at("counters");
       progress_.iteration = counters.at("training_iteration").get<int64_t>();
@@ -220,10 +233,13 @@ class TrainingRun {
         for (const auto& value : window->at("returns")) window_returns_.push_back(value.get<double>());
         for (const auto& value : window->at("lengths")) window_lengths_.push_back(value.get<double>());
         if (window_returns_.size() != window_lengths_.size() || window_returns_.size() > kEpisodeWindow) {
-          throw CheckpointError(options_.resume->string() + ": episode_window holds mismatched or too many episodes");
+          throw CheckpointRefused(options_.resume->string() + ": episode_window holds mismatched or too many episodes");
         }
       }
       outcome_.trial_dir = std::filesystem::absolute(*options_.resume).parent_path().parent_path();
+      // What a killed run left half-written: checkpoint_*.tmp-* directories, temp result files.
+      recover_interrupted_writes(outcome_.trial_dir / "checkpoints");
+      recover_interrupted_writes(outcome_.trial_dir);
       outcome_.last_checkpoint = resumed_->path;
       last_checkpoint_iteration_ = progress_.iteration;
     } else {
@@ -241,7 +257,7 @@ class TrainingRun {
   }
 
   void train() {
-    sampler_ = make_sampler(options_, *algorithm_, outcome_.trial_dir, temp_key_dir_);
+    sampler_ = make_sampler(options_, *algorithm_, outcome_.trial_dir, local_worker_keys_);
     restore_sampler();
     sampler_->publish(algorithm_->current_weights());
     const int64_t checkpoint_freq = experiment_.config.get_int("checkpoint_freq");
@@ -249,6 +265,10 @@ class TrainingRun {
     const auto start = Clock::now();
     const double time_offset = progress_.time_s;
     for (;;) {
+      if (stop_requested()) {  // between iterations: the last one is complete and in the results
+        outcome_.stopped_by = kStoppedBySignal;
+        break;
+      }
       const auto iteration_start = Clock::now();
       const IterationResult r = algorithm_->train_iteration(*sampler_, progress_.timesteps);
       const double iteration_s = std::chrono::duration<double>(Clock::now() - iteration_start).count();
@@ -265,13 +285,11 @@ class TrainingRun {
       line.show(algorithm_name(experiment_.algorithm), experiment_.env, progress_, return_mean(), steps_per_s);
       outcome_.stopped_by = stop_or_pause_reason();
       if (checkpoint_freq > 0 && progress_.iteration % checkpoint_freq == 0) write_checkpoint(true);
-      if (!outcome_.stopped_by.empty()) {
-        outcome_.final_row = row;
-        break;
-      }
+      if (!outcome_.stopped_by.empty()) break;
     }
     line.finish();
-    if (last_checkpoint_iteration_ != progress_.iteration) write_checkpoint(true);
+    // (a fresh run stopped before its first iteration has learned nothing worth a checkpoint)
+    if (progress_.iteration > 0 && last_checkpoint_iteration_ != progress_.iteration) write_checkpoint(true);
   }
 
   // A synchronous run continues its envs, observations and action sampling exactly where the
@@ -362,27 +380,41 @@ class TrainingRun {
     last_checkpoint_iteration_ = progress_.iteration;
   }
 
+  // After an iteration that threw: a final checkpoint when the learner's state is sound and newer
+  // than the last one. Returns a note on it for result.json ("" when none was due).
+  std::string checkpoint_after_interruption(const std::string& what) {
+    const std::optional<int64_t> steps = algorithm_->steps_of_failed_iteration();
+    if (!steps) return "no final checkpoint: the " + what + " left the learner mid-update";
+    // (a run that stopped before learning anything has nothing worth a checkpoint)
+    if (*steps == 0 && (progress_.iteration == 0 || progress_.iteration == last_checkpoint_iteration_)) return "";
+    progress_.timesteps += *steps;  // what the learner took in from the unfinished iteration
+    take_episodes();
+    try {
+      write_checkpoint(false);  // a mid-fragment sampler is not a state to continue from exactly
+      return "written after the " + what;
+    } catch (const std::exception& checkpoint_error) {
+      return std::string("no final checkpoint: ") + checkpoint_error.what();
+    }
+  }
+
+  // A stop signal arrived and the iteration under way threw (its workers died of the same
+  // signal, or it gave up with StopRequested): the run ends as stopped by the signal, with the
+  // learner's last sound state checkpointed; result.json tells what was cut short.
+  void record_interrupted_stop(const std::exception& error) {
+    outcome_.stopped_by = kStoppedBySignal;
+    const std::string note = checkpoint_after_interruption("stop");
+    interruption_ = counters_json();  // with the steps the checkpoint counted
+    interruption_["interrupted"] = error_text(error);
+    if (!note.empty()) interruption_["checkpoint_note"] = note;
+  }
+
   // After a failure: a final checkpoint when the learner's state is sound and newer than the
   // last one, result.json with the error and the counters, and where to find them on stderr.
   void record_failure(const std::exception& error) {
-    std::string checkpoint_note;
-    const std::optional<int64_t> steps = algorithm_->steps_of_failed_iteration();
-    if (!steps) {
-      checkpoint_note = "no final checkpoint: the failure left the learner mid-update";
-    } else if (*steps > 0 || (progress_.iteration > 0 && progress_.iteration != last_checkpoint_iteration_)) {
-      // (a run that failed before learning anything has nothing worth a checkpoint)
-      progress_.timesteps += *steps;  // what the learner took in from the unfinished iteration
-      take_episodes();
-      try {
-        write_checkpoint(false);  // a mid-fragment sampler is not a state to continue from exactly
-        checkpoint_note = "written after the failure";
-      } catch (const std::exception& checkpoint_error) {
-        checkpoint_note = std::string("no final checkpoint: ") + checkpoint_error.what();
-      }
-    }
+    const std::string checkpoint_note = checkpoint_after_interruption("failure");
     nlohmann::json extra = counters_json();
     extra["stopped_by"] = "error";
-    extra["error"] = error.what();
+    extra["error"] = error_text(error);
     if (!checkpoint_note.empty()) extra["checkpoint_note"] = checkpoint_note;
     try {
       results_->write_final(false, outcome_.last_checkpoint, extra);
@@ -397,8 +429,15 @@ class TrainingRun {
 
   TrainOutcome finish() {
     outcome_.reward_reached = outcome_.stopped_by == "episode_return_mean";
-    results_->write_final(outcome_.reward_reached, outcome_.last_checkpoint,
-                          {{"stopped_by", outcome_.stopped_by}, {"paused", outcome_.paused}});
+    outcome_.final_row = results_->last_row();
+    nlohmann::json extra = interruption_;
+    extra["stopped_by"] = outcome_.stopped_by;
+    extra["paused"] = outcome_.paused;
+    if (outcome_.stopped_by == kStoppedBySignal) {
+      outcome_.stop_signal = stop_signal();
+      extra["signal"] = stop_signal_name(outcome_.stop_signal);
+    }
+    results_->write_final(outcome_.reward_reached, outcome_.last_checkpoint, extra);
     sampler_.reset();
     return outcome_;
   }
@@ -411,9 +450,10 @@ class TrainingRun {
   Progress progress_;
   std::deque<double> window_returns_, window_lengths_;
   std::optional<ResultsWriter> results_;
-  std::unique_ptr<TempDir> temp_key_dir_;  // declared before the sampler: removed after its workers stopped
+  LocalWorkerKeys local_worker_keys_;  // declared before the sampler: removed after its workers stopped
   std::unique_ptr<Sampler> sampler_;
   TrainOutcome outcome_;
+  nlohmann::json interruption_ = nlohmann::json::object();  // result.json's account of a cut-short stop
   int64_t last_checkpoint_iteration_ = -1;
 };
 

@@ -29,10 +29,14 @@ struct TrainOptions {
   std::optional<std::pair<std::string, double>> pause_at;
 };
 
+// TrainOutcome::stopped_by when SIGTERM or SIGINT stopped the run (core/stop_signal.h).
+constexpr const char* kStoppedBySignal = "signal";
+
 struct TrainOutcome {
   bool reward_reached = false;   // stopped by episode_return_mean
   bool paused = false;           // ended at TrainOptions::pause_at, not by a stop criterion
-  std::string stopped_by;        // the criterion that ended the run
+  std::string stopped_by;        // the criterion that ended the run, or kStoppedBySignal
+  int stop_signal = 0;           // with kStoppedBySignal: SIGTERM or SIGINT
   std::filesystem::path trial_dir;
   std::optional<std::filesystem::path> last_checkpoint;
   nlohmann::json final_row;
@@ -45,8 +49,10 @@ constexpr size_t kEpisodeWindow = 100;
 // The counters pause_at may name.
 const std::vector<std::string>& pause_counter_names();
 
-// Trains until a stop criterion is met (or pause_at). Throws ConfigError / CheckpointError / std::runtime_error
-// with a message naming what is wrong; results and checkpoints written so far stay intact.
+// Trains until a stop criterion is met (or pause_at, or a stop signal: between iterations, with
+// a final checkpoint, when a core/stop_signal.h StopSignals is installed). Throws ConfigError /
+// CheckpointError / std::runtime_error with a message naming what is wrong; results and
+// checkpoints written so far stay intact, and result.json tells the error.
 TrainOutcome run_training(const TrainOptions& options);
 
 }  // namespace rlx

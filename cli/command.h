@@ -22,6 +22,7 @@ constexpr int kExitUsage = 2;
 constexpr int kExitBudgetSpent = 3;   // `rlx train`: a stop criterion other than the reward ended the run
 constexpr int kExitLearnerGone = 4;  // `rlx worker`: the learner stayed silent past --learner-timeout
 constexpr int kExitPaused = 5;       // `rlx train --pause-at`: paused with a checkpoint, to be resumed
+constexpr int kExitStopped = 6;      // `rlx train`, `rlx tune`: SIGTERM/SIGINT stopped it cleanly, resumable
 
 // `rlx tune FILE.yaml ...`.
 int run_tune_command(const std::vector<std::string>& args);

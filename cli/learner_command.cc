@@ -6,6 +6,7 @@
 
 #include "algorithms/algorithm.h"
 #include "cli/command.h"
+#include "core/stop_signal.h"
 #include "learner/learner_group.h"
 
 namespace po = boost::program_options;
@@ -33,6 +34,10 @@ int run_learner_command(const std::vector<std::string>& args) {
   const int rank = values["rank"].as<int>();
   const int world = values["world"].as<int>();
   if (world < 2 || rank < 1 || rank >= world) throw UsageError("--rank must lie in 1..world-1");
+  // A rank carries on through SIGTERM/SIGINT (a scheduler signals every process of a job): rank 0
+  // finishes its iteration and checkpoint, then stops the group. A second signal, or the grace
+  // period, ends the rank at once.
+  const StopSignals stop_signals(stop_grace_from_env(), "carrying on until learner rank 0 stops the group");
   std::unique_ptr<LearnerGroupMember> member =
       join_learner_group(store.substr(0, colon), port, rank, world, values["device"].as<std::string>(),
                          std::chrono::milliseconds(values["timeout-ms"].as<int64_t>()));

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "envs/env.h"
+#include "learner/error_text.h"
 
 namespace {
 
@@ -70,11 +72,14 @@ int main(int argc, char** argv) {
     } catch (const rlx::ConfigError& e) {
       std::cerr << "rlx " << name << ": " << e.what() << "\n";
       return rlx::cli::kExitUsage;
+    } catch (const rlx::CheckpointRefused& e) {
+      std::cerr << "rlx " << name << ": " << e.what() << "\n";
+      return rlx::cli::kExitUsage;
     } catch (const rlx::EnvContractError& e) {
       std::cerr << "rlx " << name << ": env error: " << e.what() << "\n";
       return rlx::cli::kExitUsage;
     } catch (const std::exception& e) {
-      std::cerr << "rlx " << name << ": error: " << e.what() << "\n";
+      std::cerr << "rlx " << name << ": error: " << rlx::error_text(e) << "\n";
       return rlx::cli::kExitError;
     }
   }

@@ -1,5 +1,6 @@
 // `rlx train FILE.yaml`: train an experiment until its stop criterion; exit 0 when the reward
-// criterion was reached, 3 when another criterion (the budget) ended the run first.
+// criterion was reached, 3 when another criterion (the budget) ended the run first, 6 when
+// SIGTERM or SIGINT stopped it (after the current iteration, with a checkpoint).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "algorithms/trainer.h"
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
+#include "core/stop_signal.h"
 
 namespace po = boost::program_options;
 
@@ -80,9 +82,15 @@ int run_train_command(const std::vector<std::string>& args) {
                  "                 [--resume CHECKPOINT] [--experiment NAME] [--env-plugin PATH ...]\n\n"
               << options
               << "\nexit status: 0 when stop.episode_return_mean was reached, 3 when another stop criterion\n"
-                 "ended the run first, 5 when --pause-at paused it, 1 on errors, 2 on bad input.\n";
+                 "ended the run first, 5 when --pause-at paused it, 6 when SIGTERM or SIGINT stopped it,\n"
+                 "1 on errors, 2 on bad input (a bad experiment, a refused checkpoint).\n\n"
+                 "SIGTERM or SIGINT (Ctrl-C, a scheduler's preemption): the current iteration finishes, then a\n"
+                 "final checkpoint and result.json (\"stopped_by\": \"signal\") are written; resume with\n"
+                 "--resume. A second signal stops at once; so does the end of the grace period,\n"
+                 "RLX_STOP_GRACE_S seconds (default 60) after the first.\n";
     return kExitOk;
   }
+  const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
   std::vector<std::string> overrides;
   if (values.count("set")) overrides = values["set"].as<std::vector<std::string>>();
   if (values.count("seed")) overrides.push_back("seed=" + std::to_string(values["seed"].as<int64_t>()));
@@ -116,12 +124,15 @@ int run_train_command(const std::vector<std::string>& args) {
   }
 
   const TrainOutcome outcome = run_training(train);
-  const nlohmann::json& row = outcome.final_row;
-  std::cout << "stopped by " << outcome.stopped_by << " at iteration " << row.value("training_iteration", 0) << ": "
+  // (no row when a signal stopped a fresh run before its first iteration ended)
+  const nlohmann::json row = outcome.final_row.is_object() ? outcome.final_row : nlohmann::json::object();
+  const bool signalled = outcome.stopped_by == kStoppedBySignal;
+  std::cout << "stopped by " << (signalled ? stop_signal_name(outcome.stop_signal) : outcome.stopped_by) << " at iteration " << row.value("training_iteration", 0) << ": "
             << row.value("timesteps_total", 0) << " steps, " << row.value("time_total_s", 0.0)
-            << " s, episode_return_mean " << row["episode_return_mean"].dump() << "\n"
+            << " s, episode_return_mean " << row.value("episode_return_mean", nlohmann::json()).dump() << "\n"
             << "results: " << outcome.trial_dir.string() << "\n"
             << "checkpoint: " << (outcome.last_checkpoint ? outcome.last_checkpoint->string() : "-") << "\n";
+  if (signalled) return kExitStopped;
   if (outcome.paused) return kExitPaused;
   return outcome.reward_reached ? kExitOk : kExitBudgetSpent;
 }

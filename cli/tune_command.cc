@@ -2,6 +2,11 @@
 // ASHA or PBT) as `rlx train` processes; `--resume DIR` continues an interrupted run and
 // `--replay TRIAL_DIR` retrains one trial along its PBT lineage. The experiment (env id, plugins,
 // spaces) is checked here once, before any trial starts.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -11,6 +16,7 @@
 #include "algorithms/algorithm.h"
 #include "cli/command.h"
 #include "core/config_error.h"
+#include "core/stop_signal.h"
 #include "envs/plugin_loader.h"
 #include "tune/replay.h"
 #include "tune/tuner.h"
@@ -54,9 +60,18 @@ int run_tune_command(const std::vector<std::string>& args) {
                  "       rlx tune --resume OUTPUT/EXPERIMENT [--env-plugin PATH ...]\n"
                  "       rlx tune --replay OUTPUT/EXPERIMENT/TRIAL [--env-plugin PATH ...]\n\n"
               << options << "\nThe tune: section is described in docs/tune.md. exit status: 0 when every trial finished,\n"
-                            "1 when some trial failed beyond max_failures or on errors, 2 on bad input.\n";
+                            "1 when some trial failed beyond max_failures or on errors, 2 on bad input, 6 when SIGTERM\n"
+                            "or SIGINT stopped it: the running trials get SIGTERM, each finishes its iteration with a\n"
+                            "checkpoint, and --resume continues the run (a second signal stops at once).\n";
     return kExitOk;
   }
+  const std::chrono::seconds grace = stop_grace_from_env();
+  const StopSignals stop_signals(grace, "stopping the running trials (each finishes its iteration with a checkpoint), "
+                                        "then saving the run's state");
+  // The trials take the stop this process passes on as the same stop (a scheduler may signal
+  // them too), and have a little less grace, so that they end before this process's deadline.
+  ::setenv(kStopSupervisorEnv, std::to_string(::getpid()).c_str(), 1);
+  ::setenv(kStopGraceEnv, std::to_string(std::max<int64_t>(1, grace.count() - 5)).c_str(), 1);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const int modes = static_cast<int>(values.count("file") + values.count("resume") + values.count("replay"));
   if (modes != 1) throw UsageError("give exactly one of FILE.yaml, --resume DIR, --replay TRIAL_DIR");
@@ -86,6 +101,7 @@ int run_tune_command(const std::vector<std::string>& args) {
     if (values.count("set")) tune.overrides = values["set"].as<std::vector<std::string>>();
   }
   const TuneOutcome outcome = run_tuner(tune, std::cout);
+  if (outcome.stop_signal) return kExitStopped;
   return outcome.errored_trials > 0 ? kExitError : kExitOk;
 }
 

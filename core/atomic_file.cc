@@ -145,10 +145,20 @@ void append_line_durable(const fs::path& path, std::string_view line) {
   const bool existed = fs::exists(path, ignored);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (fd.get() < 0) throw_errno("cannot open for appending", path);
+  struct stat before {};
+  if (::fstat(fd.get(), &before) != 0) throw_errno("cannot stat", path);
   std::string text(line);
   text += '\n';
-  write_all(fd.get(), text, path);
-  fsync_fd(fd.get(), path);
+  try {
+    write_all(fd.get(), text, path);
+    fsync_fd(fd.get(), path);
+  } catch (const std::system_error&) {
+    // A disk that filled mid-line: cut the torn line off, so the next append starts clean.
+    const int saved = errno;
+    if (::ftruncate(fd.get(), before.st_size) == 0) ::fsync(fd.get());
+    errno = saved;
+    throw;
+  }
   fd.close(path);
   if (!existed) fsync_path(parent_of(path));
 }

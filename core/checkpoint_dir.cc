@@ -20,7 +20,7 @@ constexpr const char* kReserved[] = {"format_version", "created_at", "files"};
 // Why `name` cannot be a checkpoint file name; empty when it can.
 std::string bad_name_reason(const std::string& name) {
   if (name.empty()) return "an empty name";
-  if (name == kCheckpointManifestName) return "the manifest's own name";
+  if (name == kCheckpointManifestName || name == kCheckpointManifestSumName) return "the manifest's own name";
   if (name.front() == '.') return "a hidden name";
   if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos) return "a path, not a plain name";
   if (name.find('\0') != std::string::npos) return "a NUL character";
@@ -34,6 +34,11 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
   return text;
+}
+
+// checkpoint.json.sha256's whole content for a manifest's text.
+std::string manifest_sum_line(const std::string& manifest_text) {
+  return sha256_hex(manifest_text) + "  " + kCheckpointManifestName + "\n";
 }
 
 bool is_hex_digest(const std::string& text) {
@@ -60,10 +65,12 @@ void write_checkpoint_dir(const fs::path& dir, const nlohmann::json& manifest, c
     listing[file.name] = {{"sha256", sha256_hex(file.bytes)}, {"size", file.bytes.size()}};
   }
   full["files"] = listing;
+  const std::string manifest_text = full.dump(2) + "\n";
   try {
     write_directory_atomic(dir, [&](const fs::path& temp) {
       for (const auto& file : files) write_file_durable(temp / file.name, file.bytes);
-      write_file_durable(temp / kCheckpointManifestName, full.dump(2) + "\n");
+      write_file_durable(temp / kCheckpointManifestName, manifest_text);
+      write_file_durable(temp / kCheckpointManifestSumName, manifest_sum_line(manifest_text));
     });
   } catch (const std::system_error& error) {  // also fs::filesystem_error
     throw CheckpointError("checkpoint " + dir.string() + ": cannot write: " + error.what());
@@ -72,7 +79,7 @@ void write_checkpoint_dir(const fs::path& dir, const nlohmann::json& manifest, c
 
 Checkpoint read_checkpoint_dir(const fs::path& dir) {
   const std::string label = "checkpoint " + dir.string() + ": ";
-  auto fail = [&label](const std::string& what) { return CheckpointError(label + what); };
+  auto fail = [&label](const std::string& what) { return CheckpointRefused(label + what); };
   std::error_code error;
   if (!fs::is_directory(dir, error)) throw fail("no such directory");
   const fs::path manifest_path = dir / kCheckpointManifestName;
@@ -81,8 +88,15 @@ Checkpoint read_checkpoint_dir(const fs::path& dir) {
   }
   Checkpoint checkpoint;
   checkpoint.path = dir;
+  const fs::path sum_path = dir / kCheckpointManifestSumName;
+  const bool summed = fs::exists(sum_path, error);
   try {
-    checkpoint.manifest = nlohmann::json::parse(read_file(manifest_path));
+    const std::string manifest_text = read_file(manifest_path);
+    if (summed && read_file(sum_path) != manifest_sum_line(manifest_text)) {
+      throw fail(std::string(kCheckpointManifestName) + " does not match its SHA-256 in " + kCheckpointManifestSumName +
+                 " (one of the two is corrupted or was modified)");
+    }
+    checkpoint.manifest = nlohmann::json::parse(manifest_text);
   } catch (const nlohmann::json::parse_error& parse_error) {
     throw fail(std::string(kCheckpointManifestName) + " is not valid JSON (truncated or corrupted): " + parse_error.what());
   } catch (const std::system_error& io_error) {
@@ -100,6 +114,10 @@ Checkpoint read_checkpoint_dir(const fs::path& dir) {
                std::to_string(kCheckpointFormatVersion) + ")");
   }
   if (format < 1) throw fail("format version " + std::to_string(format) + " is not valid");
+  if (format >= 2 && !summed) {
+    throw fail(std::string(kCheckpointManifestSumName) + " missing (a format " + std::to_string(format) +
+               " checkpoint keeps the SHA-256 of " + kCheckpointManifestName + " in it)");
+  }
   const auto listing = manifest.find("files");
   if (listing == manifest.end() || !listing->is_object()) {
     throw fail(std::string(kCheckpointManifestName) + " has no 'files' object");

@@ -1,6 +1,7 @@
 // Checkpoint directories (torch-free): checkpoint.json (format version, time, SHA-256 and size
-// of every file, plus the caller's manifest) and opaque files, published atomically and
-// verified on load.
+// of every file, plus the caller's manifest), checkpoint.json.sha256 (the manifest's own
+// SHA-256) and opaque files, published atomically and verified on load: a changed byte in any
+// of them makes the load refuse.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,12 @@
 
 namespace rlx {
 
-constexpr int kCheckpointFormatVersion = 1;
+// 2: checkpoint.json.sha256 added. Format 1 checkpoints (no such file) still load.
+constexpr int kCheckpointFormatVersion = 2;
 constexpr const char* kCheckpointManifestName = "checkpoint.json";
+// The SHA-256 of checkpoint.json in sha256sum's format ("<64 hex digits>  checkpoint.json\n", so
+// `sha256sum -c checkpoint.json.sha256` checks it by hand).
+constexpr const char* kCheckpointManifestSumName = "checkpoint.json.sha256";
 
 // A checkpoint that cannot be written or is refused on load; the message names the path and the problem.
 class CheckpointError : public std::runtime_error {
@@ -24,7 +29,15 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One file of a checkpoint: a plain name (no '/', not hidden, not checkpoint.json) and its bytes.
+// A checkpoint refused on load (missing, corrupted, modified, of a newer format or another
+// learner shape): bad input, for which rlx exits with status 2.
+class CheckpointRefused : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
+};
+
+// One file of a checkpoint: a plain name (no '/', not hidden, not checkpoint.json or its
+// .sha256) and its bytes.
 struct CheckpointFile {
   std::string name;
   std::string bytes;
@@ -38,14 +51,16 @@ struct Checkpoint {
 };
 
 // Writes `dir` atomically (built beside it, then renamed; an existing `dir` is replaced) with
-// `files` and checkpoint.json = manifest + {format_version, created_at, files: {name: {sha256, size}}}.
+// `files`, checkpoint.json = manifest + {format_version, created_at, files: {name: {sha256, size}}}
+// and checkpoint.json.sha256.
 // `manifest` must be a JSON object (or null for none) without those three keys (std::invalid_argument otherwise,
 // also for a bad or repeated file name); CheckpointError on an I/O failure.
 void write_checkpoint_dir(const std::filesystem::path& dir, const nlohmann::json& manifest,
                           const std::vector<CheckpointFile>& files);
 
-// Reads and verifies a checkpoint: format version, every listed file present with its size
-// and SHA-256. CheckpointError naming the path and the problem otherwise.
+// Reads and verifies a checkpoint: checkpoint.json against checkpoint.json.sha256 (before it is
+// parsed), its format version, every listed file present with its size and SHA-256.
+// CheckpointRefused naming the directory, the file and the problem otherwise.
 Checkpoint read_checkpoint_dir(const std::filesystem::path& dir);
 
 // "checkpoint_000010" for iteration 10.

@@ -49,9 +49,16 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::file
     throw std::system_error(error, std::generic_category(), "fork of " + argv.at(0));
   }
   if (pid_ == 0) {
-    // Until exec, this is a copy of the parent: its signal handlers must not run here.
+    // Until exec, this is a copy of the parent: its signal handlers must not run here, and
+    // the stop signals it blocks (core/stop_signal.h) must reach the program.
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // A process group of its own: a terminal's Ctrl-C reaches only the rlx process on top,
+    // which stops its children in order (they die with it all the same: PDEATHSIG).
+    ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(0);  // the parent died before prctl took effect
     if (fd >= 0) {

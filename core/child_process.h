@@ -1,5 +1,6 @@
 // ChildProcess: rlx's one way of starting a process (trial segments, rollout workers): fork +
-// exec with PR_SET_PDEATHSIG(SIGKILL), so the child dies with its parent even on SIGKILL;
+// exec with PR_SET_PDEATHSIG(SIGKILL), so the child dies with its parent even on SIGKILL, in a
+// process group of its own, so a terminal's Ctrl-C reaches only its parent, which stops it;
 // stdout and stderr appended to a log file (or inherited); polled without blocking; stopped
 // (SIGTERM, then SIGKILL) and reaped on destruction.
 #pragma once

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "core/atomic_file.h"
 #include "core/config_schema.h"
@@ -152,6 +153,8 @@ void ResultsWriter::append(const nlohmann::json& row) {
     }
     write_file_atomic(dir_ / kCsv, csv_line(columns_) + "\n");
   }
+  std::error_code missing;
+  const uintmax_t jsonl_size = fs::exists(dir_ / kJsonl, missing) ? fs::file_size(dir_ / kJsonl) : 0;
   append_line_durable(dir_ / kJsonl, row.dump());
   std::vector<std::string> cells;
   cells.reserve(columns_.size());
@@ -159,7 +162,13 @@ void ResultsWriter::append(const nlohmann::json& row) {
     const auto it = flat.find(column);
     cells.push_back(it == flat.end() ? std::string() : csv_cell(it->second));
   }
-  append_line_durable(dir_ / kCsv, csv_line(cells));
+  try {
+    append_line_durable(dir_ / kCsv, csv_line(cells));
+  } catch (const std::system_error&) {
+    std::error_code ignored;  // both files hold the row, or neither
+    fs::resize_file(dir_ / kJsonl, jsonl_size, ignored);
+    throw;
+  }
   last_row_ = row;
 }
 

@@ -35,7 +35,8 @@ class ResultsWriter {
   // Appends a row (a JSON object of numbers, strings, bools; nested objects are flattened to
   // "a/b" columns in the CSV) to result.jsonl in full and to progress.csv under its fixed
   // header: the standard keys, then the first row's other keys sorted; later new keys are
-  // kept in result.jsonl only. std::invalid_argument when `row` is not an object.
+  // kept in result.jsonl only. std::invalid_argument when `row` is not an object; when a write
+  // fails (std::system_error), neither file keeps any of the row.
   void append(const nlohmann::json& row);
 
   // Drops rows whose training_iteration exceeds `iteration` from both files (resuming from

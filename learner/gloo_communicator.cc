@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "learner/error_text.h"
+
 namespace rlx {
 
 namespace {
@@ -34,7 +36,7 @@ void finish(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::millisecond
   try {
     done = work->wait(timeout);
   } catch (const std::exception& e) {
-    throw CommunicatorError("gloo " + what + " failed (a learner rank died or left?): " + e.what());
+    throw CommunicatorError("gloo " + what + " failed (a learner rank died or left?): " + error_text(e));
   }
   if (!done) throw CommunicatorError("gloo " + what + " timed out after " + std::to_string(timeout.count()) + " ms");
 }
@@ -54,7 +56,7 @@ GlooCommunicator::GlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
     group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
   } catch (const std::exception& e) {
     throw CommunicatorError("gloo rendezvous of rank " + std::to_string(rank) + " of " + std::to_string(size) +
-                            " failed: " + e.what());
+                            " failed: " + error_text(e));
   }
 }
 

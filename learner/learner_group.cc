@@ -1,15 +1,10 @@
 #include "learner/learner_group.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include <cerrno>
+#include <algorithm>
 #include <filesystem>
-#include <system_error>
+#include <optional>
 #include <thread>
 
 #include "learner/gloo_communicator.h"
@@ -20,12 +15,6 @@ namespace rlx {
 namespace {
 
 constexpr const char* kPayloadKey = "rlx/payload";
-
-std::string describe_exit(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
-  return "stopped (status " + std::to_string(status) + ")";
-}
 
 }  // namespace
 
@@ -69,26 +58,12 @@ LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(opt
   store_ = store;
   store_->set(kPayloadKey, std::vector<uint8_t>(options_.payload.begin(), options_.payload.end()));
 
-  pids_.assign(static_cast<size_t>(world), -1);
-  const pid_t parent = ::getpid();
+  ranks_.resize(static_cast<size_t>(world));
   for (int rank = 1; rank < world; ++rank) {
-    const std::vector<std::string> args = {options_.program, "learner", "--store", "127.0.0.1:" + std::to_string(port),
+    const std::vector<std::string> argv = {options_.program, "learner", "--store", "127.0.0.1:" + std::to_string(port),
                                            "--rank", std::to_string(rank), "--world", std::to_string(world),
                                            "--device", options_.device, "--timeout-ms", std::to_string(options_.timeout.count())};
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork of learner rank " + std::to_string(rank));
-    if (pid == 0) {
-      ::signal(SIGTERM, SIG_DFL);
-      ::signal(SIGINT, SIG_DFL);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(0);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    pids_[static_cast<size_t>(rank)] = pid;
+    ranks_[static_cast<size_t>(rank)] = std::make_unique<ChildProcess>(argv, "");  // output: this process's own
   }
   try {
     member_ = std::make_unique<LearnerGroupMember>(store_, 0, world, options_.device, options_.timeout);
@@ -105,39 +80,25 @@ LearnerGroup::~LearnerGroup() {
 
 void LearnerGroup::reap_all(std::chrono::milliseconds grace) {
   const auto deadline = std::chrono::steady_clock::now() + grace;
-  for (;;) {
-    bool running = false;
-    for (pid_t& pid : pids_) {
-      if (pid <= 0) continue;
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-      } else {
-        running = true;
-      }
-    }
-    if (!running) return;
-    if (std::chrono::steady_clock::now() > deadline) break;
+  const auto running = [this] {
+    return std::any_of(ranks_.begin(), ranks_.end(), [](const auto& child) { return child && !child->poll(); });
+  };
+  while (running() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (pid_t& pid : pids_) {
-    if (pid <= 0) continue;
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    pid = -1;
-  }
+  for (auto& child : ranks_) child.reset();  // kills and reaps what still runs
 }
 
 void LearnerGroup::check_ranks() {
-  for (size_t rank = 1; rank < pids_.size(); ++rank) {
-    const pid_t pid = pids_[rank];
-    if (pid <= 0) continue;
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) != pid) continue;
-    pids_[rank] = -1;
-    throw std::runtime_error("learner rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") " +
-                             describe_exit(status) + "; the data-parallel group cannot go on (resume from the last checkpoint)");
+  for (size_t rank = 1; rank < ranks_.size(); ++rank) {
+    std::unique_ptr<ChildProcess>& child = ranks_[rank];
+    if (!child) continue;
+    const std::optional<ChildExit> exit = child->poll();
+    if (!exit) continue;
+    const pid_t pid = child->pid();
+    child.reset();
+    throw std::runtime_error("learner rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") exited: " +
+                             exit->describe() + "; the data-parallel group cannot go on (resume from the last checkpoint)");
   }
 }
 

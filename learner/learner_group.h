@@ -1,13 +1,11 @@
 // LearnerGroup: M learner processes training one policy data-parallel. The `rlx train` process
 // is rank 0 (the driver): it hosts a c10d TCPStore, publishes a payload (the experiment) in it,
 // spawns ranks 1..M-1 as `PROGRAM learner --store HOST:PORT --rank r --world M --device D`
-// children (PR_SET_PDEATHSIG, so they die with it), and joins them in a Gloo group (host
+// children (ChildProcess: they die with it), and joins them in a Gloo group (host
 // traffic, and the CPU gradients) plus an NCCL group on CUDA (rank r on cuda:r). A rank that
 // dies makes the others' next collective fail within the timeout; rank 0 also polls its
 // children's exit status and names the rank that died.
 #pragma once
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <memory>
@@ -17,6 +15,7 @@
 #include <c10/util/intrusive_ptr.h>
 #include <torch/types.h>
 
+#include "core/child_process.h"
 #include "learner/communicator.h"
 
 namespace c10d {
@@ -80,15 +79,13 @@ class LearnerGroup {
   void check_ranks();
   // Like check_ranks, waiting up to `wait` for a child's exit to show (after a failed collective).
   void check_ranks_for(std::chrono::milliseconds wait);
-  // Pid of rank r >= 1 (-1 once reaped).
-  pid_t pid(int rank) const { return pids_.at(static_cast<size_t>(rank)); }
 
  private:
   void reap_all(std::chrono::milliseconds grace);
 
   LearnerGroupOptions options_;
   c10::intrusive_ptr<c10d::Store> store_;
-  std::vector<pid_t> pids_;  // [0] unused
+  std::vector<std::unique_ptr<ChildProcess>> ranks_;  // [0] null (this process); null once reported
   std::unique_ptr<LearnerGroupMember> member_;
 };
 

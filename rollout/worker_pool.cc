@@ -3,6 +3,8 @@
 #include <ctime>
 #include <thread>
 
+#include "core/stop_signal.h"
+
 namespace rlx {
 
 namespace {
@@ -73,7 +75,9 @@ std::vector<WorkerExitReport> WorkerPool::poll() {
     workers_[i].reset();
     const bool stays_down = !exit->signaled && (exit->code == kWorkerExitStopped || exit->code == kWorkerExitBadInput);
     if (exit->clean()) ++clean_exits_;
-    if (!stays_down && restarts_ < options_.max_restarts) {
+    // While the process stops (SIGTERM/SIGINT), a worker that died, most likely of the same
+    // signal, would only be restarted to be stopped.
+    if (!stays_down && !stop_requested() && restarts_ < options_.max_restarts) {
       ++restarts_;
       spawn(static_cast<int>(i));
       report.restarted = true;

@@ -56,8 +56,9 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Reaps exited workers and restarts those that crashed (a signal, or an exit status other
-  // than kWorkerExitStopped and kWorkerExitBadInput) while the restart budget lasts. Returns
-  // one report per worker found exited in this call. Call it regularly.
+  // than kWorkerExitStopped and kWorkerExitBadInput) while the restart budget lasts and no stop
+  // signal is pending (core/stop_signal.h). Returns one report per worker found exited in this
+  // call. Call it regularly.
   std::vector<WorkerExitReport> poll();
 
   // Sends SIGTERM to all, waits up to stop_grace, then SIGKILLs the rest and reaps them.

@@ -12,6 +12,7 @@
 #include "core/checkpoint_dir.h"
 #include "core/config_schema.h"
 #include "core/child_process.h"
+#include "core/stop_signal.h"
 #include "tune/exploit.h"
 #include "tune/scheduler.h"
 #include "tune/segment.h"
@@ -53,14 +54,14 @@ int run_replay(const ReplayOptions& options, std::ostream& out) {
   const fs::path trial_dir = fs::absolute(options.trial_dir).lexically_normal();
   const fs::path dir = trial_dir.parent_path();
   const std::string name = trial_dir.filename().string();
-  const auto state = read_json_file(dir / kExperimentStateName);
+  const std::optional<ExperimentState> state = read_experiment_state(dir);
   if (!state) throw std::runtime_error("'" + trial_dir.string() + "' is not a trial of a tuning run (no " + kExperimentStateName + " beside it)");
-  const std::string experiment_name = state->at("experiment").get<std::string>();
+  const std::string experiment_name = state->experiment;
   Experiment experiment = load_experiment(dir / kTunedExperimentName, experiment_name, {});
   const TuneSpec spec = parse_tune_spec(experiment);
   std::optional<Trial> trial;
-  for (const auto& entry : state->at("trials")) {
-    if (entry.at("name") == name) trial = trial_from_json(entry);
+  for (const Trial& entry : state->trials) {
+    if (entry.name == name) trial = entry;
   }
   if (!trial) throw std::runtime_error("no trial '" + name + "' in " + (dir / kExperimentStateName).string());
   const std::vector<std::string> plugins = run_plugins(plugin_paths(experiment.plugins), options.env_plugins, /*fresh=*/false);
@@ -116,8 +117,16 @@ int run_replay(const ReplayOptions& options, std::ostream& out) {
     append_line_durable(log, "# rlx tune --replay: segment " + std::to_string(segment_number) + ": " + command_line(argv));
     ChildProcess child(argv, log);
     std::optional<ChildExit> exit;
-    while (!(exit = child.poll())) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    while (!(exit = child.poll())) {
+      if (stop_requested()) child.terminate();  // passes a stop signal on (once)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     code = exit->signaled ? 128 + exit->code : exit->code;
+    if (code == kTrainStopped) {
+      say("stopped by a signal in segment " + std::to_string(segment_number) + "; remove " + replay_dir.string() +
+          " to replay again");
+      return code;
+    }
     const auto result = read_json_file(replay_dir / "result.json");
     if (exit->signaled || (code != kTrainPaused && code != kTrainReached && code != kTrainBudgetSpent) || !result) {
       throw std::runtime_error("replay segment " + std::to_string(segment_number) + " failed: " + exit->describe() +

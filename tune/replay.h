@@ -27,7 +27,7 @@ struct ReplayOptions {
 // when it still exists and is the one copied then; otherwise the replay says so and goes on
 // with its own weights and the new params), until a stop criterion ends it.
 // Writes what it does to `out` and the replay's log. Returns the rlx train exit status of the
-// last segment. std::runtime_error when the trial is not part of a tuning run, the replay
+// last segment (kTrainStopped when a stop signal, passed on to the segment, ended it). std::runtime_error when the trial is not part of a tuning run, the replay
 // exists already or a segment fails; ConfigError from check_experiment.
 int run_replay(const ReplayOptions& options, std::ostream& out);
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/config.h"
+#include "core/json_fields.h"
 
 namespace rlx {
 namespace {
@@ -79,8 +80,8 @@ class AshaScheduler : public Scheduler {
     recorded_.clear();
     if (!state.is_object()) return;
     for (const auto& [rung, recorded] : state.items()) {
-      for (const auto& [name, score] : recorded.items()) {
-        recorded_[rung][name] = score.is_null() ? -INFINITY : score.get<double>();
+      for (const auto& [name, score] : json_value_as<JsonObject>(recorded, rung).items()) {
+        recorded_[rung][name] = score.is_null() ? -INFINITY : json_value_as<double>(score, json_member_path(rung, name));
       }
     }
   }

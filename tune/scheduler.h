@@ -34,7 +34,8 @@ class Scheduler {
   // Decisions for the trials awaiting one that can be decided now (sync PBT waits until every
   // live trial reached the boundary); the caller applies them and clears awaiting_decision.
   virtual std::vector<Decision> decide(const std::vector<Trial>& trials) = 0;
-  // What must survive a tuner restart (ASHA's rung records), and its reload.
+  // What must survive a tuner restart (ASHA's rung records), and its reload (JsonFieldError
+  // naming the member of a malformed state).
   virtual nlohmann::json state() const { return nullptr; }
   virtual void load_state(const nlohmann::json& /*state*/) {}
 };

@@ -18,6 +18,9 @@ constexpr int kTrainReached = 0;
 constexpr int kTrainUsage = 2;
 constexpr int kTrainBudgetSpent = 3;
 constexpr int kTrainPaused = 5;
+constexpr int kTrainStopped = 6;  // SIGTERM/SIGINT stopped it, with a checkpoint when it had learned anything
+// result.json's stopped_by then (algorithms/trainer.h kStoppedBySignal).
+constexpr const char* kStoppedBySignalName = "signal";
 
 struct Segment {
   std::string rlx_program;

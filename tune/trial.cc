@@ -1,8 +1,12 @@
 // Trial JSON form and helpers.
 #include "tune/trial.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
+
+#include "core/json_fields.h"
 
 namespace rlx {
 namespace {
@@ -10,11 +14,6 @@ namespace {
 const char* kStatusNames[] = {"PENDING", "RUNNING", "PAUSED", "TERMINATED", "ERROR"};
 
 nlohmann::json optional_json(const std::optional<double>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); }
-std::optional<double> optional_double(const nlohmann::json& json, const char* key) {
-  const auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return std::nullopt;
-  return it->get<double>();
-}
 
 }  // namespace
 
@@ -73,44 +72,40 @@ nlohmann::json trial_to_json(const Trial& t) {
   return json;
 }
 
-Trial trial_from_json(const nlohmann::json& json) {
-  try {
-    Trial t;
-    t.name = json.at("name").get<std::string>();
-    t.initial_params = json.at("initial_params");
-    t.params = json.at("params");
-    const std::string status = json.at("status").get<std::string>();
-    bool known = false;
-    for (int i = 0; i < 5; ++i) {
-      if (status == kStatusNames[i]) {
-        t.status = static_cast<TrialStatus>(i);
-        known = true;
-      }
-    }
-    if (!known) throw std::runtime_error("unknown status '" + status + "'");
-    t.awaiting_decision = json.at("awaiting_decision").get<bool>();
-    t.failures = json.at("failures").get<int64_t>();
-    t.segments = json.at("segments").get<int64_t>();
-    t.decisions = json.at("decisions").get<int64_t>();
-    t.iteration = json.at("training_iteration").get<int64_t>();
-    t.timesteps = json.at("timesteps_total").get<int64_t>();
-    t.time_s = json.at("time_total_s").get<double>();
-    t.metric = optional_double(json, "metric");
-    t.best_metric = optional_double(json, "best_metric");
-    if (!json.at("checkpoint").is_null()) t.checkpoint = json.at("checkpoint").get<std::string>();
-    t.checkpoint_metric = optional_double(json, "checkpoint_metric");
-    t.pause_at = optional_double(json, "pause_at");
-    t.stopped_by = json.at("stopped_by").get<std::string>();
-    t.error = json.at("error").get<std::string>();
-    if (const auto& p = json.at("pending_exploit"); !p.is_null()) {
-      t.pending = PendingExploit{p.at("id").get<std::string>(), p.at("donor").get<std::string>(),
-                                 p.at("donor_checkpoint").get<std::string>(), p.at("old_params"), p.at("new_params"),
-                                 optional_double(p, "donor_metric")};
-    }
-    return t;
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(std::string("malformed trial entry: ") + e.what());
+Trial trial_from_json(const nlohmann::json& json, const std::string& path) {
+  const auto number = [&](const char* key) { return json_optional_field<double>(json, key, path); };
+  Trial t;
+  t.name = json_field<std::string>(json, "name", path);
+  t.initial_params = json_field<JsonObject>(json, "initial_params", path);
+  t.params = json_field<JsonObject>(json, "params", path);
+  const std::string status = json_field<std::string>(json, "status", path);
+  const auto known = std::find(std::begin(kStatusNames), std::end(kStatusNames), status);
+  if (known == std::end(kStatusNames)) {
+    throw JsonFieldError(json_member_path(path, "status") + ": expected one of PENDING, RUNNING, PAUSED, TERMINATED, "
+                         "ERROR, got \"" + status + "\"");
   }
+  t.status = static_cast<TrialStatus>(known - std::begin(kStatusNames));
+  t.awaiting_decision = json_field<bool>(json, "awaiting_decision", path);
+  t.failures = json_field<int64_t>(json, "failures", path);
+  t.segments = json_field<int64_t>(json, "segments", path);
+  t.decisions = json_field<int64_t>(json, "decisions", path);
+  t.iteration = json_field<int64_t>(json, "training_iteration", path);
+  t.timesteps = json_field<int64_t>(json, "timesteps_total", path);
+  t.time_s = json_field<double>(json, "time_total_s", path);
+  t.metric = number("metric");
+  t.best_metric = number("best_metric");
+  t.checkpoint = json_optional_field<std::string>(json, "checkpoint", path);
+  t.checkpoint_metric = number("checkpoint_metric");
+  t.pause_at = number("pause_at");
+  t.stopped_by = json_field<std::string>(json, "stopped_by", path);
+  t.error = json_field<std::string>(json, "error", path);
+  if (const auto p = json_optional_field<JsonObject>(json, "pending_exploit", path)) {
+    const std::string at = json_member_path(path, "pending_exploit");
+    t.pending = PendingExploit{json_field<std::string>(*p, "id", at), json_field<std::string>(*p, "donor", at),
+                               json_field<std::string>(*p, "donor_checkpoint", at), json_field<JsonObject>(*p, "old_params", at),
+                               json_field<JsonObject>(*p, "new_params", at), json_optional_field<double>(*p, "donor_metric", at)};
+  }
+  return t;
 }
 
 }  // namespace rlx

@@ -58,8 +58,9 @@ struct Trial {
 };
 
 nlohmann::json trial_to_json(const Trial& trial);
-// std::runtime_error naming the problem on a malformed entry.
-Trial trial_from_json(const nlohmann::json& json);
+// The trial of an entry found at `path` ("trials[2]"); JsonFieldError naming the member's path and
+// what was expected on a malformed entry.
+Trial trial_from_json(const nlohmann::json& json, const std::string& path = "trial");
 
 // `metric` with the sign that makes larger better for `mode` ("max"/"min"); -inf when missing.
 double trial_score(const std::optional<double>& metric, const std::string& mode);

@@ -18,7 +18,9 @@
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "core/experiment.h"
+#include "core/json_fields.h"
 #include "core/results.h"
+#include "core/stop_signal.h"
 #include "core/child_process.h"
 #include "tune/exploit.h"
 #include "tune/scheduler.h"
@@ -72,10 +74,16 @@ class Tuner {
     }
     write_state();
     loop();
-    finished_ = true;
+    finished_ = !stopping_;
     write_state();
-    if (options_.table) table_.print(std::cerr, trials_, spec_, "finished");
-    return report();
+    if (options_.table) table_.print(std::cerr, trials_, spec_, stopping_ ? "stopped" : "finished");
+    TuneOutcome outcome = report();
+    if (stopping_) {
+      outcome.stop_signal = stop_signal();
+      out_ << "rlx tune: stopped by " << stop_signal_name(outcome.stop_signal) << "; continue with: rlx tune --resume "
+           << dir_.string() << "\n";
+    }
+    return outcome;
   }
 
  private:
@@ -110,9 +118,9 @@ class Tuner {
 
   void load_state(const fs::path& dir) {
     dir_ = fs::absolute(dir).lexically_normal();
-    const auto state = read_json_file(dir_ / kExperimentStateName);
+    std::optional<ExperimentState> state = read_experiment_state(dir_);
     if (!state) throw std::runtime_error("'" + dir_.string() + "' has no readable " + kExperimentStateName + " (not a tuning run)");
-    experiment_ = load_experiment(dir_ / kTunedExperimentName, state->at("experiment").get<std::string>(), {});
+    experiment_ = load_experiment(dir_ / kTunedExperimentName, state->experiment, {});
     spec_ = parse_tune_spec(experiment_);
     const std::vector<std::string> plugins = run_plugins(plugin_paths(experiment_.plugins), options_.env_plugins, /*fresh=*/false);
     const bool new_plugins = plugins != plugin_paths(experiment_.plugins);
@@ -126,8 +134,12 @@ class Tuner {
       out_ << "rlx tune: the run's env plugins are now:" << listed << "\n";
     }
     scheduler_ = make_scheduler(spec_);
-    scheduler_->load_state(state->at("scheduler_state"));
-    for (const auto& entry : state->at("trials")) trials_.push_back(trial_from_json(entry));
+    try {
+      scheduler_->load_state(state->scheduler_state);
+    } catch (const JsonFieldError& error) {
+      throw experiment_state_error(dir_, "scheduler_state", error.what());
+    }
+    trials_ = std::move(state->trials);
     int recovered = 0;
     for (Trial& trial : trials_) {
       if (trial.status == TrialStatus::kRunning) {
@@ -169,7 +181,9 @@ class Tuner {
   void recover_running(Trial& trial) {
     const auto result = read_json_file(trial_dir(trial) / "result.json");
     const auto latest = latest_checkpoint(trial_dir(trial));
-    if (result && latest && result->value("training_iteration", int64_t{0}) > trial.iteration &&
+    const std::string stopped_by = result ? result->value("stopped_by", "") : "";
+    const bool resumable = stopped_by == kStoppedBySignalName || stopped_by == "error";
+    if (result && latest && !resumable && result->value("training_iteration", int64_t{0}) > trial.iteration &&
         result->at("last_checkpoint").is_string() && fs::path(result->at("last_checkpoint").get<std::string>()) == *latest &&
         result->contains("stopped_by")) {
       const bool paused = result->value("paused", false);
@@ -202,8 +216,12 @@ class Tuner {
         spec_.max_concurrent_trials > 0 ? spec_.max_concurrent_trials : default_max_concurrent_trials(experiment_));
     auto last_table = Clock::now() - std::chrono::hours(1);
     for (;;) {
+      if (stop_requested() && !stopping_) {
+        stopping_ = true;  // no decisions, no new segments: each running one stops with a checkpoint
+        for (const auto& [index, process] : running_) process->terminate();
+      }
       bool changed = false;
-      for (const Decision& decision : scheduler_->decide(trials_)) {
+      for (const Decision& decision : stopping_ ? std::vector<Decision>() : scheduler_->decide(trials_)) {
         apply(decision);
         changed = true;
       }
@@ -217,7 +235,7 @@ class Tuner {
         return trials_[a].time(spec_.time_attr()) < trials_[b].time(spec_.time_attr());
       });
       for (size_t i : runnable) {
-        if (running_.size() >= max_running) break;
+        if (stopping_ || running_.size() >= max_running) break;
         start_segment(trials_[i]);
         write_state();
       }
@@ -232,6 +250,7 @@ class Tuner {
         handle_exit(trial, *exit);
         write_state();
       }
+      if (stopping_ && running_.empty()) break;
       const bool any_waiting = std::any_of(trials_.begin(), trials_.end(), [](const Trial& t) { return t.awaiting_decision; });
       const bool any_runnable = std::any_of(trials_.begin(), trials_.end(), [](const Trial& t) { return t.runnable(); });
       if (running_.empty() && !any_runnable) {
@@ -290,6 +309,14 @@ class Tuner {
       segment_ended(trial, exit.code, *result);
       return;
     }
+    // A segment stopped by a signal (ours, forwarded, or its own), or killed while this run
+    // stops: resumable from its latest checkpoint, not a failure of the trial.
+    if ((!exit.signaled && exit.code == kTrainStopped) || (stopping_ && exit.signaled)) {
+      if (result && !exit.signaled) take_progress(trial, *result);
+      trial.status = latest_checkpoint(trial_dir(trial)) ? TrialStatus::kPaused : TrialStatus::kPending;
+      trial.awaiting_decision = false;
+      return;
+    }
     trial.error = exit.describe() + ": " + log_tail(log_path(trial));
     if (!exit.signaled && exit.code == kTrainUsage) {  // a config the trial can never run
       trial.status = TrialStatus::kError;
@@ -303,15 +330,23 @@ class Tuner {
     trial.status = latest_checkpoint(trial_dir(trial)) ? TrialStatus::kPaused : TrialStatus::kPending;
   }
 
-  // Takes a finished segment's outcome: counters, metric, checkpoint; paused or terminated.
-  void segment_ended(Trial& trial, int code, const nlohmann::json& result) {
+  // Takes what a segment's result.json says: counters, metric, checkpoint.
+  void take_progress(Trial& trial, const nlohmann::json& result) {
     trial.iteration = result.value("training_iteration", trial.iteration);
     trial.timesteps = result.value("timesteps_total", trial.timesteps);
     trial.time_s = result.value("time_total_s", trial.time_s);
     trial.metric = metric_of(result, spec_.metric);
-    if (result.at("last_checkpoint").is_string()) trial.checkpoint = result.at("last_checkpoint").get<std::string>();
-    trial.checkpoint_metric = trial.metric;
+    const auto checkpoint = result.find("last_checkpoint");
+    if (checkpoint != result.end() && checkpoint->is_string()) {
+      trial.checkpoint = checkpoint->get<std::string>();
+      trial.checkpoint_metric = trial.metric;
+    }
     update_best(trial);
+  }
+
+  // Takes a finished segment's outcome: counters, metric, checkpoint; paused or terminated.
+  void segment_ended(Trial& trial, int code, const nlohmann::json& result) {
+    take_progress(trial, result);
     if (code == kTrainPaused) {
       trial.status = TrialStatus::kPaused;
       trial.awaiting_decision = true;
@@ -433,6 +468,7 @@ class Tuner {
   std::map<size_t, std::unique_ptr<ChildProcess>> running_;
   StatusTable table_;
   bool finished_ = false;
+  bool stopping_ = false;  // a stop signal came: the running segments are stopping, no new ones start
   bool dirty_ = true;
 };
 

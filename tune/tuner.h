@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/experiment.h"
+#include "tune/experiment_state.h"
 
 namespace rlx {
 
-constexpr const char* kExperimentStateName = "experiment_state.json";
 constexpr const char* kPbtLogName = "pbt_log.jsonl";
 constexpr const char* kTrialsCsvName = "trials.csv";
 constexpr const char* kTunedExperimentName = "experiment.yaml";  // the resolved experiment trials run
@@ -47,9 +47,12 @@ struct TuneOutcome {
   nlohmann::json best_params;
   std::optional<std::filesystem::path> best_checkpoint;
   int errored_trials = 0;
+  int stop_signal = 0;  // SIGTERM/SIGINT when one stopped the run (resumable with --resume)
 };
 
-// Runs (or resumes) a tuning experiment until every trial is terminated or out of retries;
+// Runs (or resumes) a tuning experiment until every trial is terminated or out of retries, or
+// a stop signal (core/stop_signal.h) arrives: then each running trial is sent SIGTERM, finishes
+// its iteration with a checkpoint, and the run's state is saved to resume from;
 // writes the report to `out`. ConfigError on a bad experiment, tune: section or trial config
 // (before any trial starts), std::runtime_error on a state it cannot continue; a crashing trial
 // never throws here.

@@ -1,16 +1,20 @@
 // `rlx train --learners 2`: data-parallel training as a user runs it (rank 0 plus a spawned
 // `rlx learner` process): it learns CartPole, resumes with another number of learners, and a
-// learner rank that dies makes the run fail with an error naming it instead of hanging.
+// learner rank that dies makes the run fail with an error naming it instead of hanging, and one
+// that stops answering fails it with the collective's message (no C++ stack trace).
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "core/child_process.h"
 #include "run_rlx.h"
 
 using rlx::test::read_text_file;
@@ -79,5 +83,27 @@ TEST_CASE("rlx train fails naming the learner rank that died, instead of hanging
   CHECK(status.rfind("1", 0) == 0);  // exit 1: an error (124 would be the timeout's)
   CHECK_THAT(err, Catch::Contains("learner rank 1"));
   CHECK_THAT(err, Catch::Contains("killed by signal 9"));
+  std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("A SIGSTOPped learner rank fails the run with the collective's message and no stack trace", "[cli][dp]") {
+  const std::string out = temp_dir("dp_stopped_rank");
+  rlx::ChildProcess train({std::string(RLX_BINARY_DIR) + "/rlx", "train", kExperiments + "cartpole-ppo.yaml", "--learners", "2",
+                           "--workers", "0", "--set", "stop.timesteps_total=100000000", "--set", "stop.episode_return_mean=null",
+                           "--set", "learner_timeout_s=3", "--trial-name", "t", "--output", out, "-q"},
+                          out + "/train.log");
+  REQUIRE(rlx::test::wait_for([&] { return rlx::test::lines_in(out + "/cartpole-ppo/t/result.jsonl") >= 2; },
+                              std::chrono::seconds(120)));
+  const std::vector<pid_t> ranks = rlx::test::children_of(train.pid());
+  REQUIRE(ranks.size() == 1);
+  ::kill(ranks[0], SIGSTOP);  // alive, but silent: the next collective times out
+  REQUIRE(rlx::test::wait_for([&] { return train.poll().has_value(); }, std::chrono::seconds(60)));
+  const std::string log = read_text_file(out + "/train.log");
+  INFO(log);
+  CHECK(train.poll()->describe() == "exit status 1");
+  CHECK_THAT(log, Catch::Contains("rlx train: error: gloo") && Catch::Contains("failed (a learner rank died or left?)"));
+  CHECK_THAT(log, !Catch::Contains("frame #") && !Catch::Contains("Exception raised from"));
+  const auto result = nlohmann::json::parse(read_text_file(out + "/cartpole-ppo/t/result.json"));
+  CHECK_THAT(result.at("error").get<std::string>(), !Catch::Contains("frame #"));
   std::system(("rm -rf " + out).c_str());
 }

@@ -4,6 +4,7 @@
 // result.json, the workers' logs and (where the learner is sound) a final checkpoint behind.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -116,6 +117,12 @@ TEST_CASE("A crashing worker is restarted and reported with its id, env, restart
   const nlohmann::json result = result_of(tmp);
   CHECK(result["stopped_by"] == "error");
   CHECK(result["sampler"]["worker_restarts"] == 1);
+  // A fatal error keeps the iterations done: the learner was sound, so they are checkpointed.
+  REQUIRE(result["training_iteration"] >= 1);
+  char name[32];
+  std::snprintf(name, sizeof name, "checkpoint_%06d", result["training_iteration"].get<int>());
+  CHECK(result["last_checkpoint"] == (tmp / "runs/bad/t/checkpoints" / name).string());
+  CHECK(result["checkpoint_note"] == "written after the failure");
   const std::string log = rlx::test::read_text_file((tmp / "runs/bad/t/workers/worker_1.log").string());
   CHECK_THAT(log, Catch::Contains("start 1 of worker 1") && Catch::Contains("start 2 of worker 1"));
 }

@@ -3,11 +3,16 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace rlx::test {
 
@@ -37,6 +42,30 @@ inline CommandOutput run_rlx(const std::string& args) {
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return result;
+}
+
+// Polls `done` until it holds (true) or `limit` passed (false).
+inline bool wait_for(const std::function<bool()>& done, std::chrono::seconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// The lines of a text file (0 when it is missing).
+inline long lines_in(const std::string& path) {
+  const std::string text = read_text_file(path);
+  return static_cast<long>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The pids of a process's children (a run's rollout workers or learner ranks).
+inline std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> pids;
+  for (pid_t child; in >> child;) pids.push_back(child);
+  return pids;
 }
 
 // An empty directory build/tests/NAME_PID (emptied when it exists) for one test's files.

@@ -67,7 +67,7 @@ TEST_CASE("rlx train names the file, key, line and what was expected on bad inpu
   CHECK_THAT(r.err, Catch::Contains("buffer_size") && Catch::Contains("DQN"));
 
   r = run_rlx("evaluate " + dir + "/no-such-checkpoint");
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 2);  // a refused checkpoint is bad input
   CHECK_THAT(r.err, Catch::Contains("no-such-checkpoint"));
   std::system(("rm -rf " + dir).c_str());
 }

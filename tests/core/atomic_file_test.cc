@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <system_error>
+
 #include "core/atomic_file.h"
 #include "tests/core/test_util.h"
 
@@ -28,6 +33,28 @@ TEST_CASE("append_line_durable appends whole lines", "[core][results]") {
   append_line_durable(dir / "log.jsonl", "{\"a\":1}");
   append_line_durable(dir / "log.jsonl", "{\"a\":2}");
   CHECK(read_file(dir / "log.jsonl") == "{\"a\":1}\n{\"a\":2}\n");
+}
+
+TEST_CASE("An append the disk cannot take leaves no torn line for the next append to follow", "[core][results]") {
+  TempDir dir;
+  const fs::path path = dir / "result.jsonl";
+  append_line_durable(path, "{\"row\": 1}");
+  const std::string before = read_file(path);
+  {
+    // A full disk, as a file size limit: the next line gets 5 of its bytes written, then EFBIG.
+    const auto previous_handler = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit previous{};
+    ::getrlimit(RLIMIT_FSIZE, &previous);
+    rlimit limited = previous;
+    limited.rlim_cur = before.size() + 5;
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+    CHECK_THROWS_AS(append_line_durable(path, "{\"row\": 2, \"long\": \"enough to cross the limit\"}"), std::system_error);
+    ::setrlimit(RLIMIT_FSIZE, &previous);
+    ::signal(SIGXFSZ, previous_handler);
+  }
+  CHECK(read_file(path) == before);
+  append_line_durable(path, "{\"row\": 3}");
+  CHECK(read_file(path) == before + "{\"row\": 3}\n");
 }
 
 TEST_CASE("write_directory_atomic publishes complete directories and replaces old ones", "[core][checkpoint]") {

@@ -31,7 +31,14 @@ fs::path written_checkpoint(const TempDir& dir) {
 }
 
 std::string refusal(const fs::path& path) {
-  return error_of<CheckpointError>([&] { read_checkpoint_dir(path); });
+  return error_of<CheckpointRefused>([&] { read_checkpoint_dir(path); });
+}
+
+// Replaces checkpoint.json by `text` with a matching checkpoint.json.sha256, as a deliberate
+// edit would: what the manifest says is then checked on its own.
+void rewrite_manifest(const fs::path& path, const std::string& text) {
+  write_file_atomic(path / kCheckpointManifestName, text);
+  write_file_atomic(path / kCheckpointManifestSumName, sha256_hex(text) + "  checkpoint.json\n");
 }
 
 }  // namespace
@@ -98,18 +105,25 @@ TEST_CASE("Loading refuses damaged checkpoints with the path and the problem", "
   }
   SECTION("checkpoint.json truncated") {
     fs::resize_file(path / "checkpoint.json", 40);
+    CHECK_THAT(refusal(path), Contains(path.string()) && Contains("checkpoint.json does not match its SHA-256 in "
+                                                                  "checkpoint.json.sha256"));
+    rewrite_manifest(path, read_file(path / "checkpoint.json"));
     CHECK_THAT(refusal(path), Contains("checkpoint.json is not valid JSON"));
+  }
+  SECTION("checkpoint.json.sha256 missing") {
+    fs::remove(path / "checkpoint.json.sha256");
+    CHECK_THAT(refusal(path), Contains(path.string()) && Contains("checkpoint.json.sha256 missing"));
   }
   SECTION("a newer format version") {
     auto manifest = nlohmann::json::parse(read_file(path / "checkpoint.json"));
-    manifest["format_version"] = 2;
-    write_file_atomic(path / "checkpoint.json", manifest.dump());
-    CHECK_THAT(refusal(path), Contains("format version 2 is newer than this rlx supports (1)"));
+    manifest["format_version"] = 3;
+    rewrite_manifest(path, manifest.dump());
+    CHECK_THAT(refusal(path), Contains("format version 3 is newer than this rlx supports (2)"));
   }
   SECTION("a listed name escaping the directory") {
     auto manifest = nlohmann::json::parse(read_file(path / "checkpoint.json"));
     manifest["files"]["../../etc/passwd"] = manifest["files"]["model.pt"];
-    write_file_atomic(path / "checkpoint.json", manifest.dump());
+    rewrite_manifest(path, manifest.dump());
     CHECK_THAT(refusal(path), Contains("'../../etc/passwd'"));
   }
   SECTION("no directory") { CHECK_THAT(refusal(dir / "nope"), Contains("no such directory")); }
@@ -133,4 +147,51 @@ TEST_CASE("Checkpoint names and the latest checkpoint of a trial", "[core][check
   REQUIRE(all.size() == 3);
   CHECK(all[0].filename() == "checkpoint_000009");
   CHECK(all[1].filename() == "checkpoint_000020");
+}
+
+TEST_CASE("A format 1 checkpoint (no checkpoint.json.sha256) still loads", "[core][checkpoint]") {
+  TempDir dir;
+  const fs::path path = written_checkpoint(dir);
+  auto manifest = nlohmann::json::parse(read_file(path / "checkpoint.json"));
+  manifest["format_version"] = 1;
+  write_file_atomic(path / "checkpoint.json", manifest.dump(2) + "\n");
+  fs::remove(path / "checkpoint.json.sha256");
+  CHECK(read_checkpoint_dir(path).manifest["algorithm"] == "PPO");
+}
+
+TEST_CASE("Every single-byte change of checkpoint.json or its .sha256 is refused, naming checkpoint.json",
+          "[core][checkpoint]") {
+  // A manifest shaped like a training run's: the values a flip could silently change.
+  const nlohmann::json manifest = {
+      {"algorithm", "PPO"},
+      {"env_spec", {{"id", "CartPole-v1"}, {"max_episode_steps", 500}}},
+      {"experiment", {{"env", "CartPole-v1"}, {"config", {{"lr", 0.0003}, {"gamma", 0.99}, {"seed", 7}}}}},
+      {"counters", {{"training_iteration", 12}, {"timesteps_total", 24576}, {"time_total_s", 3.25}}},
+      {"algorithm_state", {{"learner", {{"obs_mean", {0.01, -0.2, 0.03, 0.4}}, {"obs_var", {1.5, 0.9, 0.02, 1.1}}}}}}};
+  TempDir dir;
+  const fs::path path = checkpoint_path(dir.path(), 12);
+  write_checkpoint_dir(path, manifest, {{"model_and_optimizer.pt", "weights"}});
+  int flips = 0, refused = 0;
+  for (const char* name : {kCheckpointManifestName, kCheckpointManifestSumName}) {
+    const std::string original = read_file(path / name);
+    for (size_t i = 0; i < original.size(); ++i) {
+      for (const unsigned char mask : {0x01, 0x02, 0x10, 0x20, 0x80}) {
+        std::string flipped = original;
+        flipped[i] = static_cast<char>(static_cast<unsigned char>(flipped[i]) ^ mask);
+        write_file_durable(path / name, flipped);
+        ++flips;
+        const std::string why = refusal(path);
+        if (why.find(path.string()) != std::string::npos && why.find("checkpoint.json") != std::string::npos) {
+          ++refused;
+        } else {
+          FAIL_CHECK(name << " byte " << i << " ^ " << int(mask) << " was " << (why.empty() ? "accepted" : why));
+        }
+      }
+    }
+    write_file_durable(path / name, original);
+  }
+  INFO(refused << " of " << flips << " flips refused");
+  CHECK(refused == flips);
+  CHECK(flips > 4000);  // 5 flips of each of the manifest's ~760 bytes and its sum's 82
+  CHECK(read_checkpoint_dir(path).files.at("model_and_optimizer.pt") == "weights");
 }

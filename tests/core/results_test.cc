@@ -108,6 +108,25 @@ TEST_CASE("ResultsWriter resumes: same header, appended rows, partial lines drop
   CHECK(nlohmann::json::parse(jsonl[2]) == third);
 }
 
+TEST_CASE("ResultsWriter keeps a row in both files or in neither when a write fails", "[core][results]") {
+  TempDir dir;
+  ResultsWriter writer(dir.path());
+  writer.append(row(1));
+  const std::string jsonl = read_file(dir / "result.jsonl");
+  // progress.csv cannot take the next row (here: a directory stands in its place).
+  const std::string csv = read_file(dir / "progress.csv");
+  fs::remove(dir / "progress.csv");
+  fs::create_directory(dir / "progress.csv");
+  CHECK_THROWS_AS(writer.append(row(2)), std::system_error);
+  CHECK(read_file(dir / "result.jsonl") == jsonl);
+  CHECK(writer.last_row() == row(1));
+  fs::remove(dir / "progress.csv");
+  rlx::test::write_text(dir / "progress.csv", csv);
+  writer.append(row(2));
+  CHECK(lines(dir / "result.jsonl").size() == 2);
+  CHECK(lines(dir / "progress.csv").size() == 3);
+}
+
 TEST_CASE("ResultsWriter drops rows after the iteration a run resumes from", "[core][results]") {
   TempDir dir;
   ResultsWriter writer(dir.path());

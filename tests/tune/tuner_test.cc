@@ -258,6 +258,95 @@ TEST_CASE("a SIGKILLed rlx tune takes its trials down and resumes with none lost
   for (size_t i = 0; i < log_before.size(); ++i) CHECK(log_after[i] == log_before[i]);
 }
 
+TEST_CASE("a SIGTERMed rlx tune stops its trials with checkpoints, exits 6 and resumes with none lost", "[tune][stop]") {
+  // 2 FIFO trials of 60 iterations x 512 steps: long enough to be stopped mid-training.
+  test::TempDir tmp;
+  test::write_text(tmp / "fifo.yaml", R"(fifo-test:
+  env: CartPole-v1
+  algorithm: PPO
+  stop: {timesteps_total: 30720}
+  config: {num_workers: 0, num_envs_per_worker: 8, rollout_fragment_length: 64, minibatch_size: 256, num_epochs: 1,
+           checkpoint_freq: 0}
+  tune:
+    num_samples: 2
+    max_concurrent_trials: 2
+    param_space: {lr: {loguniform: [1.0e-4, 1.0e-3]}}
+)");
+  const fs::path dir = tmp / "runs/fifo-test";
+  const auto rows_of = [&](const char* trial) {
+    const fs::path path = dir / trial / "result.jsonl";
+    if (!fs::exists(path)) return int64_t{0};
+    const std::string text = read_file(path);
+    return static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
+  };
+  ChildProcess tuner({std::string(RLX_BINARY_DIR) + "/rlx", "tune", (tmp / "fifo.yaml").string(), "--output",
+                      (tmp / "runs").string(), "--quiet"},
+                     tmp / "tune1.log");
+  REQUIRE(wait_for([&] { return rows_of("trial_00000") >= 3 && rows_of("trial_00001") >= 3; }, std::chrono::seconds(120)));
+  tuner.terminate();
+  REQUIRE(wait_for([&] { return tuner.poll().has_value(); }, std::chrono::seconds(60)));
+  INFO(read_file(tmp / "tune1.log"));
+  CHECK(tuner.poll()->describe() == "exit status 6");
+  CHECK_THAT(read_file(tmp / "tune1.log"), Catch::Contains("stopped by SIGTERM; continue with: rlx tune --resume " + dir.string()));
+  CHECK(train_processes(dir.string()).empty());
+  const nlohmann::json stopped = *state_of(dir);
+  CHECK(stopped.at("finished") == false);
+  for (const auto& trial : stopped.at("trials")) {
+    const std::string name = trial.at("name").get<std::string>();
+    INFO(trial.dump());
+    // Each running segment got the SIGTERM passed on, finished its iteration and checkpointed it.
+    CHECK_THAT(read_file(dir / "logs" / (name + ".log")), Catch::Contains("stopped by SIGTERM at iteration"));
+    CHECK(trial.at("status") == "PAUSED");
+    CHECK(trial.at("failures") == 0);
+    CHECK(trial.at("training_iteration") == rows_of(name.c_str()));
+    CHECK(trial.at("checkpoint") == checkpoint_path(dir / name, trial.at("training_iteration").get<int64_t>()).string());
+  }
+  const auto resumed = test::run_rlx("tune --resume " + dir.string() + " --quiet");
+  INFO(resumed.out << resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  for (const auto& trial : state_of(dir)->at("trials")) {
+    CHECK(trial.at("status") == "TERMINATED");
+    std::istringstream rows(read_file(dir / trial.at("name").get<std::string>() / "result.jsonl"));
+    int64_t expected = 1;  // one row per iteration: none lost, none repeated
+    for (std::string line; std::getline(rows, line);) CHECK(nlohmann::json::parse(line).at("training_iteration") == expected++);
+    CHECK(expected == 61);
+  }
+}
+
+TEST_CASE("rlx tune --resume refuses a structurally wrong experiment_state.json with exit 2, naming file and path",
+          "[tune][state]") {
+  test::TempDir tmp;
+  const fs::path dir = tmp / "runs/asha-test";
+  fs::create_directories(dir);
+  test::write_text(dir / kTunedExperimentName, R"(asha-test:
+  env: CartPole-v1
+  algorithm: PPO
+  stop: {training_iteration: 4}
+  config: {num_workers: 0}
+  tune:
+    num_samples: 2
+    scheduler: {type: asha, grace_period: 1, reduction_factor: 2}
+)");
+  Trial trial;
+  trial.name = "trial_00000";
+  nlohmann::json state = {{"format_version", 1}, {"experiment", "asha-test"}, {"finished", false},
+                          {"scheduler_state", {{"1", {{"trial_00000", 20.5}}}}}, {"trials", {trial_to_json(trial)}}};
+  state["trials"][0]["training_iteration"] = "3";
+  test::write_text(dir / kExperimentStateName, state.dump(2));
+  auto run = test::run_rlx("tune --resume " + dir.string() + " --quiet");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains((dir / kExperimentStateName).string() +
+                                      ": trials[0].training_iteration: expected an integer, got \"3\""));
+  CHECK_THAT(run.err, !Catch::Contains("json.exception"));
+  state["trials"][0]["training_iteration"] = 3;
+  state["scheduler_state"]["1"]["trial_00000"] = "high";
+  test::write_text(dir / kExperimentStateName, state.dump(2));
+  run = test::run_rlx("tune --resume " + dir.string() + " --quiet");
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains(kExperimentStateName) &&
+                          Catch::Contains("scheduler_state.1.trial_00000: expected a number, got \"high\""));
+}
+
 TEST_CASE("rlx tune refuses a bad tune: section with file, key and value", "[tune]") {
   test::TempDir tmp;
   std::string yaml = kPbtYaml;
