@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/config_schema.h"
+#include "core/stop_signal.h"
 #include "envs/registry.h"
 
 namespace rlx {
@@ -66,6 +67,7 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
     return for_worker.to_json();
   };
   receiver_ = std::make_unique<SampleReceiver>(context_, receiver_options);
+  if (socket_dir_) socket_dir_on_signal_ = std::make_unique<RemoveOnSignal>(socket_dir_->path());
   const std::string endpoint = receiver_->endpoint();
   const RemoteSamplerOptions& o = options_;
   pool_ = std::make_unique<WorkerPool>(
@@ -148,7 +150,14 @@ std::vector<SampleBatch> RemoteSampler::collect(int64_t min_transitions) {
     report_notices();
     std::optional<SampleBatch> batch = receiver_->pop(std::chrono::milliseconds(100));
     if (!batch) {
-      if (options_.num_local_workers > 0 && pool_->num_running() == 0 && receiver_->stats().workers_active == 0) {
+      // A stop (SIGTERM/SIGINT) that waited half its grace period, or whose signal took the
+      // workers down too, ends sampling; the trainer checkpoints the last sound state.
+      const bool workers_gone = options_.num_local_workers > 0 && pool_->num_running() == 0 &&
+                                receiver_->stats().workers_active == 0;
+      if (stop_overdue() || (stop_requested() && workers_gone)) {
+        throw StopRequested("sampling abandoned: the stop is overdue or its workers are gone");
+      }
+      if (workers_gone) {
         std::string message = "every local worker died and the restart budget (max_worker_restarts = " +
                               std::to_string(options_.max_worker_restarts) + ") is spent";
         if (!exits_.empty()) {

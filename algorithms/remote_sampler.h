@@ -11,6 +11,7 @@
 
 #include "algorithms/sampler.h"
 #include "core/config_error.h"
+#include "core/stop_signal.h"
 #include "core/temp_dir.h"
 #include "rollout/worker_pool.h"
 #include "rollout/worker_setup.h"
@@ -79,6 +80,7 @@ class RemoteSampler : public Sampler {
   std::unique_ptr<TempDir> socket_dir_;  // holds the private ipc socket; removed after the receiver closes
   zmq::context_t context_;
   std::unique_ptr<SampleReceiver> receiver_;
+  std::unique_ptr<RemoveOnSignal> socket_dir_on_signal_;  // the ipc directory, also on a second signal
   std::unique_ptr<WorkerPool> pool_;
   std::vector<WorkerExitReport> exits_;  // every exit so far, for the final error
   int notices_printed_ = 0;

@@ -3,6 +3,8 @@
 // workers' temporary CURVE keys. Each leaves a run that resumes, and no secret behind.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <signal.h>
 
 #include <chrono>
@@ -143,8 +145,12 @@ TEST_CASE("With --auth-keys the local workers' key directory is gone after SIGTE
     REQUIRE(wait_for([&] { return rows_in(tmp / "runs/stop-test/t/result.jsonl") >= 2 ||
                                   (signals == 2 && fs::exists(tmp / "runs/stop-test/t/workers/worker_1.log")); },
                      std::chrono::seconds(60)));
-    REQUIRE(temp_entries().size() == 1);  // the key directory, while the run lasts
-    CHECK(temp_entries()[0].rfind("rlx-local-worker-keys-", 0) == 0);
+    // While the run lasts: the key directory, and the private directory of the workers' socket.
+    std::vector<std::string> entries = temp_entries();
+    std::sort(entries.begin(), entries.end());
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[0].rfind("rlx-local-worker-keys-", 0) == 0);
+    CHECK(entries[1].rfind("rlx-run-", 0) == 0);
     ::kill(train->pid(), SIGTERM);
     if (signals == 2) {  // once the first is taken (two pending ones would merge into one)
       REQUIRE(wait_for([&] { return read_text_file((tmp / "train.log").string()).find("rlx: SIGTERM:") != std::string::npos; },
