@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,75 @@
 
 namespace rlx::test {
 
+// A CartPole fragment of T steps and K envs that keeps the contract, made with the given policy
+// version: env 1 terminates at the first step, and every env's episode is truncated at the last.
+inline SampleBatch contract_fragment(int32_t steps, int32_t envs, uint64_t version) {
+  SampleBatch batch;
+  batch.policy_version = version;
+  batch.resize(steps, envs, 4, 0, true);
+  for (size_t i = 0; i < batch.obs.size(); ++i) batch.obs[i] = 0.01f * static_cast<float>(i % 100);
+  for (size_t i = 0; i < batch.action_indices.size(); ++i) batch.action_indices[i] = static_cast<int64_t>(i % 2);
+  for (size_t i = 0; i < batch.rewards.size(); ++i) batch.rewards[i] = 1.0f;
+  for (size_t i = 0; i < batch.log_probs.size(); ++i) batch.log_probs[i] = -0.69f;
+  if (steps > 1 && envs > 1) {
+    batch.terminated[1] = 1;
+    batch.final_obs_index.push_back(1);
+  }
+  for (int32_t k = 0; k < envs && steps > 0; ++k) {
+    const int32_t last = (steps - 1) * envs + k;
+    batch.truncated[static_cast<size_t>(last)] = 1;
+    if (last != 1) batch.final_obs_index.push_back(last);
+  }
+  batch.final_obs.assign(batch.final_obs_index.size() * 4, -0.5f);
+  return batch;
+}
+
+// One way to spoil a contract-keeping fragment, and the fault counter that must count it.
+struct Attack {
+  std::string name;
+  std::string fault;
+  std::function<void(SampleBatch&)> spoil;
+};
+
+// The attacks a receiver with a CartPole contract of T steps must refuse (K as announced).
+inline std::vector<Attack> contract_attacks(int32_t steps, int32_t envs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto remake = [](int32_t t, int32_t k, int64_t obs_size) {
+    return [t, k, obs_size](SampleBatch& b) {
+      const uint64_t version = b.policy_version;
+      b = contract_fragment(t, k, version);
+      if (obs_size != 4) {
+        b.obs_size = obs_size;
+        b.obs.assign(static_cast<size_t>(t * k * obs_size), 0.1f);
+        b.bootstrap_obs.assign(static_cast<size_t>(k * obs_size), 0.1f);
+        b.final_obs.assign(b.final_obs_index.size() * static_cast<size_t>(obs_size), 0.1f);
+      }
+    };
+  };
+  return {
+      {"observation size 5 for a 4-float env", "wrong_obs_size", remake(steps, envs, 5)},
+      {"T = 0", "wrong_steps", remake(0, envs, 4)},
+      {"K = 0", "wrong_envs", remake(steps, 0, 4)},
+      {"T larger than granted", "wrong_steps", remake(steps * 2, envs, 4)},
+      {"no log-prob column for PPO", "missing_policy_outputs",
+       [](SampleBatch& b) {
+         b.log_probs.clear();
+         b.values.clear();
+       }},
+      {"a truncated step with no final observation", "final_obs_mismatch",
+       [envs](SampleBatch& b) { b.truncated[static_cast<size_t>(envs + 1)] = 1; }},
+      {"a NaN observation", "non_finite", [nan](SampleBatch& b) { b.obs[7] = nan; }},
+      {"a NaN reward stamped with a future version", "non_finite",
+       [nan](SampleBatch& b) {
+         b.rewards[3] = nan;
+         b.policy_version += 1000000;
+       }},
+      {"an infinite final observation", "non_finite",
+       [](SampleBatch& b) { b.final_obs[0] = std::numeric_limits<float>::infinity(); }},
+      {"a policy version far in the future", "unpublished_version", [](SampleBatch& b) { b.policy_version += 1000000; }},
+  };
+}
+
 class HostilePeer {
  public:
   // Connects a DEALER to endpoint; routing_id empty: the learner's ROUTER assigns one.
@@ -28,7 +99,7 @@ class HostilePeer {
     socket_.connect(endpoint);
   }
 
-  // Joins as a CartPole worker would; true once it holds weights and credits.
+  // Joins as a CartPole worker would (K envs as constructed); true once it holds weights and credits.
   bool join(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
     send(encode_join(worker_id_, ++sequence_));
     const auto deadline = std::chrono::steady_clock::now() + timeout;

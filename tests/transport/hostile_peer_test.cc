@@ -14,7 +14,6 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -52,21 +51,7 @@ std::shared_ptr<Weights> weights(uint64_t version) {
   return w;
 }
 
-// A fragment that keeps the CartPole contract, made with the given policy version: env 1
-// terminates at the first step, and every env's episode is truncated at the last.
-SampleBatch good_fragment(uint64_t version) {
-  SampleBatch batch = *test::make_batch(kSteps, kEnvs, 4, true);
-  for (int64_t& action : batch.action_indices) action %= 2;
-  batch.policy_version = version;
-  batch.final_obs_index = {1};
-  for (int32_t k = 0; k < kEnvs; ++k) {
-    const int32_t last = (kSteps - 1) * kEnvs + k;
-    batch.truncated[static_cast<size_t>(last)] = 1;
-    batch.final_obs_index.push_back(last);
-  }
-  batch.final_obs.assign(batch.final_obs_index.size() * 4, -7.f);
-  return batch;
-}
+SampleBatch good_fragment(uint64_t version) { return test::contract_fragment(kSteps, kEnvs, version); }
 
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 5000ms) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -75,45 +60,6 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
     std::this_thread::sleep_for(5ms);
   }
   return condition();
-}
-
-struct Attack {
-  std::string name;
-  std::string fault;  // the fault counter that must count it
-  std::function<void(SampleBatch&)> spoil;
-};
-
-std::vector<Attack> contract_attacks() {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  return {
-      {"observation size 5 for a 4-float env", "wrong_obs_size",
-       [](SampleBatch& b) {
-         SampleBatch wider = *test::make_batch(kSteps, kEnvs, 5, true);
-         wider.policy_version = b.policy_version;
-         for (int64_t& action : wider.action_indices) action %= 2;
-         b = wider;
-       }},
-      {"T = 0", "wrong_steps", [](SampleBatch& b) { const uint64_t v = b.policy_version; b = *test::make_batch(0, kEnvs, 4, true); b.policy_version = v; }},
-      {"K = 0", "wrong_envs", [](SampleBatch& b) { const uint64_t v = b.policy_version; b = *test::make_batch(kSteps, 0, 4, true); b.policy_version = v; }},
-      {"T larger than granted", "wrong_steps",
-       [](SampleBatch& b) {
-         const uint64_t v = b.policy_version;
-         b = *test::make_batch(kSteps * 2, kEnvs, 4, true);
-         for (int64_t& action : b.action_indices) action %= 2;
-         b.policy_version = v;
-       }},
-      {"no log-prob column for PPO", "missing_policy_outputs",
-       [](SampleBatch& b) {
-         b.log_probs.clear();
-         b.values.clear();
-       }},
-      {"a truncated step with no final observation", "final_obs_mismatch", [](SampleBatch& b) { b.truncated[5] = 1; }},
-      {"a NaN observation", "non_finite", [nan](SampleBatch& b) { b.obs[7] = nan; }},
-      {"a NaN reward", "non_finite", [nan](SampleBatch& b) { b.rewards[3] = nan; }},
-      {"an infinite final observation", "non_finite",
-       [](SampleBatch& b) { b.final_obs[0] = std::numeric_limits<float>::infinity(); }},
-      {"a policy version far in the future", "unpublished_version", [](SampleBatch& b) { b.policy_version += 1000000; }},
-  };
 }
 
 TEST_CASE("fragments that break the run's contract are refused, counted by fault, and drop their sender",
@@ -125,7 +71,7 @@ TEST_CASE("fragments that break the run's contract are refused, counted by fault
   REQUIRE(honest.join());
 
   uint64_t refused = 0;
-  for (const Attack& attack : contract_attacks()) {
+  for (const test::Attack& attack : test::contract_attacks(kSteps, kEnvs)) {
     INFO(attack.name);
     HostilePeer attacker(context, receiver.endpoint());
     REQUIRE(attacker.join());
