@@ -6,12 +6,11 @@ std::optional<std::string> EpisodeTracker::add(const SampleBatch& batch, Episode
   const auto k = static_cast<size_t>(batch.num_envs);
   const auto t_max = static_cast<size_t>(batch.num_steps);
   if (envs_.size() != k) envs_.assign(k, Running{0, 0, !lost_before_start_});  // the first fragment
-  std::vector<Running> next = envs_;
   const size_t first_new = out.returns.size();
   for (size_t t = 0; t < t_max; ++t) {
     for (size_t e = 0; e < k; ++e) {
       const size_t i = t * k + e;
-      Running& env = next[e];
+      Running& env = envs_[e];
       env.episode_return += static_cast<double>(batch.rewards[i]);
       ++env.length;
       if (max_episode_steps_ > 0 && env.seen_start && env.length > max_episode_steps_) {
@@ -28,7 +27,6 @@ std::optional<std::string> EpisodeTracker::add(const SampleBatch& batch, Episode
       env = Running{};
     }
   }
-  envs_ = std::move(next);
   return std::nullopt;
 }
 

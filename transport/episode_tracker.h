@@ -26,7 +26,8 @@ class EpisodeTracker {
 
   // Adds the fragment's steps (env k of the fragment is env k of every fragment of this
   // worker) and appends the episodes it finished to out. Returns a description of the first
-  // episode that ran past the time limit, and adds nothing then.
+  // episode that ran past the time limit; out then gains nothing, and the tracker, whose worker
+  // is to be dropped, is left part-way.
   std::optional<std::string> add(const SampleBatch& batch, EpisodeReport& out);
 
   // A fragment of this worker was lost: the episodes now running are not reported.

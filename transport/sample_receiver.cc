@@ -145,7 +145,8 @@ bool SampleReceiver::published(uint64_t policy_version) const {
   if (policy_version > current_version_.load()) return false;
   // Older than every version remembered: published long ago (versions only grow).
   if (policy_version < published_versions_.front()) return true;
-  return std::find(published_versions_.begin(), published_versions_.end(), policy_version) != published_versions_.end();
+  // Published in increasing order, so the deque is sorted.
+  return std::binary_search(published_versions_.begin(), published_versions_.end(), policy_version);
 }
 
 std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout) {
