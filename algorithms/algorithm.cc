@@ -14,17 +14,16 @@
 namespace rlx {
 
 WorkerSetup common_worker_setup(const Experiment& experiment) {
-  const Config& c = experiment.config;
+  const CommonConfig& c = experiment.config.common();
   WorkerSetup setup;
   setup.env_id = experiment.env;
-  setup.num_envs = static_cast<int>(c.get_int("num_envs_per_worker"));
-  setup.fragment_length = static_cast<int>(c.get_int("rollout_fragment_length"));
-  setup.seed = static_cast<uint64_t>(c.get_int("seed"));
-  const IntList& hidden = c.get_int_list("hidden_sizes");
-  setup.hidden_sizes.assign(hidden.begin(), hidden.end());
-  setup.activation = c.get_string("activation");
-  setup.shared_trunk = c.get_bool("vf_share_layers");
-  setup.drop_nonfinite_episodes = c.get_bool("drop_nonfinite_episodes");
+  setup.num_envs = static_cast<int>(c.num_envs_per_worker);
+  setup.fragment_length = static_cast<int>(c.rollout_fragment_length);
+  setup.seed = static_cast<uint64_t>(c.seed);
+  setup.hidden_sizes.assign(c.hidden_sizes.begin(), c.hidden_sizes.end());
+  setup.activation = c.activation;
+  setup.shared_trunk = c.vf_share_layers;
+  setup.drop_nonfinite_episodes = c.drop_nonfinite_episodes;
   return setup;
 }
 

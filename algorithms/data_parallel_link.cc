@@ -10,8 +10,9 @@
 namespace rlx {
 
 DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParallelOptions& options) {
-  const std::string device = experiment.config.get_string("device");
-  const auto learners = static_cast<int>(experiment.config.get_int("num_learners"));
+  const CommonConfig& config = experiment.config.common();
+  const std::string& device = config.device;
+  const auto learners = static_cast<int>(config.num_learners);
   if (options.member != nullptr) {
     member_ = options.member;
   } else if (learners > 1) {
@@ -19,7 +20,7 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
     o.num_learners = learners;
     o.device = device;
     o.program = options.program;
-    o.timeout = std::chrono::milliseconds(static_cast<int64_t>(experiment.config.get_double("learner_timeout_s") * 1000.0));
+    o.timeout = std::chrono::milliseconds(static_cast<int64_t>(config.learner_timeout_s * 1000.0));
     o.payload = experiment_to_json(experiment).dump();
     group_ = std::make_unique<LearnerGroup>(o);
     member_ = &group_->member();

@@ -11,43 +11,16 @@
 
 namespace rlx {
 
-DqnConfig dqn_config_from(const Experiment& experiment) {
-  const Config& c = experiment.config;
-  DqnConfig config;
-  config.lr = c.get_double("lr");
-  config.anneal_lr = c.get_string("lr_schedule") == "linear";
-  config.gamma = c.get_double("gamma");
-  config.n_step = static_cast<int>(c.get_int("n_step"));
-  config.batch_size = c.get_int("batch_size");
-  config.double_q = c.get_bool("double_q");
-  config.tau = c.get_double("tau");
-  config.target_update_interval = c.get_int("target_update_interval");
-  config.huber_delta = c.get_double("huber_delta");
-  config.max_grad_norm = c.get_double("grad_clip");
-  config.adam_eps = c.get_double("adam_eps");
-  config.prioritized = c.get_bool("prioritized_replay");
-  config.per_alpha = c.get_double("prioritized_replay_alpha");
-  config.per_beta0 = c.get_double("prioritized_replay_beta");
-  config.buffer_capacity = c.get_int("buffer_size");
-  config.learning_starts = c.get_int("learning_starts");
-  config.train_freq = c.get_int("train_freq");
-  config.gradient_steps = static_cast<int>(c.get_int("gradient_steps"));
-  config.initial_eps = c.get_double("exploration_initial_eps");
-  config.final_eps = c.get_double("exploration_final_eps");
-  config.exploration_fraction = c.get_double("exploration_fraction");
-  config.total_timesteps = experiment.stop.timesteps_total.value_or(1'000'000);
-  return config;
-}
-
 DqnAlgorithm::DqnAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
   setup_.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
-  setup_.dueling = experiment.config.get_bool("dueling");
-  setup_.apex_epsilons = experiment.config.get_bool("apex_epsilons");
-  setup_.num_workers = std::max<int>(1, static_cast<int>(experiment.config.get_int("num_workers")));
-  const DqnConfig config = dqn_config_from(experiment);
-  setup_.epsilon = config.initial_eps;
-  checkpoint_replay_buffer_ = experiment.config.get_bool("checkpoint_replay_buffer");
+  DqnConfig config = experiment.config.dqn();
+  config.total_timesteps = experiment.stop.schedule_horizon();
+  setup_.dueling = config.dueling;
+  setup_.apex_epsilons = config.apex_epsilons;
+  setup_.num_workers = std::max<int>(1, static_cast<int>(experiment.config.common().num_workers));
+  setup_.epsilon = config.exploration_initial_eps;
+  checkpoint_replay_buffer_ = config.checkpoint_replay_buffer;
   link_ = std::make_unique<DataParallelLink>(experiment, options);
   learner_ = std::make_unique<DqnLearner>(setup_.model_config(spec_), config, setup_.seed, link_->device());
   if (link_->active()) {
@@ -185,7 +158,7 @@ std::unique_ptr<RolloutPolicy> DqnAlgorithm::evaluation_policy(bool deterministi
   setup.seed = seed;
   setup.worker_index = 0;
   setup.apex_epsilons = false;
-  setup.epsilon = deterministic ? 0.0 : learner_->config().final_eps;
+  setup.epsilon = deterministic ? 0.0 : learner_->config().exploration_final_eps;
   std::unique_ptr<RolloutPolicy> policy = make_rollout_policy(setup, spec_);
   std::shared_ptr<Weights> weights = learner_->weights(version_);
   apply_weights(*policy, *weights);

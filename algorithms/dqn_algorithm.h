@@ -15,9 +15,6 @@ namespace rlx {
 // min_sample_timesteps_per_iteration.
 constexpr int64_t kDqnStepsPerIteration = 1000;
 
-// The DqnConfig an experiment asks for.
-DqnConfig dqn_config_from(const Experiment& experiment);
-
 class DqnAlgorithm : public Algorithm {
  public:
   // With num_learners > 1 (or a member in options) each rank keeps a replay shard: the driver

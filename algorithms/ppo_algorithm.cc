@@ -12,37 +12,16 @@
 
 namespace rlx {
 
-PpoConfig ppo_config_from(const Experiment& experiment) {
-  const Config& c = experiment.config;
-  PpoConfig config;
-  config.lr = c.get_double("lr");
-  config.anneal_lr = c.get_string("lr_schedule") == "linear";
-  config.gamma = c.get_double("gamma");
-  config.gae_lambda = c.get_double("lambda");
-  config.clip_param = c.get_double("clip_param");
-  config.anneal_clip = c.get_string("clip_schedule") == "linear";
-  config.vf_clip_param = c.get_double("vf_clip_param");
-  config.vf_loss_coeff = c.get_double("vf_loss_coeff");
-  config.entropy_coeff = c.get_double("entropy_coeff");
-  config.num_epochs = static_cast<int>(c.get_int("num_epochs"));
-  config.minibatch_size = c.get_int("minibatch_size");
-  config.max_grad_norm = c.get_double("grad_clip");
-  config.normalize_advantages = c.get_bool("normalize_advantages");
-  config.normalize_observations = c.get_bool("normalize_observations");
-  config.scale_rewards = c.get_bool("scale_rewards");
-  config.adam_eps = c.get_double("adam_eps");
-  config.total_timesteps = experiment.stop.timesteps_total.value_or(1'000'000);
-  return config;
-}
-
 PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : setup_(common_worker_setup(experiment)),
       spec_(global_env_registry().spec(experiment.env)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   setup_.policy_kind = RolloutPolicyKind::kActorCritic;
-  setup_.log_std_init = experiment.config.get_double("log_std_init");
+  PpoConfig config = experiment.config.ppo();
+  config.total_timesteps = experiment.stop.schedule_horizon();
+  setup_.log_std_init = config.log_std_init;
   link_ = std::make_unique<DataParallelLink>(experiment, options);
-  learner_ = std::make_unique<PpoLearner>(setup_.model_config(spec_), ppo_config_from(experiment), setup_.seed, link_->device());
+  learner_ = std::make_unique<PpoLearner>(setup_.model_config(spec_), config, setup_.seed, link_->device());
   if (link_->active()) {
     learner_->set_data_parallel_hooks(make_ppo_hooks(link_->member().device_comm(), link_->member().host()));
   }

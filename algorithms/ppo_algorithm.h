@@ -9,9 +9,6 @@
 
 namespace rlx {
 
-// The PpoConfig an experiment asks for.
-PpoConfig ppo_config_from(const Experiment& experiment);
-
 class PpoAlgorithm : public Algorithm {
  public:
   // With num_learners > 1 (or a member in options) the update runs data-parallel: the driver

@@ -40,7 +40,7 @@ std::string default_trial_name(const Experiment& e) {
   std::tm local{};
   localtime_r(&now, &local);
   std::ostringstream name;
-  name << algorithm_name(e.algorithm) << "_" << e.env << "_seed" << e.config.get_int("seed") << "_"
+  name << algorithm_name(e.algorithm) << "_" << e.env << "_seed" << e.config.common().seed << "_"
        << std::put_time(&local, "%Y%m%d-%H%M%S");
   return name.str();
 }
@@ -122,7 +122,8 @@ struct LocalWorkerKeys {
 std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
                                       const std::filesystem::path& trial_dir, LocalWorkerKeys& keys) {
   const Experiment& e = options.experiment;
-  const int64_t workers = e.config.get_int("num_workers");
+  const CommonConfig& config = e.config.common();
+  const int64_t workers = config.num_workers;
   if (workers == 0) return std::make_unique<LocalSampler>(algorithm.worker_setup());
   RemoteSamplerOptions o;
   o.setup = algorithm.worker_setup();
@@ -130,9 +131,10 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.worker_program = options.worker_program;
   o.env_plugins = plugin_paths(e.plugins);
   o.bind_endpoint = options.bind_endpoint;
-  o.max_policy_lag = static_cast<uint64_t>(e.config.get_int("max_policy_lag"));
-  o.max_worker_restarts = static_cast<int>(e.config.get_int("max_worker_restarts"));
-  o.max_workers = static_cast<size_t>(e.config.get_int("max_workers"));
+  o.max_policy_lag = static_cast<uint64_t>(config.max_policy_lag);
+  o.max_worker_restarts = static_cast<int>(config.max_worker_restarts);
+  o.max_workers = static_cast<size_t>(config.max_workers);
+  o.worker_learner_timeout_s = config.worker_learner_timeout_s;
   o.log_dir = trial_dir / "workers";
   if (options.auth_keys) {
     o.curve_server = load_server_keys(*options.auth_keys);
@@ -260,7 +262,7 @@ class TrainingRun {
     sampler_ = make_sampler(options_, *algorithm_, outcome_.trial_dir, local_worker_keys_);
     restore_sampler();
     sampler_->publish(algorithm_->current_weights());
-    const int64_t checkpoint_freq = experiment_.config.get_int("checkpoint_freq");
+    const int64_t checkpoint_freq = experiment_.config.common().checkpoint_freq;
     ProgressLine line(options_.progress);
     const auto start = Clock::now();
     const double time_offset = progress_.time_s;
@@ -297,7 +299,7 @@ class TrainingRun {
   void restore_sampler() {
     if (!resumed_) return;
     const auto state = resumed_->manifest.find("sampler_state");
-    if (state == resumed_->manifest.end() || state->is_null() || experiment_.config.get_int("num_workers") != 0) return;
+    if (state == resumed_->manifest.end() || state->is_null() || experiment_.config.common().num_workers != 0) return;
     try {
       sampler_->restore(*state);
     } catch (const std::invalid_argument& error) {

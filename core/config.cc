@@ -14,36 +14,19 @@ const KeySpec& schema_key(std::string_view key) {
   return *spec;
 }
 
-template <typename T>
-const T& typed(const ConfigValue& value, std::string_view key, const char* getter) {
-  if (const T* v = std::get_if<T>(&value)) return *v;
-  throw std::logic_error(std::string(getter) + "(\"" + std::string(key) + "\"): the key is " +
-                         type_description(schema_key(key).type));
-}
-
 }  // namespace
 
-Config::Config() {
-  for (const auto& key : config_schema()) values_.emplace(key.name, key.default_value);
+ConfigValue Config::get(std::string_view key) const {
+  const KeySpec& spec = schema_key(key);
+  return std::visit([this](const auto& member) { return member.read(section(member)); }, spec.bindings.at(0));
 }
-
-const ConfigValue& Config::get(std::string_view key) const {
-  const auto it = values_.find(key);
-  if (it == values_.end()) schema_key(key);  // throws
-  return it->second;
-}
-
-int64_t Config::get_int(std::string_view key) const { return typed<int64_t>(get(key), key, "get_int"); }
-double Config::get_double(std::string_view key) const { return typed<double>(get(key), key, "get_double"); }
-bool Config::get_bool(std::string_view key) const { return typed<bool>(get(key), key, "get_bool"); }
-const std::string& Config::get_string(std::string_view key) const {
-  return typed<std::string>(get(key), key, "get_string");
-}
-const IntList& Config::get_int_list(std::string_view key) const { return typed<IntList>(get(key), key, "get_int_list"); }
 
 void Config::set(std::string_view key, ConfigValue value) {
   const KeySpec& spec = schema_key(key);
-  values_.find(key)->second = checked_value(spec, std::move(value));
+  const ConfigValue checked = checked_value(spec, std::move(value));
+  for (const auto& binding : spec.bindings) {
+    std::visit([this, &checked](const auto& member) { member.write(section(member), checked); }, binding);
+  }
 }
 
 void Config::set_json(std::string_view key, const nlohmann::json& value) {
@@ -53,6 +36,13 @@ void Config::set_json(std::string_view key, const nlohmann::json& value) {
     throw ConfigError("config key '" + spec.name + "': got " + value.dump() + ", expected " + spec.expected());
   }
   set(key, std::move(*converted));
+}
+
+bool Config::operator==(const Config& other) const {
+  for (const auto& key : config_schema()) {
+    if (get(key.name) != other.get(key.name)) return false;
+  }
+  return true;
 }
 
 nlohmann::json Config::to_json(AlgorithmKind algorithm) const {
@@ -123,9 +113,10 @@ nlohmann::json value_to_json(const ConfigValue& value) {
 }
 
 int64_t effective_train_batch_size(const Config& config) {
-  const int64_t fragment = config.get_int("num_envs_per_worker") * config.get_int("rollout_fragment_length");
-  int64_t size = config.get_int("train_batch_size");
-  if (size == 0) size = std::max<int64_t>(config.get_int("num_workers"), 1) * fragment;
+  const CommonConfig& common = config.common();
+  const int64_t fragment = common.num_envs_per_worker * common.rollout_fragment_length;
+  int64_t size = config.ppo().train_batch_size;
+  if (size == 0) size = std::max<int64_t>(common.num_workers, 1) * fragment;
   return std::max(size, fragment);
 }
 

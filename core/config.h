@@ -1,8 +1,8 @@
-// Config: resolved values of every schema key (defaults until set), with typed getters.
+// Config: the resolved value of every schema key (defaults until set), held in the typed structs
+// of core/algorithm_config.h; written only through set()/set_json(), which check against the schema.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
@@ -16,16 +16,16 @@ namespace rlx {
 class Config {
  public:
   // Every schema key at its default.
-  Config();
+  Config() = default;
 
-  // Typed getters; std::logic_error when the key is not in the schema or has another type.
-  int64_t get_int(std::string_view key) const;
-  double get_double(std::string_view key) const;
-  bool get_bool(std::string_view key) const;
-  const std::string& get_string(std::string_view key) const;
-  const IntList& get_int_list(std::string_view key) const;
-  // The value of any key; std::logic_error when the key is not in the schema.
-  const ConfigValue& get(std::string_view key) const;
+  // The keys every run reads, and each algorithm's own (a shared key such as lr is in both).
+  const CommonConfig& common() const { return common_; }
+  const PpoConfig& ppo() const { return ppo_; }
+  const DqnConfig& dqn() const { return dqn_; }
+
+  // The value of any key, by name (for tools that handle keys generically: tune, checkpoints);
+  // std::logic_error when the key is not in the schema.
+  ConfigValue get(std::string_view key) const;
 
   // Sets a key (an int is accepted for a float key); std::logic_error on a key not in the
   // schema, ConfigError (naming key, value and what was expected) on a wrong type or range.
@@ -36,11 +36,22 @@ class Config {
   // {key: value} for the keys that apply to `algorithm`, in schema order as JSON objects sort.
   nlohmann::json to_json(AlgorithmKind algorithm) const;
 
-  bool operator==(const Config& other) const { return values_ == other.values_; }
+  // Every key equal.
+  bool operator==(const Config& other) const;
   bool operator!=(const Config& other) const { return !(*this == other); }
 
  private:
-  std::map<std::string, ConfigValue, std::less<>> values_;
+  // The section a binding's member lives in.
+  const CommonConfig& section(const MemberBinding<CommonConfig>&) const { return common_; }
+  const PpoConfig& section(const MemberBinding<PpoConfig>&) const { return ppo_; }
+  const DqnConfig& section(const MemberBinding<DqnConfig>&) const { return dqn_; }
+  CommonConfig& section(const MemberBinding<CommonConfig>&) { return common_; }
+  PpoConfig& section(const MemberBinding<PpoConfig>&) { return ppo_; }
+  DqnConfig& section(const MemberBinding<DqnConfig>&) { return dqn_; }
+
+  CommonConfig common_;
+  PpoConfig ppo_;
+  DqnConfig dqn_;
 };
 
 // `value` converted to the key's type and range-checked; ConfigError "key 'k': got V, expected E".

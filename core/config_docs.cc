@@ -39,7 +39,7 @@ std::string row(const KeySpec& key, bool with_default) {
 std::string table(KeyScope scope) {
   std::string text = "| Key | Type | Default | Allowed | Meaning |\n|---|---|---|---|---|\n";
   for (const auto& key : config_schema()) {
-    if (key.scope == scope) text += row(key, true);
+    if (key.scope() == scope) text += row(key, true);
   }
   return text;
 }

@@ -2,6 +2,9 @@
 #include "core/config_schema.h"
 
 #include <cctype>
+#include <cmath>
+
+#include "core/config_error.h"
 
 namespace rlx {
 namespace {
@@ -21,66 +24,68 @@ std::vector<KeySpec> build_schema() {
   auto add = [&keys](KeySpec&& key) { keys.push_back(std::move(key)); };
 
   // ---- common ----
-  add(int_key("seed", 0, "Seed of environments, workers, network initialisation and sampling; with num_workers: 0 a run repeats exactly").at_least(0));
-  add(int_key("num_workers", 2, "Rollout worker processes; 0 samples synchronously in the learner process (deterministic)").at_least(0));
-  add(int_key("num_envs_per_worker", 8, "Environments each worker steps as one batch (K)").at_least(1));
-  add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T)").at_least(1));
-  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted").at_least(0));
-  add(int_key("max_worker_restarts", 10, "Crashed worker processes restarted per run before the run fails").at_least(0));
+  add(int_key("seed", 0, "Seed of environments, workers, network initialisation and sampling; with num_workers: 0 a run repeats exactly").at_least(0).to(&CommonConfig::seed));
+  add(int_key("num_workers", 2, "Rollout worker processes; 0 samples synchronously in the learner process (deterministic)").at_least(0).to(&CommonConfig::num_workers));
+  add(int_key("num_envs_per_worker", 8, "Environments each worker steps as one batch (K)").at_least(1).to(&CommonConfig::num_envs_per_worker));
+  add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T)").at_least(1).to(&CommonConfig::rollout_fragment_length));
+  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted").at_least(0).to(&CommonConfig::max_policy_lag));
+  add(int_key("max_worker_restarts", 10, "Crashed worker processes restarted per run before the run fails").at_least(0).to(&CommonConfig::max_worker_restarts));
   add(int_key("max_workers", 1024,
               "Workers (local and remote) the learner serves at once; more wait. Bounds the learner's memory for "
               "queued fragments: max_workers x 2 credits x the largest fragment")
           .at_least(1)
-          .at_most(1 << 20));
-  add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1));
-  add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\""));
-  add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0));
-  add(bool_key("drop_nonfinite_episodes", false, "false: a NaN or infinite observation or reward from an env stops the run (exit 2) naming env, worker, step and field; true: that step ends its episode as a truncation at the last finite observation with reward 0, the episode is left out of the returns and counted in sampler.episodes_dropped_nonfinite"));
-  add(int_key("checkpoint_freq", 10, "Iterations between checkpoints; 0 checkpoints only at the end").at_least(0));
-  add(float_key("gamma", 0.99, "Discount factor").at_least(0).at_most(1));
-  add(float_key("lr", 3e-4, "Adam learning rate").above(0));
-  add(string_key("lr_schedule", "constant", "\"linear\" anneals lr to 0 over stop.timesteps_total").one_of({"constant", "linear"}));
-  add(int_list_key("hidden_sizes", {64, 64}, "Widths of the hidden layers of the policy/value/Q networks").at_least(1));
-  add(string_key("activation", "tanh", "Activation of the hidden layers").one_of({"tanh", "relu"}));
-  add(bool_key("vf_share_layers", false, "Policy and value heads share the hidden layers"));
-  add(bool_key("normalize_observations", false, "Normalise observations by running mean and variance (state saved in checkpoints)"));
-  add(float_key("grad_clip", 0.5, "Global gradient-norm clip; 0 turns clipping off").at_least(0));
-  add(float_key("adam_eps", 1e-5, "Adam epsilon").above(0));
+          .at_most(1 << 20)
+          .to(&CommonConfig::max_workers));
+  add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1).to(&CommonConfig::num_learners));
+  add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\"").to(&CommonConfig::device));
+  add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0).to(&CommonConfig::learner_timeout_s));
+  add(float_key("worker_learner_timeout_s", 60.0, "A local worker that hears nothing from its learner this long exits (the learner restarts it while the run goes on)").above(0).to(&CommonConfig::worker_learner_timeout_s));
+  add(bool_key("drop_nonfinite_episodes", false, "false: a NaN or infinite observation or reward from an env stops the run (exit 2) naming env, worker, step and field; true: that step ends its episode as a truncation at the last finite observation with reward 0, the episode is left out of the returns and counted in sampler.episodes_dropped_nonfinite").to(&CommonConfig::drop_nonfinite_episodes));
+  add(int_key("checkpoint_freq", 10, "Iterations between checkpoints; 0 checkpoints only at the end").at_least(0).to(&CommonConfig::checkpoint_freq));
+  add(float_key("gamma", 0.99, "Discount factor").at_least(0).at_most(1).to(&PpoConfig::gamma).to(&DqnConfig::gamma));
+  add(float_key("lr", 3e-4, "Adam learning rate").above(0).to(&PpoConfig::lr).to(&DqnConfig::lr));
+  add(string_key("lr_schedule", "constant", "\"linear\" anneals lr to 0 over stop.timesteps_total").one_of({"constant", "linear"}).to(&PpoConfig::lr_schedule).to(&DqnConfig::lr_schedule));
+  add(int_list_key("hidden_sizes", {64, 64}, "Widths of the hidden layers of the policy/value/Q networks").at_least(1).to(&CommonConfig::hidden_sizes));
+  add(string_key("activation", "tanh", "Activation of the hidden layers").one_of({"tanh", "relu"}).to(&CommonConfig::activation));
+  add(bool_key("vf_share_layers", false, "Policy and value heads share the hidden layers").to(&CommonConfig::vf_share_layers));
+  add(bool_key("normalize_observations", false, "Normalise observations by running mean and variance (state saved in checkpoints)").to(&PpoConfig::normalize_observations));
+  add(float_key("grad_clip", 0.5, "Global gradient-norm clip; 0 turns clipping off").at_least(0).to(&PpoConfig::grad_clip).to(&DqnConfig::grad_clip));
+  add(float_key("adam_eps", 1e-5, "Adam epsilon").above(0).to(&PpoConfig::adam_eps).to(&DqnConfig::adam_eps));
 
   // ---- PPO ----
-  add(int_key("train_batch_size", 0, "Samples per iteration; 0 = max(num_workers, 1) * num_envs_per_worker * rollout_fragment_length; at least one fragment").at_least(0).ppo());
-  add(int_key("num_epochs", 10, "Passes of SGD over each train batch").at_least(1).ppo());
-  add(int_key("minibatch_size", 64, "Samples per SGD minibatch").at_least(1).ppo());
-  add(float_key("lambda", 0.95, "GAE lambda").at_least(0).at_most(1).ppo());
-  add(float_key("clip_param", 0.2, "PPO ratio clip epsilon").above(0).ppo());
-  add(string_key("clip_schedule", "constant", "\"linear\" anneals clip_param to 0 over stop.timesteps_total").one_of({"constant", "linear"}).ppo());
-  add(float_key("vf_clip_param", 0.0, "Clip of the value-function update around the old values; 0 turns it off").at_least(0).ppo());
-  add(float_key("vf_loss_coeff", 0.5, "Weight of the value loss").at_least(0).ppo());
-  add(float_key("entropy_coeff", 0.0, "Weight of the entropy bonus").at_least(0).ppo());
-  add(bool_key("normalize_advantages", true, "Normalise advantages per minibatch").ppo());
-  add(bool_key("scale_rewards", false, "Divide rewards by a running standard deviation of the discounted return").ppo());
-  add(float_key("log_std_init", 0.0, "Initial log standard deviation of the Gaussian policy (Box actions)").ppo());
+  add(int_key("train_batch_size", 0, "Samples per iteration; 0 = max(num_workers, 1) * num_envs_per_worker * rollout_fragment_length; at least one fragment").at_least(0).to(&PpoConfig::train_batch_size));
+  add(int_key("num_epochs", 10, "Passes of SGD over each train batch").at_least(1).to(&PpoConfig::num_epochs));
+  add(int_key("minibatch_size", 64, "Samples per SGD minibatch").at_least(1).to(&PpoConfig::minibatch_size));
+  add(float_key("lambda", 0.95, "GAE lambda").at_least(0).at_most(1).to(&PpoConfig::lambda));
+  add(float_key("clip_param", 0.2, "PPO ratio clip epsilon").above(0).to(&PpoConfig::clip_param));
+  add(string_key("clip_schedule", "constant", "\"linear\" anneals clip_param to 0 over stop.timesteps_total").one_of({"constant", "linear"}).to(&PpoConfig::clip_schedule));
+  add(float_key("vf_clip_param", 0.0, "Clip of the value-function update around the old values; 0 turns it off").at_least(0).to(&PpoConfig::vf_clip_param));
+  add(float_key("vf_loss_coeff", 0.5, "Weight of the value loss").at_least(0).to(&PpoConfig::vf_loss_coeff));
+  add(float_key("entropy_coeff", 0.0, "Weight of the entropy bonus").at_least(0).to(&PpoConfig::entropy_coeff));
+  add(bool_key("normalize_advantages", true, "Normalise advantages per minibatch").to(&PpoConfig::normalize_advantages));
+  add(bool_key("scale_rewards", false, "Divide rewards by a running standard deviation of the discounted return").to(&PpoConfig::scale_rewards));
+  add(float_key("log_std_init", 0.0, "Initial log standard deviation of the Gaussian policy (Box actions)").to(&PpoConfig::log_std_init));
 
   // ---- DQN ----
-  add(int_key("buffer_size", 100000, "Replay buffer capacity in transitions").at_least(1).dqn());
-  add(int_key("learning_starts", 1000, "Env steps collected before training starts").at_least(0).dqn());
-  add(int_key("train_freq", 4, "Env steps between training rounds").at_least(1).dqn());
-  add(int_key("gradient_steps", 1, "Gradient steps per training round").at_least(1).dqn());
-  add(int_key("batch_size", 64, "Transitions per gradient step").at_least(1).dqn());
-  add(int_key("target_update_interval", 1000, "Env steps between hard target-network copies (when tau = 1)").at_least(1).dqn());
-  add(float_key("tau", 1.0, "Target update: 1 = hard copy every target_update_interval; < 1 = Polyak averaging every training round").above(0).at_most(1).dqn());
-  add(bool_key("double_q", true, "Double Q-learning targets").dqn());
-  add(bool_key("dueling", false, "Dueling value/advantage heads").dqn());
-  add(int_key("n_step", 1, "Steps of the n-step return").at_least(1).dqn());
-  add(bool_key("prioritized_replay", false, "Prioritised experience replay").dqn());
-  add(float_key("prioritized_replay_alpha", 0.6, "Priority exponent alpha").at_least(0).dqn());
-  add(float_key("prioritized_replay_beta", 0.4, "Initial importance-sampling exponent beta, annealed to 1 over stop.timesteps_total").at_least(0).at_most(1).dqn());
-  add(float_key("exploration_initial_eps", 1.0, "Epsilon at the start of the schedule").at_least(0).at_most(1).dqn());
-  add(float_key("exploration_final_eps", 0.05, "Epsilon at the end of the schedule").at_least(0).at_most(1).dqn());
-  add(float_key("exploration_fraction", 0.1, "Fraction of stop.timesteps_total over which epsilon decays linearly").at_least(0).at_most(1).dqn());
-  add(bool_key("apex_epsilons", false, "false: every worker follows the schedule; true: worker i of N uses 0.4^(1 + 7i/(N-1)) (Ape-X)").dqn());
-  add(float_key("huber_delta", 1.0, "Delta of the Huber TD loss").above(0).dqn());
-  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly; costs about buffer_size * (2 * obs size + 4) * 4 bytes per checkpoint; one learner only (data-parallel ranks refill theirs)").dqn());
+  add(int_key("buffer_size", 100000, "Replay buffer capacity in transitions").at_least(1).to(&DqnConfig::buffer_size));
+  add(int_key("learning_starts", 1000, "Env steps collected before training starts").at_least(0).to(&DqnConfig::learning_starts));
+  add(int_key("train_freq", 4, "Env steps between training rounds").at_least(1).to(&DqnConfig::train_freq));
+  add(int_key("gradient_steps", 1, "Gradient steps per training round").at_least(1).to(&DqnConfig::gradient_steps));
+  add(int_key("batch_size", 64, "Transitions per gradient step").at_least(1).to(&DqnConfig::batch_size));
+  add(int_key("target_update_interval", 1000, "Env steps between hard target-network copies (when tau = 1)").at_least(1).to(&DqnConfig::target_update_interval));
+  add(float_key("tau", 1.0, "Target update: 1 = hard copy every target_update_interval; < 1 = Polyak averaging every training round").above(0).at_most(1).to(&DqnConfig::tau));
+  add(bool_key("double_q", true, "Double Q-learning targets").to(&DqnConfig::double_q));
+  add(bool_key("dueling", false, "Dueling value/advantage heads").to(&DqnConfig::dueling));
+  add(int_key("n_step", 1, "Steps of the n-step return").at_least(1).to(&DqnConfig::n_step));
+  add(bool_key("prioritized_replay", false, "Prioritised experience replay").to(&DqnConfig::prioritized_replay));
+  add(float_key("prioritized_replay_alpha", 0.6, "Priority exponent alpha").at_least(0).to(&DqnConfig::prioritized_replay_alpha));
+  add(float_key("prioritized_replay_beta", 0.4, "Initial importance-sampling exponent beta, annealed to 1 over stop.timesteps_total").at_least(0).at_most(1).to(&DqnConfig::prioritized_replay_beta));
+  add(float_key("exploration_initial_eps", 1.0, "Epsilon at the start of the schedule").at_least(0).at_most(1).to(&DqnConfig::exploration_initial_eps));
+  add(float_key("exploration_final_eps", 0.05, "Epsilon at the end of the schedule").at_least(0).at_most(1).to(&DqnConfig::exploration_final_eps));
+  add(float_key("exploration_fraction", 0.1, "Fraction of stop.timesteps_total over which epsilon decays linearly").at_least(0).at_most(1).to(&DqnConfig::exploration_fraction));
+  add(bool_key("apex_epsilons", false, "false: every worker follows the schedule; true: worker i of N uses 0.4^(1 + 7i/(N-1)) (Ape-X)").to(&DqnConfig::apex_epsilons));
+  add(float_key("huber_delta", 1.0, "Delta of the Huber TD loss").above(0).to(&DqnConfig::huber_delta));
+  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly; costs about buffer_size * (2 * obs size + 4) * 4 bytes per checkpoint; one learner only (data-parallel ranks refill theirs)").to(&DqnConfig::checkpoint_replay_buffer));
   return keys;
 }
 
@@ -112,14 +117,6 @@ std::optional<AlgorithmKind> parse_algorithm(std::string_view name) {
   return std::nullopt;
 }
 
-KeySpec&& KeySpec::ppo() && {
-  scope = KeyScope::kPPO;
-  return std::move(*this);
-}
-KeySpec&& KeySpec::dqn() && {
-  scope = KeyScope::kDQN;
-  return std::move(*this);
-}
 KeySpec&& KeySpec::at_least(double bound) && {
   min = bound;
   min_exclusive = false;
@@ -150,8 +147,19 @@ KeySpec&& KeySpec::matching(bool (*predicate)(const std::string&), std::string e
   return std::move(*this);
 }
 
+KeyScope KeySpec::scope() const {
+  bool ppo = false, dqn = false;
+  for (const auto& binding : bindings) {
+    if (std::holds_alternative<MemberBinding<CommonConfig>>(binding)) return KeyScope::kCommon;
+    ppo = ppo || std::holds_alternative<MemberBinding<PpoConfig>>(binding);
+    dqn = dqn || std::holds_alternative<MemberBinding<DqnConfig>>(binding);
+  }
+  if (ppo && dqn) return KeyScope::kCommon;
+  return ppo ? KeyScope::kPPO : KeyScope::kDQN;
+}
+
 bool KeySpec::applies_to(AlgorithmKind algorithm) const {
-  switch (scope) {
+  switch (scope()) {
     case KeyScope::kCommon: return true;
     case KeyScope::kPPO: return algorithm == AlgorithmKind::kPPO;
     case KeyScope::kDQN: return algorithm == AlgorithmKind::kDQN;
@@ -249,6 +257,51 @@ const KeySpec* find_key(std::string_view name) {
     if (key.name == name) return &key;
   }
   return nullptr;
+}
+
+namespace {
+
+// Calls visit(key, binding) for every key bound to a member of Section.
+template <typename Section, typename Visit>
+void for_each_binding(Visit visit) {
+  for (const auto& key : config_schema()) {
+    for (const auto& binding : key.bindings) {
+      if (const auto* member = std::get_if<MemberBinding<Section>>(&binding)) visit(key, *member);
+    }
+  }
+}
+
+template <typename Section>
+void apply_defaults(Section& section) {
+  for_each_binding<Section>([&section](const KeySpec& key, const MemberBinding<Section>& member) {
+    member.write(section, key.default_value);
+  });
+}
+
+template <typename Section>
+void check_section(const Section& section) {
+  for_each_binding<Section>([&section](const KeySpec& key, const MemberBinding<Section>& member) {
+    const ConfigValue value = member.read(section);
+    const bool finite = key.type != ConfigType::kFloat || std::isfinite(std::get<double>(value));
+    const auto problem = finite ? key.problem_with(value) : std::optional<std::string>("not finite");
+    if (problem) {
+      throw ConfigError("config key '" + key.name + "': got " + format_value(value) + ", expected " + key.expected() +
+                        " (" + *problem + ")");
+    }
+  });
+}
+
+}  // namespace
+
+void apply_schema_defaults(CommonConfig& section) { apply_defaults(section); }
+void apply_schema_defaults(PpoConfig& section) { apply_defaults(section); }
+void apply_schema_defaults(DqnConfig& section) { apply_defaults(section); }
+void check_config(const CommonConfig& section) { check_section(section); }
+void check_config(const PpoConfig& section) { check_section(section); }
+void check_config(const DqnConfig& section) { check_section(section); }
+
+void from_config_value(const ConfigValue& value, Schedule& member) {
+  member = std::get<std::string>(value) == "linear" ? Schedule::kLinear : Schedule::kConstant;
 }
 
 const char* type_description(ConfigType type) {

@@ -1,14 +1,17 @@
-// The config schema: every key rlx understands, declared once (type, default, range, meaning,
-// which algorithm reads it). Add a key by adding one line to the table in config_schema.cc.
+// The config schema: every key rlx understands, declared once: type, default, range, meaning, and
+// the member of the typed config (core/algorithm_config.h) it is bound to, which also says which
+// algorithms read it. Add a key by adding its member and one line to the table in config_schema.cc.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "core/algorithm_config.h"
 #include "core/did_you_mean.h"
 
 namespace rlx {
@@ -21,12 +24,32 @@ const char* algorithm_name(AlgorithmKind algorithm);
 std::optional<AlgorithmKind> parse_algorithm(std::string_view name);
 
 enum class ConfigType { kInt, kFloat, kBool, kString, kIntList };
-using IntList = std::vector<int64_t>;
 // One config value; the alternative always matches the key's ConfigType (kFloat holds double).
 using ConfigValue = std::variant<int64_t, double, bool, std::string, IntList>;
 
 // Which algorithms read a key.
 enum class KeyScope { kCommon, kPPO, kDQN };
+
+// A member's value as a ConfigValue of its key's type, and back (the value already checked).
+inline ConfigValue to_config_value(int64_t value) { return value; }
+inline ConfigValue to_config_value(double value) { return value; }
+inline ConfigValue to_config_value(bool value) { return value; }
+inline ConfigValue to_config_value(const std::string& value) { return value; }
+inline ConfigValue to_config_value(const IntList& value) { return value; }
+inline ConfigValue to_config_value(Schedule value) { return std::string(schedule_name(value)); }
+template <typename T>
+void from_config_value(const ConfigValue& value, T& member) { member = std::get<T>(value); }
+// "constant" or "linear" (the schema's choices make anything else impossible).
+void from_config_value(const ConfigValue& value, Schedule& member);
+
+// Reads and writes the member of a typed config section (CommonConfig, PpoConfig, DqnConfig)
+// that a key is bound to.
+template <typename Section>
+struct MemberBinding {
+  std::function<ConfigValue(const Section&)> read;
+  std::function<void(Section&, const ConfigValue&)> write;
+};
+using KeyBinding = std::variant<MemberBinding<CommonConfig>, MemberBinding<PpoConfig>, MemberBinding<DqnConfig>>;
 
 // One schema entry. Build with the helpers int_key/float_key/... and chain the modifiers.
 struct KeySpec {
@@ -34,15 +57,20 @@ struct KeySpec {
   ConfigType type = ConfigType::kInt;
   ConfigValue default_value;
   std::string description;
-  KeyScope scope = KeyScope::kCommon;
+  std::vector<KeyBinding> bindings;  // the members holding the value; a shared key has one per algorithm
   std::optional<double> min, max;  // bounds on numbers, and on each element of an int list
   bool min_exclusive = false, max_exclusive = false;
   std::vector<std::string> choices;                      // allowed strings (empty: any, unless `check` is set)
   bool (*check)(const std::string& value) = nullptr;     // custom string predicate
   std::string check_expected;                            // what `check` accepts, for messages
 
-  KeySpec&& ppo() &&;
-  KeySpec&& dqn() &&;
+  // Binds the key to `member` of a typed config section (once per section that reads it).
+  template <typename Section, typename T>
+  KeySpec&& to(T Section::*member) && {
+    bindings.push_back(MemberBinding<Section>{[member](const Section& s) { return to_config_value(s.*member); },
+                                              [member](Section& s, const ConfigValue& v) { from_config_value(v, s.*member); }});
+    return std::move(*this);
+  }
   KeySpec&& at_least(double bound) &&;
   KeySpec&& above(double bound) &&;
   KeySpec&& at_most(double bound) &&;
@@ -50,6 +78,8 @@ struct KeySpec {
   KeySpec&& one_of(std::vector<std::string> allowed) &&;
   KeySpec&& matching(bool (*predicate)(const std::string&), std::string expected) &&;
 
+  // Which algorithms read the key, from its bindings: kCommon when CommonConfig or both algorithms do.
+  KeyScope scope() const;
   // True when an experiment of `algorithm` may set this key.
   bool applies_to(AlgorithmKind algorithm) const;
   // The range or choices alone ("in (0, 1]", "\"constant\", \"linear\""); empty when any value of the type is fine.
@@ -70,6 +100,17 @@ KeySpec int_list_key(std::string name, IntList default_value, std::string descri
 const std::vector<KeySpec>& config_schema();
 // The entry for `name`; nullptr when no key has that name.
 const KeySpec* find_key(std::string_view name);
+
+// Sets every member of `section` bound to a key to the key's default (the structs' constructors).
+void apply_schema_defaults(CommonConfig& section);
+void apply_schema_defaults(PpoConfig& section);
+void apply_schema_defaults(DqnConfig& section);
+
+// ConfigError "config key 'k': got V, expected E" for the first member of `section` that its key's
+// range or choices refuse (for configs built in code, as the learners' constructors take them).
+void check_config(const CommonConfig& section);
+void check_config(const PpoConfig& section);
+void check_config(const DqnConfig& section);
 
 // "an integer", "a float", "a bool (true/false)", "a string", "a list of integers".
 const char* type_description(ConfigType type);

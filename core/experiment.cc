@@ -100,7 +100,7 @@ std::string unknown_key_hint(std::string_view name, AlgorithmKind algorithm) {
     }
   }
   if (const auto match = closest_match(name, others)) {
-    return " (did you mean '" + *match + "'? it is a " + scope_name(find_key(*match)->scope) + " key; this experiment runs " +
+    return " (did you mean '" + *match + "'? it is a " + scope_name(find_key(*match)->scope()) + " key; this experiment runs " +
            algorithm_name(algorithm) + ")";
   }
   return "";
@@ -164,7 +164,7 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
     for (const auto& [name, where] : experiment.origins) {
       const KeySpec* spec = find_key(name);
       if (spec && !spec->applies_to(*algorithm)) {
-        throw ConfigError(prefix + "config key '" + name + "' (" + where + ") applies to " + scope_name(spec->scope) +
+        throw ConfigError(prefix + "config key '" + name + "' (" + where + ") applies to " + scope_name(spec->scope()) +
                           ", not " + algorithm_name(*algorithm));
       }
     }
@@ -208,7 +208,7 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
                       (match ? " (did you mean '" + *match + "'?)" : unknown_key_hint(key, experiment.algorithm)));
   }
   if (!spec->applies_to(experiment.algorithm)) {
-    throw ConfigError(prefix + "config key '" + key + "' applies to " + scope_name(spec->scope) + ", not " +
+    throw ConfigError(prefix + "config key '" + key + "' applies to " + scope_name(spec->scope()) + ", not " +
                       algorithm_name(experiment.algorithm));
   }
   auto value = parse_value(spec->type, text);
@@ -237,28 +237,34 @@ void validate_experiment(const Experiment& experiment) {
                         ", which needs stop.timesteps_total; set it or change " + key);
     }
   };
-  if (config.get_string("lr_schedule") == "linear") need_horizon("lr_schedule", "\"linear\" anneals lr over the run");
   if (experiment.algorithm == AlgorithmKind::kPPO) {
-    if (config.get_string("clip_schedule") == "linear") need_horizon("clip_schedule", "\"linear\" anneals clip_param over the run");
+    const PpoConfig& ppo = config.ppo();
+    if (ppo.lr_schedule == Schedule::kLinear) need_horizon("lr_schedule", "\"linear\" anneals lr over the run");
+    if (ppo.clip_schedule == Schedule::kLinear) need_horizon("clip_schedule", "\"linear\" anneals clip_param over the run");
     const int64_t batch = effective_train_batch_size(config);
-    if (config.get_int("minibatch_size") > batch) {
-      throw ConfigError(label + "minibatch_size " + std::to_string(config.get_int("minibatch_size")) + " (" +
+    if (ppo.minibatch_size > batch) {
+      throw ConfigError(label + "minibatch_size " + std::to_string(ppo.minibatch_size) + " (" +
                         origin_of(experiment, "minibatch_size") + ") is larger than the train batch of " +
                         std::to_string(batch) + " samples");
     }
   } else {
-    if (config.get_double("exploration_fraction") > 0 &&
-        config.get_double("exploration_initial_eps") != config.get_double("exploration_final_eps")) {
+    const DqnConfig& dqn = config.dqn();
+    if (dqn.lr_schedule == Schedule::kLinear) need_horizon("lr_schedule", "\"linear\" anneals lr over the run");
+    if (dqn.exploration_fraction > 0 && dqn.exploration_initial_eps != dqn.exploration_final_eps) {
       need_horizon("exploration_fraction", "sets the epsilon schedule as a fraction of the run");
     }
-    if (config.get_bool("prioritized_replay") && config.get_double("prioritized_replay_beta") < 1.0) {
+    if (dqn.prioritized_replay && dqn.prioritized_replay_beta < 1.0) {
       need_horizon("prioritized_replay_beta", "is annealed to 1 over the run");
     }
-    if (config.get_int("batch_size") > config.get_int("buffer_size")) {
-      throw ConfigError(label + "batch_size " + std::to_string(config.get_int("batch_size")) + " (" +
-                        origin_of(experiment, "batch_size") + ") is larger than buffer_size " +
-                        std::to_string(config.get_int("buffer_size")) + " (" + origin_of(experiment, "buffer_size") + ")");
-    }
+    auto refuse_above_buffer = [&](const std::string& key, int64_t value) {
+      if (value > dqn.buffer_size) {
+        throw ConfigError(label + key + " " + std::to_string(value) + " (" + origin_of(experiment, key) +
+                          ") is larger than buffer_size " + std::to_string(dqn.buffer_size) + " (" +
+                          origin_of(experiment, "buffer_size") + ")");
+      }
+    };
+    refuse_above_buffer("batch_size", dqn.batch_size);
+    refuse_above_buffer("learning_starts", dqn.learning_starts);
   }
 }
 
@@ -320,7 +326,7 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
     const KeySpec* spec = find_key(name);
     if (!spec) throw fail("unknown config key '" + name + "' (written by a newer rlx?)");
     if (!spec->applies_to(experiment.algorithm)) {
-      throw fail("config key '" + name + "' applies to " + scope_name(spec->scope) + ", not " + algorithm);
+      throw fail("config key '" + name + "' applies to " + scope_name(spec->scope()) + ", not " + algorithm);
     }
     try {
       experiment.config.set_json(name, value);

@@ -25,6 +25,8 @@ struct StopCriteria {
   std::optional<int64_t> training_iteration;
 
   bool empty() const { return !episode_return_mean && !timesteps_total && !time_total_s && !training_iteration; }
+  // The horizon of the linear schedules: timesteps_total, or 1,000,000 without it.
+  int64_t schedule_horizon() const { return timesteps_total.value_or(1'000'000); }
   // {criterion: value} for the criteria set.
   nlohmann::json to_json() const;
 };

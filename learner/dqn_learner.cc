@@ -1,5 +1,7 @@
 #include "learner/dqn_learner.h"
 
+#include "core/config_schema.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -78,9 +80,20 @@ uint64_t step_seed(uint64_t seed, int64_t step) { return mix64(seed ^ mix64(stat
 
 std::unique_ptr<ReplayBuffer> make_buffer(const DqnConfig& config, int64_t obs_size) {
   NStepConfig n_step{config.n_step, config.gamma, config.n_step_carry};
-  if (!config.prioritized) return std::make_unique<ReplayBuffer>(config.buffer_capacity, obs_size, n_step);
-  return std::make_unique<PrioritizedReplayBuffer>(config.buffer_capacity, obs_size, n_step,
-                                                   PrioritizedReplayConfig{config.per_alpha, config.per_eps});
+  if (!config.prioritized_replay) return std::make_unique<ReplayBuffer>(config.buffer_size, obs_size, n_step);
+  return std::make_unique<PrioritizedReplayBuffer>(config.buffer_size, obs_size, n_step,
+                                                   PrioritizedReplayConfig{config.prioritized_replay_alpha, config.per_eps});
+}
+
+// The schema's checks of the keys, and the members no key sets.
+void validate(const DqnConfig& config) {
+  check_config(config);
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("DqnConfig: " + what);
+  };
+  require(config.per_eps > 0.0, "per_eps must be > 0");
+  require(config.per_beta_timesteps >= 0, "per_beta_timesteps must be >= 0");
+  require(config.total_timesteps >= 1, "total_timesteps must be >= 1");
 }
 
 int64_t json_int(const nlohmann::json& state, const char* key) {
@@ -98,7 +111,7 @@ DqnLearner::DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, 
   if (!model_config_.action_space.is_discrete()) {
     throw std::invalid_argument("DQN needs a Discrete action space, got " + model_config_.action_space.to_string());
   }
-  config_.validate();
+  validate(config_);
   online_ = seeded_qnetwork(model_config_, seed_);
   target_ = std::make_shared<QNetwork>(model_config_);
   flat_online_ = flatten_parameters(*online_, device_);
@@ -157,7 +170,7 @@ void DqnLearner::set_data_parallel_hooks(DqnDataParallelHooks hooks) {
   }
   hooks_ = std::move(hooks);
   DqnConfig shard = config_;
-  shard.buffer_capacity = std::max<int64_t>(1, (config_.buffer_capacity + hooks_.world_size - 1) / hooks_.world_size);
+  shard.buffer_size = std::max<int64_t>(1, (config_.buffer_size + hooks_.world_size - 1) / hooks_.world_size);
   buffer_ = make_buffer(shard, model_config_.obs_size);
   prioritized_ = dynamic_cast<PrioritizedReplayBuffer*>(buffer_.get());
 }
@@ -271,8 +284,8 @@ void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
                                 std::to_string(grad_norm.item<double>()) +
                                 " (not finite); stopped before the step, no weight changed (try a smaller lr or grad_clip)");
   }
-  if (config_.max_grad_norm > 0.0) {
-    flat_grad_.mul_(torch::clamp_max(config_.max_grad_norm / (grad_norm + 1e-6), 1.0));
+  if (config_.grad_clip > 0.0) {
+    flat_grad_.mul_(torch::clamp_max(config_.grad_clip / (grad_norm + 1e-6), 1.0));
   }
   optimizer_->step();
 
@@ -294,7 +307,7 @@ DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
   update_target(timesteps_done);
   const double lr = config_.lr_at(timesteps_done);
   for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  const double beta = prioritized_ != nullptr ? config_.beta(timesteps_done) : 0.0;
+  const double beta = prioritized_ != nullptr ? annealed_beta(config_.prioritized_replay_beta, timesteps_done, config_.beta_horizon()) : 0.0;
   losses_.clear();
   q_values_.clear();
   td_errors_.clear();
@@ -372,7 +385,7 @@ std::string DqnLearner::save_replay() const {
 
 void DqnLearner::load_replay(const std::string& bytes) {
   DqnConfig config = config_;
-  config.buffer_capacity = buffer_->capacity();  // this rank's shard when data-parallel
+  config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
   std::unique_ptr<ReplayBuffer> buffer = make_buffer(config, model_config_.obs_size);
   BinaryReader in(bytes, "the replay buffer");
   buffer->load(in);
@@ -406,17 +419,17 @@ void DqnLearner::load_state_json(const nlohmann::json& state) {
 }
 
 void DqnLearner::set_config(DqnConfig config) {
-  config.validate();
+  validate(config);
   auto same = [](bool equal, const char* field) {
     if (!equal) throw std::invalid_argument(std::string("DqnLearner::set_config cannot change ") + field + " of a running learner");
   };
   same(config.gamma == config_.gamma, "gamma");
   same(config.n_step == config_.n_step, "n_step");
   same(config.n_step_carry == config_.n_step_carry, "n_step_carry");
-  same(config.prioritized == config_.prioritized, "prioritized");
-  same(config.per_alpha == config_.per_alpha, "per_alpha");
+  same(config.prioritized_replay == config_.prioritized_replay, "prioritized_replay");
+  same(config.prioritized_replay_alpha == config_.prioritized_replay_alpha, "prioritized_replay_alpha");
   same(config.per_eps == config_.per_eps, "per_eps");
-  same(config.buffer_capacity == config_.buffer_capacity, "buffer_capacity");
+  same(config.buffer_size == config_.buffer_size, "buffer_size");
   config_ = config;
   apply_optimizer_options();
 }

@@ -1,6 +1,6 @@
 // DqnLearner: DQN on one device with a replay buffer (uniform or prioritized), n-step returns,
 // double Q, dueling heads (PolicyModelConfig::dueling), a target network, Huber loss, Adam and
-// global gradient-norm clipping. Intervals count env steps; see dqn_config.h.
+// global gradient-norm clipping. Intervals count env steps; see DqnConfig in core/algorithm_config.h.
 //
 // One gradient step: sample B transitions, target y = R + gamma^m (1 - terminated) Q_t(s', a*)
 // with a* = argmax_a Q(s', a) of the online net when double_q (else max_a Q_t(s', a)), loss =
@@ -37,10 +37,10 @@
 #include <torch/optim/adam.h>
 #include <torch/types.h>
 
+#include "core/algorithm_config.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "learner/communicator.h"
-#include "learner/dqn_config.h"
 #include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
 #include "rollout/policy_config.h"
@@ -79,7 +79,8 @@ struct DqnUpdateMetrics {
 class DqnLearner {
  public:
   // Builds online and target QNetworks (Discrete actions only; dueling from model_config) on
-  // device, Adam and the replay buffer. Throws std::invalid_argument on a bad config. The
+  // device, Adam and the replay buffer. Throws ConfigError on a key out of its schema range,
+  // std::invalid_argument on a bad model or non-key field. The
   // initial weights come from torch's default CPU generator reseeded with seed for the
   // construction and restored afterwards (so don't construct concurrently with its other users).
   DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, uint64_t seed, torch::Device device = torch::kCPU);
@@ -113,7 +114,7 @@ class DqnLearner {
   const ReplaySample& last_sample() const { return sample_; }
 
   // Installs the data-parallel seams; the replay buffer becomes this rank's shard of
-  // buffer_capacity / world_size. Throws std::logic_error once transitions were stored,
+  // buffer_size / world_size. Throws std::logic_error once transitions were stored,
   // std::invalid_argument unless batch_size is a multiple of world_size.
   void set_data_parallel_hooks(DqnDataParallelHooks hooks);
   // Transitions this rank draws per gradient step.
@@ -141,8 +142,8 @@ class DqnLearner {
 
   const DqnConfig& config() const { return config_; }
   // Changes hyperparameters (e.g. a PBT explore step). Fields baked into stored transitions or
-  // the buffer's layout (gamma, n_step, n_step_carry, prioritized, per_alpha, per_eps,
-  // buffer_capacity) must stay; throws std::invalid_argument otherwise or on a bad config.
+  // the buffer's layout (gamma, n_step, n_step_carry, prioritized_replay, prioritized_replay_alpha,
+  // per_eps, buffer_size) must stay; throws std::invalid_argument otherwise, ConfigError on a bad value.
   void set_config(DqnConfig config);
 
   QNetwork& online() { return *online_; }

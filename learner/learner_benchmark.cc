@@ -41,7 +41,6 @@ LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& opti
   PpoConfig config;
   config.minibatch_size = options.minibatch_size;
   config.num_epochs = options.num_epochs;
-  config.anneal_lr = false;
 
   // One batch of real fragments from the untrained policy.
   std::vector<SampleBatch> batches(static_cast<size_t>(options.num_fragments));

@@ -1,5 +1,7 @@
 #include "learner/ppo_learner.h"
 
+#include "core/config_schema.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -26,13 +28,19 @@ namespace {
 constexpr int64_t kArchiveFormatVersion = 1;
 constexpr double kClipGradEpsilon = 1e-6;  // as torch::nn::utils::clip_grad_norm_
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument("PpoConfig: " + message);
+// The schema's checks of the keys, and the members no key sets.
+void validate(const PpoConfig& config) {
+  check_config(config);
+  const bool anneals = config.lr_schedule == Schedule::kLinear || config.clip_schedule == Schedule::kLinear;
+  if (anneals && config.total_timesteps < 1) {
+    throw std::invalid_argument("PpoConfig: total_timesteps must be >= 1 when a schedule anneals, got " +
+                                std::to_string(config.total_timesteps));
+  }
 }
 
-double linear_schedule(double initial, int64_t timesteps_done, int64_t total_timesteps) {
-  const double remaining = 1.0 - static_cast<double>(timesteps_done) / static_cast<double>(total_timesteps);
-  return initial * std::max(remaining, 0.0);
+PpoConfig validated(PpoConfig config) {
+  validate(config);
+  return config;
 }
 
 // splitmix64 finaliser: decorrelates (seed, update) pairs for the permutation stream.
@@ -125,31 +133,6 @@ torch::Tensor advantage_moments_per_minibatch(const torch::Tensor& advantages, c
 
 }  // namespace
 
-// ---- PpoConfig ----
-
-void PpoConfig::validate() const {
-  require(lr >= 0.0 && std::isfinite(lr), "lr must be a finite number >= 0");
-  require(gamma >= 0.0 && gamma <= 1.0, "gamma must lie in [0, 1]");
-  require(gae_lambda >= 0.0 && gae_lambda <= 1.0, "gae_lambda must lie in [0, 1]");
-  require(clip_param > 0.0 && std::isfinite(clip_param), "clip_param must be > 0");
-  require(vf_clip_param >= 0.0, "vf_clip_param must be >= 0 (0 turns it off)");
-  require(vf_loss_coeff >= 0.0, "vf_loss_coeff must be >= 0");
-  require(std::isfinite(entropy_coeff), "entropy_coeff must be finite");
-  require(num_epochs >= 1, "num_epochs must be >= 1");
-  require(minibatch_size >= 1, "minibatch_size must be >= 1");
-  require(max_grad_norm >= 0.0, "max_grad_norm must be >= 0 (0 turns it off)");
-  require(adam_eps > 0.0, "adam_eps must be > 0");
-  require(total_timesteps >= 1 || (!anneal_lr && !anneal_clip), "total_timesteps must be >= 1 when a schedule anneals");
-}
-
-double PpoConfig::lr_at(int64_t timesteps_done) const {
-  return anneal_lr ? linear_schedule(lr, timesteps_done, total_timesteps) : lr;
-}
-
-double PpoConfig::clip_param_at(int64_t timesteps_done) const {
-  return anneal_clip ? linear_schedule(clip_param, timesteps_done, total_timesteps) : clip_param;
-}
-
 // ---- PpoLearner ----
 
 struct PpoLearner::Prepared {
@@ -207,12 +190,11 @@ enum Column : int64_t { kOldLogProbs = 0, kAdvantages, kReturns, kOldValues, kNu
 
 PpoLearner::PpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed, torch::Device device)
     : model_config_(model_config),
-      config_(std::move(config)),
+      config_(validated(std::move(config))),
       seed_(seed),
       device_(device),
       obs_stats_(std::max<int64_t>(model_config.obs_size, 1)),
       reward_scaler_(config_.gamma) {
-  config_.validate();
   model_ = make_seeded_model(model_config_, seed_);
   model_->to(device_);
   model_->train();
@@ -270,7 +252,7 @@ torch::Tensor PpoLearner::normalize(const torch::Tensor& obs) const {
 }
 
 void PpoLearner::set_config(PpoConfig config) {
-  config.validate();
+  validate(config);
   const bool normalizing_changed = config.normalize_observations != config_.normalize_observations;
   config_ = std::move(config);
   reward_scaler_.set_gamma(config_.gamma);
@@ -464,7 +446,7 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
     gae.final_values = final_values_.data();
     gae.bootstrap_values = values_data + extra_row;
     extra_row += batch.num_envs;
-    compute_gae(gae, config_.gamma, config_.gae_lambda, columns_host_.data() + kAdvantages * n + row,
+    compute_gae(gae, config_.gamma, config_.lambda, columns_host_.data() + kAdvantages * n + row,
                 columns_host_.data() + kReturns * n + row);
     row += count;
   }
@@ -622,8 +604,8 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
                                     "or grad_clip, or normalize_observations)");
       }
       grad_norm_sum.add_(norm);
-      if (config_.max_grad_norm > 0.0) {
-        flat_grads_.mul_((config_.max_grad_norm / (norm + kClipGradEpsilon)).clamp_max_(1.0));
+      if (config_.grad_clip > 0.0) {
+        flat_grads_.mul_((config_.grad_clip / (norm + kClipGradEpsilon)).clamp_max_(1.0));
       }
       optimizer_->step();
       stats_sum.add_(loss_stats);

@@ -34,6 +34,7 @@
 #include <torch/optim/adam.h>
 #include <torch/types.h>
 
+#include "core/algorithm_config.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "learner/ppo_loss.h"
@@ -45,37 +46,6 @@
 namespace rlx {
 
 class ActorCriticBackprop;
-
-// PPO hyperparameters (RLlib's names where it has them). Defaults are CleanRL's MuJoCo-style
-// settings; the value loss is a plain mean squared error (see learner/ppo_loss.h).
-struct PpoConfig {
-  double lr = 3e-4;
-  bool anneal_lr = true;            // lr * (1 - timesteps_done / total_timesteps), floored at 0
-  double gamma = 0.99;
-  double gae_lambda = 0.95;
-  double clip_param = 0.2;
-  bool anneal_clip = false;         // clip_param annealed the same way
-  double vf_clip_param = 0.0;       // 0: off; else PPO2-style clip of V around the old value
-  double vf_loss_coeff = 0.5;
-  double entropy_coeff = 0.0;
-  int num_epochs = 10;
-  int64_t minibatch_size = 64;      // the last, partial minibatch of an epoch is used too
-  double max_grad_norm = 0.5;       // 0: off; global norm over all parameters
-  bool normalize_advantages = true; // per minibatch
-  bool normalize_observations = false;
-  bool scale_rewards = false;
-  bool recompute_values = true;     // V(s_t) for GAE and value clipping from the current network (else the batch's)
-  double adam_eps = 1e-5;
-  bool analytic_gradients = true;   // hand-written backward (separate networks; ~2x faster); else autograd
-  int64_t total_timesteps = 1000000;  // horizon of the linear schedules
-
-  // Throws std::invalid_argument naming the first bad field.
-  void validate() const;
-  // lr at a point of the run (after timesteps_done env steps).
-  double lr_at(int64_t timesteps_done) const;
-  // clip_param at a point of the run.
-  double clip_param_at(int64_t timesteps_done) const;
-};
 
 // Means over the update's minibatch steps unless noted.
 struct PpoUpdateMetrics {

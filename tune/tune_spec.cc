@@ -102,7 +102,7 @@ const std::string& TuneSpec::time_attr() const {
 
 int64_t default_max_concurrent_trials(const Experiment& experiment) {
   const int64_t cores = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
-  return std::max<int64_t>(1, cores / (1 + experiment.config.get_int("num_workers")));
+  return std::max<int64_t>(1, cores / (1 + experiment.config.common().num_workers));
 }
 
 TuneSpec parse_tune_spec(const Experiment& experiment) {

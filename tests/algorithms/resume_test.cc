@@ -24,6 +24,7 @@
 #include "learner/dqn_learner.h"
 #include "learner/non_finite.h"
 #include "rollout/policy_model.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace rlx {
 namespace {
@@ -170,7 +171,7 @@ TEST_CASE("A checkpoint that holds non-finite weights is refused on resume", "[a
   model.hidden_sizes = {8};
   model.activation = "relu";
   model.dueling = true;
-  DqnLearner learner(model, DqnConfig{}, 0);
+  DqnLearner learner(model, rlx::test::dqn_test_config(), 0);
   std::istringstream archive(good.files.at("q_networks_and_optimizer.pt"));
   learner.load(archive);
   {

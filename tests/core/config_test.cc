@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <set>
 
 #include "core/config.h"
@@ -24,46 +25,88 @@ TEST_CASE("Schema entries are unique, documented and their defaults valid", "[co
 
 TEST_CASE("Config starts at the defaults and typed getters return them", "[core][config]") {
   const Config config;
-  CHECK(config.get_int("seed") == 0);
-  CHECK(config.get_int("num_workers") == 2);
-  CHECK(config.get_int("num_envs_per_worker") == 8);
-  CHECK(config.get_int("rollout_fragment_length") == 64);
-  CHECK(config.get_int("checkpoint_freq") == 10);
-  CHECK(config.get_double("gamma") == 0.99);
-  CHECK(config.get_double("lr") == 3e-4);
-  CHECK(config.get_string("lr_schedule") == "constant");
-  CHECK(config.get_string("device") == "cpu");
-  CHECK(config.get_int_list("hidden_sizes") == IntList{64, 64});
-  CHECK(config.get_bool("vf_share_layers") == false);
-  CHECK(config.get_double("grad_clip") == 0.5);
-  CHECK(config.get_int("train_batch_size") == 0);
-  CHECK(config.get_double("lambda") == 0.95);
-  CHECK(config.get_bool("normalize_advantages") == true);
-  CHECK(config.get_int("buffer_size") == 100000);
-  CHECK(config.get_double("tau") == 1.0);
-  CHECK(config.get_bool("double_q") == true);
-  CHECK(config.get_double("prioritized_replay_beta") == 0.4);
-  CHECK(config.get_double("exploration_final_eps") == 0.05);
-  CHECK(config.get_double("huber_delta") == 1.0);
+  CHECK(config.common().seed == 0);
+  CHECK(config.common().num_workers == 2);
+  CHECK(config.common().num_envs_per_worker == 8);
+  CHECK(config.common().rollout_fragment_length == 64);
+  CHECK(config.common().checkpoint_freq == 10);
+  CHECK(config.ppo().gamma == 0.99);
+  CHECK(config.ppo().lr == 3e-4);
+  CHECK(config.ppo().lr_schedule == rlx::Schedule::kConstant);
+  CHECK(config.common().device == "cpu");
+  CHECK(config.common().hidden_sizes == IntList{64, 64});
+  CHECK(config.common().vf_share_layers == false);
+  CHECK(config.ppo().grad_clip == 0.5);
+  CHECK(config.ppo().train_batch_size == 0);
+  CHECK(config.ppo().lambda == 0.95);
+  CHECK(config.ppo().normalize_advantages == true);
+  CHECK(config.dqn().buffer_size == 100000);
+  CHECK(config.dqn().tau == 1.0);
+  CHECK(config.dqn().double_q == true);
+  CHECK(config.dqn().prioritized_replay_beta == 0.4);
+  CHECK(config.dqn().exploration_final_eps == 0.05);
+  CHECK(config.dqn().huber_delta == 1.0);
   CHECK(std::get<double>(config.get("clip_param")) == 0.2);
 }
 
-TEST_CASE("Config getters throw logic_error on unknown keys and wrong types", "[core][config]") {
+TEST_CASE("Config::get and set throw logic_error on keys not in the schema", "[core][config]") {
   Config config;
-  CHECK_THROWS_AS(config.get_int("no_such_key"), std::logic_error);
   CHECK_THROWS_AS(config.get("no_such_key"), std::logic_error);
   CHECK_THROWS_AS(config.set("no_such_key", int64_t{1}), std::logic_error);
-  const std::string message = error_of<std::logic_error>([&] { config.get_int("lr"); });
-  CHECK_THAT(message, Catch::Contains("get_int(\"lr\")") && Catch::Contains("a float"));
-  CHECK_THROWS_AS(config.get_string("seed"), std::logic_error);
+}
+
+TEST_CASE("Every key is bound to a member; a shared key writes each algorithm's member", "[core][config]") {
+  for (const auto& key : config_schema()) {
+    INFO(key.name);
+    CHECK(!key.bindings.empty());
+  }
+  Config config;
+  config.set("lr", 2e-3);
+  CHECK(config.ppo().lr == 2e-3);
+  CHECK(config.dqn().lr == 2e-3);
+  config.set("lr_schedule", std::string("linear"));
+  CHECK(config.ppo().lr_schedule == rlx::Schedule::kLinear);
+  CHECK(config.dqn().lr_schedule == rlx::Schedule::kLinear);
+  CHECK(std::get<std::string>(config.get("lr_schedule")) == "linear");
+  config.set("buffer_size", int64_t{5000});
+  CHECK(config.dqn().buffer_size == 5000);
+  config.set("lambda", 0.9);
+  CHECK(config.ppo().lambda == 0.9);
+  CHECK(config != Config());
+}
+
+TEST_CASE("The typed structs start at the schema's defaults, and check_config applies its ranges", "[core][config]") {
+  const Config defaults;
+  for (const auto& key : config_schema()) {
+    INFO(key.name);
+    CHECK(defaults.get(key.name) == key.default_value);
+  }
+  rlx::PpoConfig ppo;
+  CHECK(ppo.lr == 3e-4);
+  CHECK(ppo.clip_schedule == rlx::Schedule::kConstant);
+  CHECK(ppo.num_epochs == 10);
+  rlx::DqnConfig dqn;
+  CHECK(dqn.target_update_interval == 1000);
+  CHECK(dqn.checkpoint_replay_buffer == true);
+  CHECK(rlx::CommonConfig().hidden_sizes == IntList{64, 64});
+
+  check_config(ppo);  // the defaults are in range
+  ppo.gamma = 1.5;
+  CHECK_THAT(error_of<ConfigError>([&] { check_config(ppo); }),
+             Catch::Contains("config key 'gamma'") && Catch::Contains("1.5") && Catch::Contains("in [0, 1]"));
+  dqn.tau = 0.0;
+  CHECK_THAT(error_of<ConfigError>([&] { check_config(dqn); }), Catch::Contains("config key 'tau'"));
+  dqn.tau = 1.0;
+  dqn.lr = std::nan("");
+  CHECK_THAT(error_of<ConfigError>([&] { check_config(dqn); }), Catch::Contains("config key 'lr'") && Catch::Contains("not finite"));
 }
 
 TEST_CASE("Config::set checks types and ranges with ConfigError", "[core][config]") {
   Config config;
   config.set("lr", int64_t{1});  // ints widen to floats
-  CHECK(config.get_double("lr") == 1.0);
+  CHECK(config.ppo().lr == 1.0);
   config.set("hidden_sizes", IntList{256, 256, 128});
-  CHECK(config.get_int_list("hidden_sizes") == IntList{256, 256, 128});
+  CHECK(config.common().hidden_sizes == IntList{256, 256, 128});
   CHECK_THAT(error_of<ConfigError>([&] { config.set("lr", -1.0); }),
              Catch::Contains("config key 'lr'") && Catch::Contains("-1.0") && Catch::Contains("expected a float > 0"));
   CHECK_THAT(error_of<ConfigError>([&] { config.set("gamma", 1.5); }), Catch::Contains("in [0, 1]"));
@@ -76,11 +119,11 @@ TEST_CASE("Config::set checks types and ranges with ConfigError", "[core][config
   CHECK_THAT(error_of<ConfigError>([&] { config.set("device", std::string("gpu")); }),
              Catch::Contains("\"cpu\", \"cuda\" or \"cuda:N\""));
   config.set("device", std::string("cuda:1"));
-  CHECK(config.get_string("device") == "cuda:1");
+  CHECK(config.common().device == "cuda:1");
   config.set_json("hidden_sizes", nlohmann::json::array({32}));
-  CHECK(config.get_int_list("hidden_sizes") == IntList{32});
+  CHECK(config.common().hidden_sizes == IntList{32});
   CHECK_THROWS_AS(config.set_json("double_q", "yes"), ConfigError);
-  CHECK(config.get_double("lr") == 1.0);  // failed sets leave the value alone
+  CHECK(config.ppo().lr == 1.0);  // failed sets leave the value alone
 }
 
 TEST_CASE("Values parse from text per type", "[core][config]") {

@@ -65,12 +65,12 @@ TEST_CASE("A file with two experiments parses with every field", "[core][config]
   CHECK(ppo.stop.episode_return_mean == 475.0);
   CHECK(ppo.stop.timesteps_total == 300000);
   CHECK_FALSE(ppo.stop.time_total_s);
-  CHECK(ppo.config.get_int("num_workers") == 4);
-  CHECK(ppo.config.get_double("lr") == 1e-3);
-  CHECK(ppo.config.get_int_list("hidden_sizes") == IntList{32, 32});
-  CHECK(ppo.config.get_bool("normalize_advantages") == false);
-  CHECK(ppo.config.get_string("activation") == "relu");
-  CHECK(ppo.config.get_double("gamma") == 0.99);  // default
+  CHECK(ppo.config.common().num_workers == 4);
+  CHECK(ppo.config.ppo().lr == 1e-3);
+  CHECK(ppo.config.common().hidden_sizes == IntList{32, 32});
+  CHECK(ppo.config.ppo().normalize_advantages == false);
+  CHECK(ppo.config.common().activation == "relu");
+  CHECK(ppo.config.ppo().gamma == 0.99);  // default
   REQUIRE(ppo.plugins.size() == 2);
   CHECK(ppo.plugins[0].path == (std::filesystem::absolute(dir.path()) / "plugins/libmyenv.so").lexically_normal().string());
   CHECK(ppo.plugins[1].path == "/abs/libother.so");
@@ -81,8 +81,8 @@ TEST_CASE("A file with two experiments parses with every field", "[core][config]
   CHECK(dqn.algorithm == AlgorithmKind::kDQN);
   CHECK(dqn.stop.timesteps_total == 100000);
   CHECK(dqn.stop.time_total_s == 600.0);
-  CHECK(dqn.config.get_int("buffer_size") == 50000);
-  CHECK(dqn.config.get_bool("double_q") == false);
+  CHECK(dqn.config.dqn().buffer_size == 50000);
+  CHECK(dqn.config.dqn().double_q == false);
   CHECK(dqn.tune["lr"]["loguniform"] == nlohmann::json::array({1e-5, 1e-3}));
   CHECK(dqn.tune["seed"]["grid_search"] == nlohmann::json::array({1, 2, 3}));
   CHECK(dqn.tune["note"] == "123");  // quoted stays a string
@@ -187,21 +187,21 @@ TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][c
   apply_overrides(ppo, {"lr=1e-3", "hidden_sizes=[256,256]", "normalize_advantages=true", "seed=7",
                         "config.activation=relu", "stop.timesteps_total=2e6", "env=Acrobot-v1",
                         "stop.episode_return_mean=null"});
-  CHECK(ppo.config.get_double("lr") == 1e-3);
-  CHECK(ppo.config.get_int_list("hidden_sizes") == IntList{256, 256});
-  CHECK(ppo.config.get_bool("normalize_advantages") == true);
-  CHECK(ppo.config.get_int("seed") == 7);
-  CHECK(ppo.config.get_string("activation") == "relu");
+  CHECK(ppo.config.ppo().lr == 1e-3);
+  CHECK(ppo.config.common().hidden_sizes == IntList{256, 256});
+  CHECK(ppo.config.ppo().normalize_advantages == true);
+  CHECK(ppo.config.common().seed == 7);
+  CHECK(ppo.config.common().activation == "relu");
   CHECK(ppo.stop.timesteps_total == 2000000);
   CHECK_FALSE(ppo.stop.episode_return_mean);
   CHECK(ppo.env == "Acrobot-v1");
   CHECK(ppo.origins.at("lr") == "--set");
   apply_override(ppo, "hidden_sizes=128,64");
-  CHECK(ppo.config.get_int_list("hidden_sizes") == IntList{128, 64});
+  CHECK(ppo.config.common().hidden_sizes == IntList{128, 64});
 
   Experiment dqn = load_text(dir, kTwoExperiments)[1];
   apply_override(dqn, "double_q=false");
-  CHECK(dqn.config.get_bool("double_q") == false);
+  CHECK(dqn.config.dqn().double_q == false);
 
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "lr=abc"); }),
              Contains("--set lr=abc") && Contains("exp.yaml") && Contains("'lr'") && Contains("expected a float"));
@@ -279,8 +279,8 @@ TEST_CASE("Experiment JSON from an older rlx fills defaults; bad JSON is refused
   nlohmann::json json = {{"name", "e"}, {"env", "CartPole-v1"}, {"algorithm", "PPO"},
                          {"stop", {{"training_iteration", 5}}}, {"config", {{"lr", 0.01}}}};
   const Experiment experiment = experiment_from_json(json, "ckpt/checkpoint.json");
-  CHECK(experiment.config.get_double("lr") == 0.01);
-  CHECK(experiment.config.get_int("num_epochs") == 10);
+  CHECK(experiment.config.ppo().lr == 0.01);
+  CHECK(experiment.config.ppo().num_epochs == 10);
   CHECK(experiment.stop.training_iteration == 5);
 
   json["config"]["lr"] = "fast";

@@ -5,6 +5,7 @@
 
 #include "learner/actor_critic_backprop.h"
 #include "learner/ppo_loss.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -99,7 +100,7 @@ TEST_CASE("ActorCriticBackprop: a shared trunk is refused and PpoLearner falls b
   CHECK_FALSE(rlx::ActorCriticBackprop::supports(model));
   CHECK_THROWS_AS(rlx::ActorCriticBackprop(model, torch::zeros({model.num_parameters()})), std::invalid_argument);
 
-  rlx::PpoConfig ppo;
+  rlx::PpoConfig ppo = rlx::test::ppo_test_config();
   ppo.num_epochs = 2;
   rlx::PpoLearner learner(config, ppo, 1);
   rlx_test::Sampler sampler("CartPole-v1", config, 2, 64, 2);
@@ -111,7 +112,7 @@ TEST_CASE("ActorCriticBackprop: a shared trunk is refused and PpoLearner falls b
 
 TEST_CASE("PpoLearner: analytic and autograd updates agree", "[learner][ppo]") {
   const rlx::PolicyModelConfig model_config = rlx_test::model_config_for("Pendulum-v1", {32, 32});
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 64;
   config.entropy_coeff = 0.01;

@@ -15,6 +15,7 @@
 #include "learner/fragment_shards.h"
 #include "learner/gloo_communicator.h"
 #include "learner/rank_threads.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -49,7 +50,7 @@ void check_close(const std::vector<float>& a, const std::vector<float>& b, doubl
 }
 
 rlx::PpoConfig exactness_config() {
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.lr = 3e-3;
   config.num_epochs = 3;
   config.minibatch_size = 96;  // 512 samples: five full minibatches and a partial one per epoch
@@ -165,13 +166,13 @@ TEST_CASE("Data-parallel DQN: two ranks' gradient step equals one learner's on t
   for (const bool prioritized : {false, true}) {
     INFO("prioritized " << prioritized);
     const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32, 32});
-    rlx::DqnConfig config;
+    rlx::DqnConfig config = rlx::test::dqn_test_config();
     config.lr = 1e-3;
     config.batch_size = 32;
-    config.buffer_capacity = 4000;
+    config.buffer_size = 4000;
     config.learning_starts = 0;
     config.total_timesteps = 10000;
-    config.prioritized = prioritized;
+    config.prioritized_replay = prioritized;
     Sampler sampler("CartPole-v1", model_config, 4, 32, 5);
     const std::vector<rlx::SampleBatch> batches = sampler.collect(4);
 

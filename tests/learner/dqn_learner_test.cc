@@ -12,6 +12,8 @@
 #include "rollout/fragment_collector.h"
 #include "rollout/policy_model.h"
 #include "rollout/rollout_policy.h"
+#include "core/config_error.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -24,10 +26,10 @@ rlx::PolicyModelConfig cartpole_model(bool dueling = false) {
 }
 
 rlx::DqnConfig small_config() {
-  rlx::DqnConfig config;
+  rlx::DqnConfig config = rlx::test::dqn_test_config();
   config.lr = 1e-3;
   config.batch_size = 16;
-  config.buffer_capacity = 2000;
+  config.buffer_size = 2000;
   config.learning_starts = 100;
   config.target_update_interval = 100;
   config.train_freq = 4;
@@ -66,7 +68,7 @@ TEST_CASE("DQN learner: same seed and data give the same parameters", "[learner]
   for (bool dueling : {false, true}) {
     for (bool prioritized : {false, true}) {
       rlx::DqnConfig config = small_config();
-      config.prioritized = prioritized;
+      config.prioritized_replay = prioritized;
       config.n_step = 3;
       rlx::DqnLearner a(cartpole_model(dueling), config, 42);
       rlx::DqnLearner b(cartpole_model(dueling), config, 42);
@@ -88,7 +90,7 @@ TEST_CASE("DQN learner: same seed and data give the same parameters", "[learner]
       CHECK(ma.buffer_size == a.buffer().size());
       CHECK(ma.td_abs_mean > 0.0);
       CHECK(ma.grad_norm > 0.0);
-      CHECK(ma.beta == (prioritized ? Approx(config.beta(400)) : Approx(0.0)));
+      CHECK(ma.beta == (prioritized ? Approx(rlx::annealed_beta(config.prioritized_replay_beta, 400, config.beta_horizon())) : Approx(0.0)));
       CHECK(ma.epsilon == Approx(config.epsilon(400)));
     }
   }
@@ -99,9 +101,9 @@ TEST_CASE("DQN learner: flat-buffer Adam and clipping match torch's per-paramete
   // replay the updates with torch::optim::Adam and clip_grad_norm_ over its own parameters.
   rlx::DqnConfig config = small_config();
   config.batch_size = 1;
-  config.buffer_capacity = 1;
+  config.buffer_size = 1;
   config.learning_starts = 1;
-  config.max_grad_norm = 0.05;  // small: clipping is active
+  config.grad_clip = 0.05;  // small: clipping is active
   config.target_update_interval = 1000000;
   rlx::DqnLearner learner(cartpole_model(), config, 9);
   rlx::SampleBatch one;
@@ -127,8 +129,8 @@ TEST_CASE("DQN learner: flat-buffer Adam and clipping match torch's per-paramete
   for (int step = 0; step < 5; ++step) {
     adam.zero_grad();
     rlx::dqn_loss(*reference, *frozen, batch, config.double_q, config.huber_delta).loss.backward();
-    const double norm = torch::nn::utils::clip_grad_norm_(reference->parameters(), config.max_grad_norm);
-    CHECK(norm > config.max_grad_norm);
+    const double norm = torch::nn::utils::clip_grad_norm_(reference->parameters(), config.grad_clip);
+    CHECK(norm > config.grad_clip);
     adam.step();
   }
   learner.train(5, 0);
@@ -191,7 +193,7 @@ TEST_CASE("DQN learner: save/load round trip gives identical subsequent updates"
   const auto data = cartpole_fragments(4, 8);
   for (bool prioritized : {false, true}) {
     rlx::DqnConfig config = small_config();
-    config.prioritized = prioritized;
+    config.prioritized_replay = prioritized;
     rlx::DqnLearner a(cartpole_model(true), config, 3);
     add_all(a, data);
     a.train(10, 150);
@@ -233,7 +235,7 @@ TEST_CASE("DQN learner: training rounds follow received env steps past learning_
   rlx::DqnConfig config = small_config();
   config.train_freq = 256;
   config.learning_starts = 1000;
-  config.buffer_capacity = 5000;
+  config.buffer_size = 5000;
   rlx::DqnLearner learner(cartpole_model(), config, 1);
   CHECK(learner.training_rounds_due(300) == 0);  // not ready: skipped
   add_all(learner, cartpole_fragments(12, 4));   // 1,200 transitions
@@ -248,8 +250,8 @@ TEST_CASE("DQN learner: training rounds follow received env steps past learning_
 
 TEST_CASE("DQN learner: schedules, weights, config changes and misuse", "[learner][dqn]") {
   rlx::DqnConfig config = small_config();
-  config.initial_eps = 1.0;
-  config.final_eps = 0.05;
+  config.exploration_initial_eps = 1.0;
+  config.exploration_final_eps = 0.05;
   config.exploration_fraction = 0.1;
   config.total_timesteps = 1000;
   rlx::DqnLearner learner(cartpole_model(), config, 1);
@@ -295,13 +297,16 @@ TEST_CASE("DQN learner: schedules, weights, config changes and misuse", "[learne
   box.action_space = rlx::Space::box({1}, -1.0f, 1.0f);
   CHECK_THROWS_AS(rlx::DqnLearner(box, config, 1), std::invalid_argument);
   rlx::DqnConfig bad = config;
-  bad.tau = 0.0;
+  bad.tau = 0.0;  // a key out of its schema range
+  CHECK_THROWS_AS(rlx::DqnLearner(cartpole_model(), bad, 1), rlx::ConfigError);
+  bad = config;
+  bad.per_eps = 0.0;  // no key: the learner's own check
   CHECK_THROWS_AS(rlx::DqnLearner(cartpole_model(), bad, 1), std::invalid_argument);
 }
 
 TEST_CASE("DQN learner: prioritized replay updates the sampled slots' priorities", "[learner][dqn]") {
   rlx::DqnConfig config = small_config();
-  config.prioritized = true;
+  config.prioritized_replay = true;
   rlx::DqnLearner learner(cartpole_model(), config, 2);
   add_all(learner, cartpole_fragments(3, 3));
   const auto* buffer = learner.prioritized_buffer();

@@ -13,6 +13,7 @@
 #include "learner/dqn_learner.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/rollout_policy.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -26,7 +27,7 @@ struct LearningRun {
 
 struct LearningSetup {
   rlx::PolicyModelConfig model;
-  rlx::DqnConfig config;
+  rlx::DqnConfig config = rlx::test::dqn_test_config();
   int num_envs = 1;
   int fragment_length = 256;
   uint64_t seed = 0;
@@ -82,14 +83,14 @@ LearningSetup rl_zoo_setup() {
   rlx::DqnConfig& c = setup.config;
   c.lr = 2.3e-3;
   c.batch_size = 64;
-  c.buffer_capacity = 100000;
+  c.buffer_size = 100000;
   c.learning_starts = 1000;
   c.gamma = 0.99;
   c.target_update_interval = 10;
   c.train_freq = 256;
   c.gradient_steps = 128;
   c.exploration_fraction = 0.16;
-  c.final_eps = 0.04;
+  c.exploration_final_eps = 0.04;
   c.double_q = false;
   c.total_timesteps = 50000;
   return setup;
@@ -118,7 +119,7 @@ TEST_CASE("DQN with double Q, dueling heads, 3-step returns and prioritized repl
   setup.model.dueling = true;
   setup.config.double_q = true;
   setup.config.n_step = 3;
-  setup.config.prioritized = true;
+  setup.config.prioritized_replay = true;
   setup.num_envs = 4;
   setup.fragment_length = 64;
   setup.seed = 1;

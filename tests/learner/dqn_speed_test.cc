@@ -10,6 +10,7 @@
 #include "learner/dqn_learner.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/rollout_policy.h"
+#include "tests/learner/learner_test_configs.h"
 
 TEST_CASE("DQN gradient step timing", "[.][dqn_speed]") {
   const auto factory = rlx::global_env_registry().factory("CartPole-v1");
@@ -20,11 +21,11 @@ TEST_CASE("DQN gradient step timing", "[.][dqn_speed]") {
         rlx::PolicyModelConfig model = rlx::PolicyModelConfig::for_env(factory()->spec());
         model.hidden_sizes = hidden;
         model.activation = "relu";
-        rlx::DqnConfig config;
+        rlx::DqnConfig config = rlx::test::dqn_test_config();
         config.batch_size = 64;
         config.learning_starts = 1000;
-        config.buffer_capacity = 100000;
-        config.prioritized = prioritized;
+        config.buffer_size = 100000;
+        config.prioritized_replay = prioritized;
         config.double_q = double_q;
         config.target_update_interval = 10;
         rlx::DqnLearner learner(model, config, 1);

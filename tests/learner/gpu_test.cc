@@ -12,6 +12,7 @@
 #include "learner/gloo_communicator.h"
 #include "learner/nccl_communicator.h"
 #include "learner/rank_threads.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -51,7 +52,7 @@ TEST_CASE("PPO on CUDA: one update matches the CPU learner", "[gpu]") {
     return;
   }
   const rlx::PolicyModelConfig model_config = rlx_test::model_config_for("CartPole-v1", {64, 64});
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 128;
   rlx_test::Sampler sampler("CartPole-v1", model_config, 4, 64, 3);

@@ -6,6 +6,7 @@
 
 #include "learner/dqn_learner.h"
 #include "learner/non_finite.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ std::vector<rlx::SampleBatch> poisoned(std::vector<rlx::SampleBatch> batches, fl
 
 TEST_CASE("PPO: a non-finite loss undoes the whole update (weights, Adam, statistics, count)", "[learner][ppo][nonfinite]") {
   const rlx::PolicyModelConfig model = model_config_for("CartPole-v1");
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 64;
   config.normalize_observations = true;
@@ -60,7 +61,7 @@ TEST_CASE("PPO: a non-finite first update leaves Adam as it was (no state)", "[l
   const rlx::PolicyModelConfig model = model_config_for("CartPole-v1");
   Sampler sampler("CartPole-v1", model, 4, 32, 3);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(2, 1);
-  rlx::PpoLearner learner(model, rlx::PpoConfig{}, 5), fresh(model, rlx::PpoConfig{}, 5);
+  rlx::PpoLearner learner(model, rlx::test::ppo_test_config(), 5), fresh(model, rlx::test::ppo_test_config(), 5);
   CHECK_THROWS_AS(learner.update(poisoned(batches), 0), rlx::NonFiniteLearnerError);
   CHECK(same_parameters(learner, fresh));
   learner.update(batches, 0);
@@ -70,9 +71,9 @@ TEST_CASE("PPO: a non-finite first update leaves Adam as it was (no state)", "[l
 
 TEST_CASE("DQN: a non-finite loss stops before the gradient step", "[learner][dqn][nonfinite]") {
   const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16, 16});
-  rlx::DqnConfig config;
+  rlx::DqnConfig config = rlx::test::dqn_test_config();
   config.batch_size = 16;
-  config.buffer_capacity = 1000;
+  config.buffer_size = 1000;
   config.learning_starts = 50;
   config.total_timesteps = 10000;
   config.n_step = 2;  // two rewards of 3e38 sum past the largest float

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rollout/rollout_policy.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ struct BenchCase {
 
 void run_case(const BenchCase& c, int threads, bool analytic) {
   const rlx::PolicyModelConfig model_config = rlx_test::model_config_for(c.env_id);
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = c.epochs;
   config.minibatch_size = c.minibatch;
   config.normalize_observations = c.normalize;

@@ -4,8 +4,10 @@
 #include <sstream>
 #include <vector>
 
+#include "core/config_error.h"
 #include "core/rng.h"
 #include "learner/gae.h"
+#include "tests/learner/learner_test_configs.h"
 
 using rlx_test::model_config_for;
 using rlx_test::Sampler;
@@ -15,7 +17,7 @@ using rlx_test::sync_policy;
 namespace {
 
 rlx::PpoConfig small_config() {
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.lr = 1e-3;
   config.num_epochs = 4;
   config.minibatch_size = 64;
@@ -26,7 +28,7 @@ rlx::PpoConfig small_config() {
 }  // namespace
 
 TEST_CASE("PpoConfig: linear schedules and validation", "[learner][ppo]") {
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.lr = 1e-3;
   config.clip_param = 0.2;
   config.total_timesteps = 1000;
@@ -35,25 +37,29 @@ TEST_CASE("PpoConfig: linear schedules and validation", "[learner][ppo]") {
   CHECK(config.lr_at(1000) == 0.0);
   CHECK(config.lr_at(5000) == 0.0);  // floored at 0 past the horizon
   CHECK(config.clip_param_at(500) == Approx(0.2));  // constant unless annealed
-  config.anneal_clip = true;
+  config.clip_schedule = rlx::Schedule::kLinear;
   CHECK(config.clip_param_at(500) == Approx(0.1));
-  config.anneal_lr = false;
+  config.lr_schedule = rlx::Schedule::kConstant;
   CHECK(config.lr_at(900) == Approx(1e-3));
 
   const auto bad = [](auto mutate) {
-    rlx::PpoConfig c;
+    rlx::PpoConfig c = rlx::test::ppo_test_config();
     mutate(c);
     return c;
   };
-  CHECK_THROWS_AS(bad([](rlx::PpoConfig& c) { c.gamma = 1.5; }).validate(), std::invalid_argument);
-  CHECK_THROWS_AS(bad([](rlx::PpoConfig& c) { c.minibatch_size = 0; }).validate(), std::invalid_argument);
-  CHECK_THROWS_AS(bad([](rlx::PpoConfig& c) { c.num_epochs = 0; }).validate(), std::invalid_argument);
-  CHECK_THROWS_AS(bad([](rlx::PpoConfig& c) { c.clip_param = 0.0; }).validate(), std::invalid_argument);
-  CHECK_THROWS_AS(bad([](rlx::PpoConfig& c) { c.total_timesteps = 0; }).validate(), std::invalid_argument);
-  CHECK_NOTHROW(bad([](rlx::PpoConfig& c) {
+  // Keys are checked against their schema ranges, by the learner as by rlx train.
+  const auto model = model_config_for("CartPole-v1", {8});
+  auto learner_with = [&](const rlx::PpoConfig& config) { return rlx::PpoLearner(model, config, 0); };
+  CHECK_THROWS_AS(learner_with(bad([](rlx::PpoConfig& c) { c.gamma = 1.5; })), rlx::ConfigError);
+  CHECK_THROWS_AS(learner_with(bad([](rlx::PpoConfig& c) { c.minibatch_size = 0; })), rlx::ConfigError);
+  CHECK_THROWS_AS(learner_with(bad([](rlx::PpoConfig& c) { c.num_epochs = 0; })), rlx::ConfigError);
+  CHECK_THROWS_AS(learner_with(bad([](rlx::PpoConfig& c) { c.clip_param = 0.0; })), rlx::ConfigError);
+  // total_timesteps is no key: the learner checks it when a schedule needs it.
+  CHECK_THROWS_AS(learner_with(bad([](rlx::PpoConfig& c) { c.total_timesteps = 0; })), std::invalid_argument);
+  CHECK_NOTHROW(learner_with(bad([](rlx::PpoConfig& c) {
     c.total_timesteps = 0;
-    c.anneal_lr = false;
-  }).validate());
+    c.lr_schedule = rlx::Schedule::kConstant;
+  })));
 }
 
 TEST_CASE("PpoLearner: targets bootstrap truncations from V(final obs) on normalised observations", "[learner][ppo]") {
@@ -61,7 +67,7 @@ TEST_CASE("PpoLearner: targets bootstrap truncations from V(final obs) on normal
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   config.gamma = 0.9;
-  config.gae_lambda = 0.8;
+  config.lambda = 0.8;
   rlx::PpoLearner learner(model_config, config, 3);
   // Non-trivial statistics so that normalisation matters.
   learner.load_state_json({{"obs_stats", {{"mean", {0.1, -0.2, 0.3, 0.5}}, {"var", {0.5, 2.0, 0.1, 4.0}}, {"count", 100.0}}},
@@ -156,7 +162,7 @@ TEST_CASE("PpoLearner: the last partial minibatch is used and the schedules appl
   rlx::PpoConfig config = small_config();
   config.minibatch_size = 50;
   config.num_epochs = 3;
-  config.anneal_clip = true;
+  config.clip_schedule = rlx::Schedule::kLinear;
   config.total_timesteps = 1000;
   rlx::PpoLearner learner(model_config, config, 1);
   Sampler sampler("CartPole-v1", model_config, 3, 41, 2);  // 123 samples: 50 + 50 + 23
@@ -173,7 +179,7 @@ TEST_CASE("PpoLearner: same seed and batches give identical parameters", "[learn
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   config.scale_rewards = true;
-  config.max_grad_norm = 0.5;
+  config.grad_clip = 0.5;
   Sampler sampler("CartPole-v1", model_config, 4, 32, 5);
   const std::vector<rlx::SampleBatch> first = sampler.collect(2, 1), second = sampler.collect(2, 2);
 
@@ -329,6 +335,6 @@ TEST_CASE("PpoLearner: misuse throws and leaves the learner unchanged", "[learne
   CHECK(learner.obs_stats().count() == count);
 
   config.minibatch_size = 0;
-  CHECK_THROWS_AS(rlx::PpoLearner(model_config, config, 1), std::invalid_argument);
-  CHECK_THROWS_AS(learner.set_config(config), std::invalid_argument);
+  CHECK_THROWS_AS(rlx::PpoLearner(model_config, config, 1), rlx::ConfigError);
+  CHECK_THROWS_AS(learner.set_config(config), rlx::ConfigError);
 }

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "rollout/rollout_policy.h"
+#include "tests/learner/learner_test_configs.h"
 
 namespace {
 
@@ -53,16 +54,16 @@ LearningRun train_cartpole(const rlx::PpoConfig& config, int envs, int fragment,
 }
 
 rlx::PpoConfig cartpole_config() {
-  rlx::PpoConfig config;
+  rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.lr = 1e-3;
   config.total_timesteps = 100000;
   config.gamma = 0.98;
-  config.gae_lambda = 0.8;
+  config.lambda = 0.8;
   config.clip_param = 0.2;
   config.entropy_coeff = 0.0;
   config.num_epochs = 10;
   config.minibatch_size = 256;
-  config.max_grad_norm = 0.5;
+  config.grad_clip = 0.5;
   return config;
 }
 

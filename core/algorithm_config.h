@@ -1,0 +1,130 @@
+// The typed configuration: the keys every run reads (CommonConfig) and one struct per algorithm
+// (PpoConfig, DqnConfig). Each member named like a config key is bound to that key once, in the
+// schema table (core/config_schema.cc), which also holds its default, range and meaning; a
+// default-constructed struct holds the schema's defaults. Members marked "not a key" are set by
+// code (the trainer, tests, benchmarks), never by an experiment file. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rlx {
+
+using IntList = std::vector<int64_t>;
+
+// How a hyperparameter moves over a run: kept, or annealed linearly to 0 over the run's horizon.
+enum class Schedule { kConstant, kLinear };
+
+// "constant" or "linear".
+const char* schedule_name(Schedule schedule);
+
+// Keys every algorithm reads: sampling, workers, learners, checkpoints and the network's shape.
+struct CommonConfig {
+  CommonConfig();
+
+  int64_t seed{};
+  int64_t num_workers{};
+  int64_t num_envs_per_worker{};
+  int64_t rollout_fragment_length{};
+  int64_t max_policy_lag{};
+  int64_t max_worker_restarts{};
+  int64_t max_workers{};
+  int64_t num_learners{};
+  std::string device;
+  double learner_timeout_s{};
+  double worker_learner_timeout_s{};
+  bool drop_nonfinite_episodes{};
+  int64_t checkpoint_freq{};
+  IntList hidden_sizes;
+  std::string activation;
+  bool vf_share_layers{};
+};
+
+// PPO's hyperparameters (RLlib's names). The value loss is a plain mean squared error
+// (learner/ppo_loss.h).
+struct PpoConfig {
+  PpoConfig();
+
+  double lr{};
+  Schedule lr_schedule{};             // kLinear: lr * (1 - timesteps_done / total_timesteps), floored at 0
+  double gamma{};
+  double lambda{};                    // GAE lambda
+  double clip_param{};
+  Schedule clip_schedule{};           // clip_param annealed like lr
+  double vf_clip_param{};             // 0: off; else PPO2-style clip of V around the old value
+  double vf_loss_coeff{};
+  double entropy_coeff{};
+  int64_t num_epochs{};
+  int64_t minibatch_size{};           // the last, partial minibatch of an epoch is used too
+  int64_t train_batch_size{};         // 0: derived (effective_train_batch_size in core/config.h)
+  double grad_clip{};                 // 0: off; global norm over all parameters
+  bool normalize_advantages{};        // per minibatch
+  bool normalize_observations{};
+  bool scale_rewards{};
+  double adam_eps{};
+  double log_std_init{};
+
+  bool recompute_values = true;       // not a key: V(s_t) for GAE from the current network (else the batch's)
+  bool analytic_gradients = true;     // not a key: hand-written backward (~2x faster); else autograd
+  int64_t total_timesteps = 1000000;  // not a key: horizon of the linear schedules (stop.timesteps_total)
+
+  // lr after timesteps_done env steps.
+  double lr_at(int64_t timesteps_done) const;
+  // clip_param after timesteps_done env steps.
+  double clip_param_at(int64_t timesteps_done) const;
+};
+
+// DQN's hyperparameters. Every interval counts env steps (transitions received), as SB3 and RL
+// Zoo do: learning_starts, train_freq, target_update_interval, the exploration and beta horizons.
+// The target network is updated every target_update_interval env steps with
+// target <- tau * online + (1 - tau) * target (tau = 1: a hard copy); updates that fall due
+// while the online net is fixed are folded into one: k due updates give tau_k = 1 - (1 - tau)^k,
+// exactly what SB3 computes one env step at a time. Observations are used raw.
+struct DqnConfig {
+  DqnConfig();
+
+  double lr{};
+  Schedule lr_schedule{};
+  double gamma{};
+  int64_t n_step{};                   // n-step returns (windows cut at episode ends)
+  int64_t batch_size{};
+  bool double_q{};                    // select a' with the online net, evaluate with the target net
+  double tau{};
+  int64_t target_update_interval{};
+  double huber_delta{};
+  double grad_clip{};                 // global gradient-norm clip; 0 = off
+  double adam_eps{};
+  bool prioritized_replay{};          // proportional prioritized replay
+  double prioritized_replay_alpha{};
+  double prioritized_replay_beta{};   // annealed linearly to 1
+  int64_t buffer_size{};
+  int64_t learning_starts{};          // stored transitions before the first training round
+  int64_t train_freq{};               // env steps received per training round
+  int64_t gradient_steps{};           // gradient steps per training round
+  double exploration_initial_eps{};
+  double exploration_final_eps{};
+  double exploration_fraction{};      // of total_timesteps over which epsilon decays linearly
+  bool dueling{};
+  bool apex_epsilons{};
+  bool checkpoint_replay_buffer{};
+
+  bool n_step_carry = true;           // not a key: complete windows with the worker's next fragment
+  int64_t per_beta_timesteps = 0;     // not a key: horizon of beta's annealing; 0 = total_timesteps
+  double per_eps = 1e-6;              // not a key: priority = |td| + per_eps
+  int64_t total_timesteps = 1000000;  // not a key: horizon of the schedules (stop.timesteps_total)
+
+  // Exploration rate after timesteps env steps: initial -> final linearly over
+  // exploration_fraction * total_timesteps, then final.
+  double epsilon(int64_t timesteps) const;
+  // lr after timesteps env steps.
+  double lr_at(int64_t timesteps) const;
+  // The annealing horizon of beta in env steps.
+  int64_t beta_horizon() const { return per_beta_timesteps > 0 ? per_beta_timesteps : total_timesteps; }
+};
+
+// `initial` under `schedule` after timesteps_done of total_timesteps: kConstant keeps it, kLinear
+// takes it linearly to 0 (never below).
+double scheduled_value(Schedule schedule, double initial, int64_t timesteps_done, int64_t total_timesteps);
+
+}  // namespace rlx
