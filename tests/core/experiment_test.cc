@@ -248,6 +248,11 @@ TEST_CASE("Cross-key validation names where values came from", "[core][config]")
                load_experiment(dir / "dqn.yaml", "d", {"exploration_fraction=0", "batch_size=64", "buffer_size=32"});
              }),
              Contains("batch_size 64") && Contains("buffer_size 32 (--set)"));
+  // Training could never start: the buffer never holds learning_starts transitions.
+  CHECK_THAT(error_of<ConfigError>([&] {
+               load_experiment(dir / "dqn.yaml", "d", {"exploration_fraction=0", "batch_size=16", "buffer_size=500"});
+             }),
+             Contains("learning_starts 1000 (default)") && Contains("larger than buffer_size 500 (--set)"));
 }
 
 TEST_CASE("Experiments round-trip through YAML and JSON", "[core][config]") {
