@@ -8,7 +8,7 @@
 #include "bench/learner_benchmark.h"
 #include "bench/scale_benchmark.h"
 #include "bench/transport_benchmark.h"
-#include "cli/bench_subcommands.h"
+#include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
 #include "cli/number_list.h"
 

@@ -10,7 +10,7 @@
 #include "bench/pipeline_benchmark.h"
 #include "bench/sampling_benchmark.h"
 #include "bench/stepping_benchmark.h"
-#include "cli/bench_subcommands.h"
+#include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
 #include "envs/registry.h"
 #include "rollout/policy_config.h"
