@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the transport tests with AddressSanitizer + UndefinedBehaviorSanitizer
 # (-DRLX_SANITIZE=ON, cmake/sanitizers.cmake) in their own build dir and runs them.
-# Only rlx_transport_tests and what it links are built: no LibTorch code is compiled.
+# Only rlx_transport_tests, rlx_bench_transport_tests (the synthetic worker fleet, the
+# transport and scale benchmarks) and what they link are built: no LibTorch code is compiled.
 #   scripts/sanitizer-tests.sh [--build-dir DIR] [CATCH2 ARGS...]
 set -euo pipefail
 
@@ -21,8 +22,9 @@ if ! grep -q -- '-fsanitize=address,undefined' "$build_dir/compile_commands.json
   echo "sanitizer-tests: RLX_SANITIZE had no effect; is include(cmake/sanitizers.cmake) in CMakeLists.txt?" >&2
   exit 1
 fi
-cmake --build "$build_dir" --target rlx_transport_tests
+cmake --build "$build_dir" --target rlx_transport_tests rlx_bench_transport_tests
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 "$build_dir/tests/rlx_transport_tests" "[transport]" "$@"
+"$build_dir/tests/rlx_bench_transport_tests" "[transport]" "$@"

@@ -9,7 +9,6 @@
 #include "envs/vector_env.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/rollout_policy.h"
-#include "rollout/sampling_benchmark.h"
 
 namespace {
 
@@ -280,16 +279,4 @@ TEST_CASE("Collector with an epsilon-greedy Q policy; misuse throws", "[rollout]
   CHECK_THROWS_AS(rlx::FragmentCollector(envs, pendulum, 16, 0), std::invalid_argument);
   CHECK_THROWS_AS(rlx::FragmentCollector(envs, q, 0, 0), std::invalid_argument);
   CHECK_THROWS_AS(rlx::FragmentCollector(std::unique_ptr<rlx::VectorEnv>(), q, 16, 0), std::invalid_argument);
-}
-
-TEST_CASE("measure_local_sampling counts one fragment at zero seconds", "[rollout][bench]") {
-  rlx::PolicyModelConfig config;
-  config.hidden_sizes = {8};
-  const auto result = rlx::measure_local_sampling("CartPole-v1", 3, 10, config, 0.0, 1);
-  CHECK(result.fragments == 1);
-  CHECK(result.env_steps == 30);
-  CHECK(result.inference_calls == 10);
-  CHECK(result.num_parameters == (4 * 8 + 8) + (8 * 2 + 2) + (4 * 8 + 8) + (8 + 1));
-  CHECK(result.seconds > 0.0);
-  CHECK_THROWS_AS(rlx::measure_local_sampling("NoSuchEnv-v0", 3, 10, config, 0.0, 1), rlx::UnknownEnvError);
 }

@@ -1,4 +1,4 @@
-#include "transport/scale_benchmark.h"
+#include "bench/scale_benchmark.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "bench/synthetic_fleet.h"
 #include "transport/sample_receiver.h"
-#include "transport/synthetic_fleet.h"
 
 namespace rlx {
 

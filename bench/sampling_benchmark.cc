@@ -1,4 +1,4 @@
-#include "rollout/sampling_benchmark.h"
+#include "bench/sampling_benchmark.h"
 
 #include <chrono>
 #include <stdexcept>

@@ -1,12 +1,12 @@
 // The transport benchmark runs end to end (figures are printed by `rlx bench`, never asserted).
 #include <catch2/catch.hpp>
 
-#include "transport/transport_benchmark.h"
+#include "bench/transport_benchmark.h"
 
 namespace rlx {
 namespace {
 
-TEST_CASE("the transport benchmark moves fragments and measures memcpy", "[transport]") {
+TEST_CASE("the transport benchmark moves fragments and measures memcpy", "[bench][transport]") {
   const TransportRun run = measure_transport(64 * 1024, 0.05);
   CHECK(run.messages > 0);
   CHECK(run.payload_bytes == run.messages * 64 * 1024);
@@ -22,7 +22,7 @@ TEST_CASE("the transport benchmark moves fragments and measures memcpy", "[trans
   CHECK(result.ratio_to_memcpy() > 0);
 }
 
-TEST_CASE("the transport benchmark refuses empty settings", "[transport]") {
+TEST_CASE("the transport benchmark refuses empty settings", "[bench][transport]") {
   TransportBenchmarkOptions options;
   options.repeats = 0;
   CHECK_THROWS_AS(run_transport_benchmark(options), std::invalid_argument);

@@ -1,4 +1,4 @@
-#include "rollout/pipeline_benchmark.h"
+#include "bench/pipeline_benchmark.h"
 
 #include <atomic>
 #include <chrono>

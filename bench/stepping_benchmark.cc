@@ -1,4 +1,4 @@
-#include "envs/stepping_benchmark.h"
+#include "bench/stepping_benchmark.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 // Scale benchmark: one SampleReceiver in this process, fed by many synthetic workers
-// (transport/synthetic_fleet.h) in forked child processes over tcp://127.0.0.1, each worker
+// (bench/synthetic_fleet.h) in forked child processes over tcp://127.0.0.1, each worker
 // its own connection; a learner thread pops as fast as it can. Measures this process's CPU
 // time per fragment received over a timed window, then stops every worker and checks that
 // every fragment sent is accounted for.

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_subcommands.h"
+#include "bench/learner_benchmark.h"
+#include "bench/scale_benchmark.h"
+#include "bench/transport_benchmark.h"
+#include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
 #include "cli/number_list.h"
-#include "learner/learner_benchmark.h"
-#include "transport/scale_benchmark.h"
-#include "transport/transport_benchmark.h"
 
 namespace po = boost::program_options;
 

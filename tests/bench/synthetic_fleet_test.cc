@@ -1,65 +1,25 @@
-// Many synthetic workers in forked processes streaming to one receiver over loopback: every
-// worker joins, every fragment is accounted for (figures are printed by `rlx bench scale`,
-// never asserted).
+// A synthetic worker fleet (bench/synthetic_fleet.h) in this process against a real
+// SampleReceiver: it joins, honours credits and says goodbye.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include <zmq.hpp>
 
-#include "transport/encode.h"
+#include "bench/synthetic_fleet.h"
+#include "transport/messages.h"
 #include "transport/sample_receiver.h"
-#include "transport/scale_benchmark.h"
-#include "transport/synthetic_fleet.h"
 
 namespace rlx {
 namespace {
 
 using namespace std::chrono_literals;
 
-TEST_CASE("40 synthetic workers in 2 processes stream to one receiver, every fragment accounted for",
-          "[transport][scale]") {
-  ScaleOptions options;
-  options.workers = 40;
-  options.workers_per_process = 20;
-  options.seconds = 1.5;
-  options.warmup_seconds = 0.2;
-  options.weights_interval_seconds = 0.3;  // a few new versions while streaming
-  options.join_timeout_seconds = 10;
-  options.stop_timeout_seconds = 5;
-  const ScaleResult result = run_scale_benchmark(options);
-  INFO(format_scale_result(result));
-  CHECK(result.processes == 2);
-  CHECK(result.workers_joined == 40);
-  CHECK(result.workers_left == 40);
-  CHECK(result.workers_lost == 0);
-  CHECK(result.fragments_sent > 0);
-  CHECK(result.fragments_sent == result.fragments_received);
-  CHECK(result.fragments_received == result.fragments_consumed + result.dropped_stale + result.dropped_unknown_worker +
-                                         result.dropped_at_stop + result.queued);
-  CHECK(result.dropped_unknown_worker == 0);
-  CHECK(result.messages_rejected == 0);
-  CHECK(result.weights_received >= 40);
-  CHECK(result.window_fragments > 0);
-  CHECK(result.cpu_us_per_fragment > 0);
-  CHECK(result.accounted);
-}
-
-TEST_CASE("the scale benchmark refuses empty settings", "[transport][scale]") {
-  ScaleOptions options;
-  options.workers = 0;
-  CHECK_THROWS_AS(run_scale_benchmark(options), std::invalid_argument);
-  options = {};
-  options.seconds = 0;
-  CHECK_THROWS_AS(run_scale_benchmark(options), std::invalid_argument);
-  options = {};
-  options.credits_per_worker = 0;
-  CHECK_THROWS_AS(run_scale_benchmark(options), std::invalid_argument);
-}
-
-TEST_CASE("a synthetic fleet in this process joins, honours credits and says goodbye", "[transport][scale]") {
+TEST_CASE("a synthetic fleet in this process joins, honours credits and says goodbye", "[bench][transport][scale]") {
   zmq::context_t context(1);
   ReceiverOptions receiver_options;
   receiver_options.env = {"CartPole-v1", 4, 0, 2};

@@ -1,6 +1,6 @@
 // Wall time of full PPO updates (hidden: run with "[ppo-bench]"; prints one line per figure,
 // asserts nothing about time).
-#include "ppo_test_util.h"
+#include "tests/learner/ppo_test_util.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "learner/learner_benchmark.h"
+#include "bench/learner_benchmark.h"
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 

@@ -1,4 +1,4 @@
-#include "transport/synthetic_fleet.h"
+#include "bench/synthetic_fleet.h"
 
 #include <sys/epoll.h>
 #include <unistd.h>

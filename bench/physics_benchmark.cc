@@ -1,4 +1,4 @@
-#include "envs/mujoco/physics_benchmark.h"
+#include "bench/physics_benchmark.h"
 
 #include <chrono>
 

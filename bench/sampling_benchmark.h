@@ -1,6 +1,6 @@
 // Local sampling speed: the same VectorEnv stepping as measure_env_stepping plus the same
 // batched policy inference a rollout worker runs, in one process, no transport. Reported by
-// `rlx bench sampling` as local_steps_per_s, beside raw stepping (envs/stepping_benchmark.h).
+// `rlx bench sampling` as local_steps_per_s, beside raw stepping (bench/stepping_benchmark.h).
 #pragma once
 
 #include <cstdint>

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/bench_subcommands.h"
+#include "bench/pipeline_benchmark.h"
+#include "bench/sampling_benchmark.h"
+#include "bench/stepping_benchmark.h"
+#include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
 #include "envs/registry.h"
-#include "envs/stepping_benchmark.h"
-#include "rollout/pipeline_benchmark.h"
 #include "rollout/policy_config.h"
-#include "rollout/sampling_benchmark.h"
 
 namespace po = boost::program_options;
 

@@ -1,4 +1,4 @@
-#include "transport/transport_benchmark.h"
+#include "bench/transport_benchmark.h"
 
 #include <algorithm>
 #include <chrono>

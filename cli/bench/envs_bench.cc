@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/physics_benchmark.h"
+#include "bench/stepping_benchmark.h"
 #include "cli/command.h"
 #include "cli/envs_subcommands.h"
 #include "envs/registry.h"
-#include "envs/mujoco/physics_benchmark.h"
-#include "envs/stepping_benchmark.h"
 
 namespace po = boost::program_options;
 
