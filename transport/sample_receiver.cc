@@ -387,12 +387,15 @@ void SampleReceiver::refuse(const std::string& identity, const FragmentRefusal& 
 void SampleReceiver::drop_worker(const std::string& identity, const std::string& reason) {
   auto it = workers_.find(identity);
   const std::string who = it != workers_.end() ? it->second.who : "an unknown peer";
+  {
+    // Counted and told before the stop goes out, so whoever sees the stop also sees the notice.
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.peers_dropped;
+    if (notices_.size() < kMaxNoticesKept) notices_.push_back(who + ": " + reason + "; that worker is dropped");
+  }
   send(identity, encode_stop(0, ++sequence_));  // an honest but broken worker stops; others are ignored
   forget_worker(identity);
   peer_guard_.drop(identity);
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.peers_dropped;
-  if (notices_.size() < kMaxNoticesKept) notices_.push_back(who + ": " + reason + "; that worker is dropped");
 }
 
 void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& batch) {

@@ -243,11 +243,14 @@ TEST_CASE("a flood of raw garbage costs CPU, not memory, and honest fragments ke
   REQUIRE(honest.join());
   const uint64_t rss_before = resident_bytes();
 
-  // Pops honest fragments for a while, sending one whenever the worker holds a credit.
-  const auto stream = [&](std::chrono::milliseconds duration) {
+  // Pops honest fragments, sending one whenever the worker holds a credit, for at least
+  // `at_least` and then until `done()` (at most a minute: a slow, sanitized or loaded machine
+  // takes longer, and the checks below are on amounts, not on time).
+  const auto stream = [&](std::chrono::milliseconds at_least, const std::function<bool(int popped)>& done) {
     int popped = 0;
-    const auto end = std::chrono::steady_clock::now() + duration;
-    while (std::chrono::steady_clock::now() < end) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [&] { return std::chrono::steady_clock::now() - start; };
+    while (elapsed() < at_least || (!done(popped) && elapsed() < 60s)) {
       honest.read(0ms);
       if (honest.credits() > 0) {
         honest.send_fragment(good_fragment(1));
@@ -258,20 +261,21 @@ TEST_CASE("a flood of raw garbage costs CPU, not memory, and honest fragments ke
     }
     return popped;
   };
+  constexpr uint64_t kFloodBytes = uint64_t{64} << 20;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> bytes_sent{0};
   std::vector<std::thread> flooders;
   for (int i = 0; i < 4; ++i) flooders.emplace_back(flood, port, std::cref(stop), std::ref(bytes_sent));
-  const int during = stream(3000ms);
+  const int during = stream(3000ms, [&](int popped) { return popped > 0 && bytes_sent > kFloodBytes; });
   stop = true;
   for (std::thread& t : flooders) t.join();
   const uint64_t rss_after_flood = resident_bytes();
-  const int after = stream(1000ms);
+  const int after = stream(0ms, [](int popped) { return popped > 50; });
   const ReceiverStats stats = receiver.stats();
   INFO("garbage sent: " << bytes_sent / (1 << 20) << " MiB; honest fragments popped during the flood: " << during
                         << ", in the second after it: " << after << "; resident memory grew by "
                         << (static_cast<int64_t>(rss_after_flood) - static_cast<int64_t>(rss_before)) / (1 << 20) << " MiB");
-  CHECK(bytes_sent > (uint64_t{64} << 20));
+  CHECK(bytes_sent > kFloodBytes);
   CHECK(during > 0);
   CHECK(after > 50);
   CHECK(stats.peak_queued_bytes <= stats.queued_bytes_bound);
