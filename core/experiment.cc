@@ -60,6 +60,15 @@ std::string join_names(const std::vector<std::string>& names) {
   return text;
 }
 
+// Keys that earlier rlx versions wrote for an algorithm that never read them (DQN's
+// normalize_observations, common until the typed config): skipped in their files, so their
+// checkpoints still resume and evaluate.
+namespace {
+bool read_by_earlier_versions_only(std::string_view key, AlgorithmKind algorithm) {
+  return algorithm == AlgorithmKind::kDQN && key == "normalize_observations";
+}
+}  // namespace
+
 std::string scope_name(KeyScope scope) {
   switch (scope) {
     case KeyScope::kPPO: return "PPO";
@@ -326,6 +335,7 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
     const KeySpec* spec = find_key(name);
     if (!spec) throw fail("unknown config key '" + name + "' (written by a newer rlx?)");
     if (!spec->applies_to(experiment.algorithm)) {
+      if (read_by_earlier_versions_only(name, experiment.algorithm)) continue;
       throw fail("config key '" + name + "' applies to " + scope_name(spec->scope()) + ", not " + algorithm);
     }
     try {

@@ -295,6 +295,12 @@ TEST_CASE("Experiment JSON from an older rlx fills defaults; bad JSON is refused
   CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("unknown config key 'future_key'"));
   json["config"] = {{"tau", 0.5}};
   CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("applies to DQN"));
+  // DQN checkpoints of earlier versions hold normalize_observations, which DQN never read.
+  json["algorithm"] = "DQN";
+  json["config"] = {{"tau", 0.5}, {"normalize_observations", false}};
+  CHECK(experiment_from_json(json, "c.json").config.dqn().tau == 0.5);
+  json["config"] = {{"clip_param", 0.1}};
+  CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("applies to PPO"));
   json.erase("stop");
   CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("'stop'"));
 }
