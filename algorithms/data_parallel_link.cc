@@ -21,6 +21,8 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
     o.program = options.program;
     o.timeout = std::chrono::milliseconds(static_cast<int64_t>(experiment.config.get_double("learner_timeout_s") * 1000.0));
     o.payload = experiment_to_json(experiment).dump();
+    o.log_dir = options.log_dir;
+    o.launcher = options.launcher;
     group_ = std::make_unique<LearnerGroup>(o);
     member_ = &group_->member();
   }

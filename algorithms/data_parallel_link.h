@@ -5,6 +5,7 @@
 // The driver turns a failed collective into an error naming the learner rank that died.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "core/experiment.h"
 #include "core/sample_batch.h"
+#include "core/process_launcher.h"
 #include "learner/learner_group.h"
 #include "learner/rank_commands.h"
 
@@ -23,6 +25,8 @@ namespace rlx {
 struct DataParallelOptions {
   std::string program;                   // the rlx binary for ranks >= 1 (default: this executable)
   LearnerGroupMember* member = nullptr;  // set on ranks >= 1 (`rlx learner`)
+  std::filesystem::path log_dir;         // the driver's ranks log to log_dir/learner_rank_<r>.log (empty: inherit)
+  ProcessLauncher* launcher = nullptr;   // starts the driver's ranks (null: local fork/exec)
 };
 
 // One command from the driver to a rank.
