@@ -6,6 +6,7 @@
 #include "algorithms/dqn_algorithm.h"
 #include "algorithms/ppo_algorithm.h"
 #include "core/config_error.h"
+#include "core/log.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
 #include "learner/error_text.h"
@@ -71,9 +72,15 @@ void run_learner_rank(LearnerGroupMember& member) {
   options.member = &member;
   std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, options);
   DataParallelLink link(experiment, options);
+  logger().info("following the driver's commands ({} of {} on {})", algorithm_name(experiment.algorithm),
+                experiment.env, link.device().str());
   for (;;) {
     LearnerCommand command = link.receive();
-    if (command.header.at("op") == "stop") return;
+    logger().debug("{} command with {} fragments", rank_command_name(command.command), command.fragments.size());
+    if (std::holds_alternative<StopRank>(command.command)) {
+      logger().info("the driver said stop");
+      return;
+    }
     algorithm->follow(command);
   }
 }

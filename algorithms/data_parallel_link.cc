@@ -1,8 +1,8 @@
 #include "algorithms/data_parallel_link.h"
 
 #include <chrono>
-#include <iostream>
 
+#include "core/log.h"
 #include "learner/communicator.h"
 #include "learner/error_text.h"
 #include "learner/fragment_shards.h"
@@ -22,6 +22,8 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
     o.program = options.program;
     o.timeout = std::chrono::milliseconds(static_cast<int64_t>(config.learner_timeout_s * 1000.0));
     o.payload = experiment_to_json(experiment).dump();
+    o.log_dir = options.log_dir;
+    o.launcher = options.launcher;
     group_ = std::make_unique<LearnerGroup>(o);
     member_ = &group_->member();
   }
@@ -32,25 +34,23 @@ DataParallelLink::~DataParallelLink() {
   if (!group_) return;
   for (int rank = 1; rank < world(); ++rank) {
     try {
-      send_bytes(member_->host(), nlohmann::json{{"op", "stop"}, {"fragments", 0}}.dump(), rank);
+      send(rank, StopRank{});
     } catch (const std::exception& e) {  // a rank already gone: the group's destructor reaps it
-      std::cerr << "rlx: learner rank " << rank << " did not take the stop message: " << error_text(e) << "\n";
+      logger().warn("learner rank {} did not take the stop message: {}", rank, error_text(e));
     }
   }
 }
 
-void DataParallelLink::send(int rank, const nlohmann::json& header, const std::vector<const SampleBatch*>& fragments) {
-  nlohmann::json h = header;
-  h["fragments"] = fragments.size();
-  send_bytes(member_->host(), h.dump(), rank);
+void DataParallelLink::send(int rank, const RankCommand& command, const std::vector<const SampleBatch*>& fragments) {
+  send_bytes(member_->host(), encode_rank_command(command, fragments.size()), rank);
   for (const SampleBatch* batch : fragments) send_bytes(member_->host(), pack_fragment(*batch), rank);
+  logger().trace("sent learner rank {} a {} command with {} fragments", rank, rank_command_name(command), fragments.size());
 }
 
 LearnerCommand DataParallelLink::receive() {
-  LearnerCommand command;
-  command.header = nlohmann::json::parse(recv_bytes(member_->host(), 0));
-  const auto count = command.header.at("fragments").get<size_t>();
-  for (size_t i = 0; i < count; ++i) command.fragments.push_back(unpack_fragment(recv_bytes(member_->host(), 0)));
+  DecodedRankCommand decoded = decode_rank_command(recv_bytes(member_->host(), 0));
+  LearnerCommand command{std::move(decoded.command), {}};
+  for (size_t i = 0; i < decoded.fragments; ++i) command.fragments.push_back(unpack_fragment(recv_bytes(member_->host(), 0)));
   return command;
 }
 

@@ -1,20 +1,23 @@
 // DataParallelLink: an algorithm's connection to its data-parallel learner group. On the driver
 // (rank 0, `rlx train` with num_learners > 1) it starts the LearnerGroup and sends each rank its
-// commands (a JSON header and fragments) over the Gloo group; on ranks >= 1 it receives them.
+// commands (typed, learner/rank_commands.h, and fragments) over the Gloo group; on ranks >= 1 it
+// receives them.
 // The driver turns a failed collective into an error naming the learner rank that died.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
 
 #include "core/experiment.h"
 #include "core/sample_batch.h"
+#include "core/process_launcher.h"
 #include "learner/learner_group.h"
+#include "learner/rank_commands.h"
 
 namespace rlx {
 
@@ -22,11 +25,13 @@ namespace rlx {
 struct DataParallelOptions {
   std::string program;                   // the rlx binary for ranks >= 1 (default: this executable)
   LearnerGroupMember* member = nullptr;  // set on ranks >= 1 (`rlx learner`)
+  std::filesystem::path log_dir;         // the driver's ranks log to log_dir/learner_rank_<r>.log (empty: inherit)
+  ProcessLauncher* launcher = nullptr;   // starts the driver's ranks (null: local fork/exec)
 };
 
 // One command from the driver to a rank.
 struct LearnerCommand {
-  nlohmann::json header;  // {"op": ..., ...}
+  RankCommand command;
   std::vector<SampleBatch> fragments;
 };
 
@@ -45,9 +50,10 @@ class DataParallelLink {
   torch::Device device() const { return device_; }
   LearnerGroupMember& member() { return *member_; }
 
-  // Driver: sends rank r a command with fragments (by pointer, not copied).
-  void send(int rank, const nlohmann::json& header, const std::vector<const SampleBatch*>& fragments);
-  // Follower: the next command from the driver.
+  // Driver: sends rank r a command with fragments (by pointer, not copied); RankProtocolError
+  // when the command breaks its rules.
+  void send(int rank, const RankCommand& command, const std::vector<const SampleBatch*>& fragments = {});
+  // Follower: the next command from the driver; RankProtocolError naming what is wrong with it.
   LearnerCommand receive();
   // Driver: runs f; a CommunicatorError becomes the error of the rank that died, when one did.
   void guarded(const std::function<void()>& f);

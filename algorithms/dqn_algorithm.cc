@@ -39,15 +39,15 @@ bool DqnAlgorithm::train_rounds(int64_t rounds, int64_t timesteps, DqnUpdateMetr
 }
 
 void DqnAlgorithm::follow(const LearnerCommand& command) {
-  const std::string op = command.header.at("op").get<std::string>();
-  if (op == "sync") {
+  if (std::holds_alternative<SyncLearnerState>(command.command)) {
     broadcast_learner_state(link_->member().host(), *learner_);
-  } else if (op == "dqn_step") {
+  } else if (const auto* step = std::get_if<DqnStepCommand>(&command.command)) {
     for (const SampleBatch& batch : command.fragments) learner_->add(batch);
     DqnUpdateMetrics last;
-    train_rounds(command.header.at("rounds").get<int64_t>(), command.header.at("timesteps").get<int64_t>(), last);
+    train_rounds(step->rounds, step->timesteps, last);
   } else {
-    throw std::runtime_error("DQN learner rank got an unknown command '" + op + "'");
+    throw RankProtocolError(std::string("a DQN learner rank cannot carry out a ") + rank_command_name(command.command) +
+                            " command");
   }
 }
 
@@ -79,7 +79,7 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
       if (link_->driver()) {
         link_->check_ranks();
         if (!synced_) {
-          for (int rank = 1; rank < world; ++rank) link_->send(rank, {{"op", "sync"}}, {});
+          for (int rank = 1; rank < world; ++rank) link_->send(rank, SyncLearnerState{});
           broadcast_learner_state(link_->member().host(), *learner_);
           synced_ = true;
         }
@@ -87,7 +87,7 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
       for (const SampleBatch* batch : dealt[0]) learner_->add(*batch);
       const int64_t rounds = learner_->training_rounds_due(received_);
       for (int rank = 1; rank < world; ++rank) {
-        link_->send(rank, {{"op", "dqn_step"}, {"rounds", rounds}, {"timesteps", received_}}, dealt[static_cast<size_t>(rank)]);
+        link_->send(rank, DqnStepCommand{rounds, received_}, dealt[static_cast<size_t>(rank)]);
       }
       try {
         ran = train_rounds(rounds, received_, last);

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
 #include <stdexcept>
 
 #include "algorithms/algorithm.h"
 #include "core/checkpoint_dir.h"
+#include "core/log.h"
 #include "core/space_json.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
@@ -20,7 +20,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
       experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
   // The checkpoint's plugins, pointed at --env-plugin files where they moved.
   for (const std::string& warning : relocate_plugins(experiment.plugins, options.env_plugins)) {
-    std::cerr << "rlx evaluate: warning: " << warning << "\n";
+    logger().warn("{}", warning);
   }
   load_env_plugins(plugin_paths(experiment.plugins));
   const std::string env_id = options.env_id.value_or(experiment.env);

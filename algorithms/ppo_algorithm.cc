@@ -34,7 +34,7 @@ PpoUpdateMetrics PpoAlgorithm::data_parallel_update(const std::vector<SampleBatc
   link_->guarded([&] {
     link_->check_ranks();
     if (!synced_) {
-      for (int rank = 1; rank < world; ++rank) link_->send(rank, {{"op", "sync"}}, {});
+      for (int rank = 1; rank < world; ++rank) link_->send(rank, SyncLearnerState{});
       broadcast_learner_state(link_->member().host(), *learner_);
       synced_ = true;
     }
@@ -55,9 +55,7 @@ PpoUpdateMetrics PpoAlgorithm::data_parallel_update(const std::vector<SampleBatc
     const int64_t total = sharded.total;
     for (int rank = 1; rank < world; ++rank) {
       const auto r = static_cast<size_t>(rank);
-      link_->send(rank, {{"op", "ppo_update"}, {"timesteps_done", timesteps_done}, {"global_samples", total},
-                         {"offsets", offsets[r]}, {"strides", strides[r]}},
-                  mine[r]);
+      link_->send(rank, PpoUpdateCommand{timesteps_done, total, offsets[r], strides[r]}, mine[r]);
     }
     scatter_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - scatter_start).count();
     std::vector<SampleBatch> local;
@@ -73,18 +71,18 @@ PpoUpdateMetrics PpoAlgorithm::data_parallel_update(const std::vector<SampleBatc
 }
 
 void PpoAlgorithm::follow(const LearnerCommand& command) {
-  const std::string op = command.header.at("op").get<std::string>();
-  if (op == "sync") {
+  if (std::holds_alternative<SyncLearnerState>(command.command)) {
     broadcast_learner_state(link_->member().host(), *learner_);
-  } else if (op == "ppo_update") {
+  } else if (const auto* update = std::get_if<PpoUpdateCommand>(&command.command)) {
     PpoShard shard;
-    shard.global_samples = command.header.at("global_samples").get<int64_t>();
-    shard.fragment_offsets = command.header.at("offsets").get<std::vector<int64_t>>();
-    shard.fragment_strides = command.header.at("strides").get<std::vector<int64_t>>();
+    shard.global_samples = update->global_samples;
+    shard.fragment_offsets = update->fragment_offsets;
+    shard.fragment_strides = update->fragment_strides;
     shard.rewards_prescaled = true;
-    learner_->update(command.fragments, command.header.at("timesteps_done").get<int64_t>(), &shard);
+    learner_->update(command.fragments, update->timesteps_done, &shard);
   } else {
-    throw std::runtime_error("PPO learner rank got an unknown command '" + op + "'");
+    throw RankProtocolError(std::string("a PPO learner rank cannot carry out a ") + rank_command_name(command.command) +
+                            " command");
   }
 }
 

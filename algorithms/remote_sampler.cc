@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 #include <stdexcept>
 #include <thread>
 
 #include "core/config_schema.h"
+#include "core/log.h"
 #include "core/stop_signal.h"
 #include "envs/registry.h"
 
@@ -16,7 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kMaxNoticesPrinted = 20;  // dropped peers named on stderr; the rest are counted
+constexpr int kMaxNoticesPrinted = 20;  // dropped peers named in the log; the rest are counted
 
 // Unix socket paths must fit sockaddr_un (108 bytes): short names in /tmp when TMPDIR is long.
 constexpr size_t kMaxIpcPathBytes = 100;
@@ -33,9 +33,9 @@ ExpectedEnv expected_env(const std::string& env_id) {
 }
 
 // A directory of mode 0700 for the run's ipc socket: other users cannot connect to it.
-std::unique_ptr<TempDir> make_socket_dir() {
-  auto dir = std::make_unique<TempDir>("rlx-run-");
-  if ((dir->path() / "learner").string().size() > kMaxIpcPathBytes) dir = std::make_unique<TempDir>("rlx-run-", "/tmp");
+std::unique_ptr<GuardedTempDir> make_socket_dir() {
+  auto dir = std::make_unique<GuardedTempDir>("rlx-run-");
+  if ((*dir / "learner").string().size() > kMaxIpcPathBytes) dir = std::make_unique<GuardedTempDir>("rlx-run-", "/tmp");
   return dir;
 }
 
@@ -67,15 +67,24 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
     return for_worker.to_json();
   };
   receiver_ = std::make_unique<SampleReceiver>(context_, receiver_options);
-  if (socket_dir_) socket_dir_on_signal_ = std::make_unique<RemoveOnSignal>(socket_dir_->path());
+  if (socket_dir_) socket_dir_->guard_contents();  // the socket, now that it exists
   const std::string endpoint = receiver_->endpoint();
   const RemoteSamplerOptions& o = options_;
+  WorkerPoolOptions pool_options;
+  pool_options.num_workers = o.num_local_workers;
+  pool_options.max_restarts = o.max_worker_restarts;
+  pool_options.stop_grace = std::chrono::milliseconds(3000);
+  pool_options.log_dir = o.log_dir;
+  if (!o.log_dir.empty()) pool_options.env = {{kLogFormatEnv, kLogFormatDetailed}};  // their stderr is their log
+  pool_options.launcher = o.launcher;
+  const std::vector<std::string> log_level = log_level_args();
   pool_ = std::make_unique<WorkerPool>(
-      WorkerPoolOptions{o.num_local_workers, o.max_worker_restarts, std::chrono::milliseconds(3000), o.log_dir},
-      [&o, endpoint](int i) {
+      pool_options,
+      [&o, endpoint, log_level](int i) {
         std::vector<std::string> argv = {o.worker_program, "worker", "--connect", endpoint, "--worker-id",
                                          std::to_string(i + 1), "--learner-timeout",
-                                         format_double(o.worker_learner_timeout_s), "--verbose"};
+                                         format_double(o.worker_learner_timeout_s)};
+        argv.insert(argv.end(), log_level.begin(), log_level.end());
         for (const std::string& plugin : o.env_plugins) {
           argv.push_back("--env-plugin");
           argv.push_back(plugin);
@@ -121,22 +130,25 @@ void RemoteSampler::report_notices() {
   for (const std::string& notice : receiver_->take_notices()) {
     // A flood of hostile peers must not flood the log as well.
     if (notices_printed_ == kMaxNoticesPrinted) {
-      std::cerr << "rlx train: more workers were dropped; from now on they are only counted (sampler/fragments_refused, "
-                   "sampler/messages_rejected)\n";
+      logger().warn("more workers were dropped; from now on they are only counted (sampler/fragments_refused, "
+                    "sampler/messages_rejected)");
     }
     if (notices_printed_++ >= kMaxNoticesPrinted) continue;
-    std::cerr << "rlx train: " << notice << "\n";
+    logger().warn("{}", notice);
   }
 }
 
 void RemoteSampler::watch_workers() {
   for (WorkerExitReport& report : pool_->poll()) {
-    if (report.exit.clean()) continue;  // told to stop
+    if (report.exit.clean()) {  // told to stop
+      logger().debug("worker {} (pid {}) exited: {}", report.worker_index + 1, report.pid, report.exit.describe());
+      continue;
+    }
     const std::string text = describe(report);
     if (!report.exit.signaled && report.exit.code == kWorkerExitBadInput) {
       throw WorkerInputError(text + "\n  (exit status 2: bad input, e.g. an env that breaks the env API's contract; not restarted)");
     }
-    std::cerr << "rlx train: " << text << "\n";
+    logger().warn("{}", text);
     exits_.push_back(std::move(report));
   }
 }

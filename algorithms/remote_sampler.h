@@ -11,8 +11,7 @@
 
 #include "algorithms/sampler.h"
 #include "core/config_error.h"
-#include "core/stop_signal.h"
-#include "core/temp_dir.h"
+#include "core/guarded_temp_dir.h"
 #include "rollout/worker_pool.h"
 #include "rollout/worker_setup.h"
 #include "transport/sample_receiver.h"
@@ -37,6 +36,7 @@ struct RemoteSamplerOptions {
   std::vector<std::string> authorized_client_keys;
   std::string local_worker_key_dir;          // --auth-keys for the local workers (when keys are on)
   std::filesystem::path log_dir;             // local worker i logs to log_dir/worker_<i + 1>.log; empty: inherit
+  ProcessLauncher* launcher = nullptr;       // starts the local workers (null: local fork/exec); outlives this
   double worker_learner_timeout_s = 60.0;    // local workers exit after the learner is silent this long
 };
 
@@ -58,7 +58,7 @@ class RemoteSampler : public Sampler {
   // Throws std::runtime_error when no fragment arrives for sample_timeout or every local worker
   // died with the restart budget spent, and WorkerInputError when a local worker failed on bad
   // input (exit status 2, e.g. its env broke the contract); each names the workers and quotes
-  // the last lines of their logs. Every worker exit is reported on stderr as it happens.
+  // the last lines of their logs. Every worker exit is logged (a warning) as it happens.
   std::vector<SampleBatch> collect(int64_t min_transitions) override;
   std::vector<FinishedEpisode> take_episodes() override;
   SamplerStats stats() const override;
@@ -68,19 +68,19 @@ class RemoteSampler : public Sampler {
   uint64_t queued_bytes_bound() const { return receiver_->stats().queued_bytes_bound; }
 
  private:
-  // Reports the exits poll() found on stderr; throws WorkerInputError on a bad-input exit.
+  // Logs the exits poll() found; throws WorkerInputError on a bad-input exit.
   void watch_workers();
   // "worker 2 (pid 4242, CartPole-v1) exited: ...; last lines of LOG:\n    | ..." for one exit.
   std::string describe(const WorkerExitReport& report) const;
 
-  // Says on stderr why each peer the receiver dropped was dropped.
+  // Logs why each peer the receiver dropped was dropped.
   void report_notices();
 
   RemoteSamplerOptions options_;
-  std::unique_ptr<TempDir> socket_dir_;  // holds the private ipc socket; removed after the receiver closes
+  // Holds the private ipc socket; removed after the receiver closes (and on the signal paths).
+  std::unique_ptr<GuardedTempDir> socket_dir_;
   zmq::context_t context_;
   std::unique_ptr<SampleReceiver> receiver_;
-  std::unique_ptr<RemoveOnSignal> socket_dir_on_signal_;  // the ipc directory, also on a second signal
   std::unique_ptr<WorkerPool> pool_;
   std::vector<WorkerExitReport> exits_;  // every exit so far, for the final error
   int notices_printed_ = 0;

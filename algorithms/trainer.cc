@@ -18,10 +18,12 @@
 #include "algorithms/training_checkpoint.h"
 #include "core/atomic_file.h"
 #include "core/checkpoint_dir.h"
+#include "core/guarded_temp_dir.h"
+#include "core/log.h"
 #include "core/results.h"
 #include "core/space_json.h"
 #include "core/stop_signal.h"
-#include "core/temp_dir.h"
+#include "core/version.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
 #include "learner/error_text.h"
@@ -112,15 +114,14 @@ const std::vector<std::string>& pause_counter_names() {
 
 namespace {
 
-// The key pair the local workers get with --auth-keys: in a temporary directory that is removed
-// however the run ends (RemoveOnSignal covers the exits that unwind nothing).
-struct LocalWorkerKeys {
-  std::unique_ptr<TempDir> dir;
-  std::unique_ptr<RemoveOnSignal> removal;  // declared after dir: unregistered before dir goes
-};
+// Where a line for the user goes: stderr (and the log) when the run shows its progress, else
+// the log file only (`rlx train -q`).
+spdlog::logger& progress_logger(bool progress) { return progress ? logger() : file_logger(); }
 
+// The local workers' key pair with --auth-keys goes into `keys`, a temporary directory removed
+// however the run ends (on the signal paths too).
 std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorithm& algorithm,
-                                      const std::filesystem::path& trial_dir, LocalWorkerKeys& keys) {
+                                      const std::filesystem::path& trial_dir, std::unique_ptr<GuardedTempDir>& keys) {
   const Experiment& e = options.experiment;
   const CommonConfig& config = e.config.common();
   const int64_t workers = config.num_workers;
@@ -135,25 +136,24 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.max_worker_restarts = static_cast<int>(config.max_worker_restarts);
   o.max_workers = static_cast<size_t>(config.max_workers);
   o.worker_learner_timeout_s = config.worker_learner_timeout_s;
-  o.log_dir = trial_dir / "workers";
+  o.log_dir = trial_dir / kLogsDirName;
+  o.launcher = options.launcher;
   if (options.auth_keys) {
     o.curve_server = load_server_keys(*options.auth_keys);
     o.authorized_client_keys = load_client_keys(*options.auth_keys);
     // The local workers get a key pair of their own for this run, authorized alongside.
-    keys.dir = std::make_unique<TempDir>("rlx-local-worker-keys-");
+    keys = std::make_unique<GuardedTempDir>("rlx-local-worker-keys-");
     const CurveKeyPair local = generate_curve_keypair();
-    save_curve_keypair(keys.dir->path() / "client", local);
-    save_curve_public_key(keys.dir->path() / "server.pub", o.curve_server->public_key);
-    keys.removal = std::make_unique<RemoveOnSignal>(keys.dir->path());
+    save_curve_keypair(keys->path() / "client", local);
+    save_curve_public_key(keys->path() / "server.pub", o.curve_server->public_key);
+    keys->guard_contents();
     o.authorized_client_keys.push_back(local.public_key);
-    o.local_worker_key_dir = keys.dir->path().string();
+    o.local_worker_key_dir = keys->path().string();
   }
   auto sampler = std::make_unique<RemoteSampler>(o);
-  if (options.progress) {
-    std::cerr << "rlx train: workers connect to " << sampler->endpoint() << " (at most " << o.max_workers
-              << " at once; their queued fragments take at most " << (sampler->queued_bytes_bound() >> 20)
-              << " MiB); their logs: " << o.log_dir.string() << "\n";
-  }
+  progress_logger(options.progress)
+      .info("workers connect to {} (at most {} at once; their queued fragments take at most {} MiB); their logs: {}",
+            sampler->endpoint(), o.max_workers, sampler->queued_bytes_bound() >> 20, o.log_dir.string());
   return sampler;
 }
 
@@ -167,17 +167,34 @@ class TrainingRun {
     set_inference_threads(1);
     spec_ = check_experiment_env(experiment_);
     record_plugin_hashes(experiment_.plugins);
+    if (options_.pause_at) counter_value(progress_, options_.pause_at->first);  // rejects an unknown counter early
+    make_trial_dir();
+    log_file_ = std::make_unique<LogFile>(outcome_.trial_dir / kLogsDirName / kDriverLogName);
+    try {
+      return run_in_trial();
+    } catch (const std::exception& error) {
+      file_logger().error("the run ends with an error: {}", error_text(error));
+      throw;
+    }
+  }
+
+ private:
+  TrainOutcome run_in_trial() {
+    file_logger().info("rlx {} train, pid {}: {} ({} on {}) in {}{}", kRlxVersion, ::getpid(), experiment_.name,
+                       algorithm_name(experiment_.algorithm), experiment_.env, outcome_.trial_dir.string(),
+                       resumed_ ? ", resuming " + resumed_->path.string() : std::string());
     DataParallelOptions data_parallel;
     data_parallel.program = options_.worker_program;
+    data_parallel.log_dir = outcome_.trial_dir / kLogsDirName;
+    data_parallel.launcher = options_.launcher;
     algorithm_ = make_algorithm(experiment_, data_parallel);
-    if (options_.pause_at) counter_value(progress_, options_.pause_at->first);  // rejects an unknown counter early
     open_trial();
     if (resumed_) {
       // A run resumed at or past its stop criterion (or pause point) trains nothing more.
       if (const std::string reason = stop_or_pause_reason(); !reason.empty()) {
         outcome_.stopped_by = reason;
         outcome_.last_checkpoint = resumed_->path;
-        if (options_.progress) std::cerr << "rlx train: the checkpoint already meets " << reason << "; nothing to train\n";
+        progress_logger(options_.progress).info("the checkpoint already meets {}; nothing to train", reason);
         return finish();
       }
     }
@@ -215,9 +232,34 @@ class TrainingRun {
     }
   }
 
-  void open_trial() {
+  // The trial directory (a fresh one must hold no results yet; its logs/ may stay from an
+  // attempt that failed before training) with its logs/ folder. A resumed run's checkpoint is
+  // read (and so checked) first.
+  void make_trial_dir() {
     if (options_.resume) {
       resumed_ = read_checkpoint_dir(*options_.resume);
+      outcome_.trial_dir = std::filesystem::absolute(*options_.resume).parent_path().parent_path();
+    } else {
+      outcome_.trial_dir = options_.output_root / experiment_.name /
+                           (options_.trial_name.empty() ? default_trial_name(experiment_) : options_.trial_name);
+      if (holds_results(outcome_.trial_dir)) {
+        throw std::runtime_error("trial directory '" + outcome_.trial_dir.string() +
+                                 "' exists already; pick another --trial-name, or --resume one of its checkpoints");
+      }
+    }
+    std::filesystem::create_directories(outcome_.trial_dir / kLogsDirName);
+  }
+
+  static bool holds_results(const std::filesystem::path& dir) {
+    if (!std::filesystem::is_directory(dir)) return std::filesystem::exists(dir);
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().filename() != kLogsDirName) return true;
+    }
+    return false;
+  }
+
+  void open_trial() {
+    if (resumed_) {
       check_resume_compatible(*resumed_);
       algorithm_->restore(*resumed_);
       if (const auto bad = non_finite_weight(*algorithm_->current_weights())) {
@@ -238,19 +280,11 @@ class TrainingRun {
           throw CheckpointRefused(options_.resume->string() + ": episode_window holds mismatched or too many episodes");
         }
       }
-      outcome_.trial_dir = std::filesystem::absolute(*options_.resume).parent_path().parent_path();
       // What a killed run left half-written: checkpoint_*.tmp-* directories, temp result files.
       recover_interrupted_writes(outcome_.trial_dir / "checkpoints");
       recover_interrupted_writes(outcome_.trial_dir);
       outcome_.last_checkpoint = resumed_->path;
       last_checkpoint_iteration_ = progress_.iteration;
-    } else {
-      outcome_.trial_dir = options_.output_root / experiment_.name /
-                           (options_.trial_name.empty() ? default_trial_name(experiment_) : options_.trial_name);
-      if (std::filesystem::exists(outcome_.trial_dir) && !std::filesystem::is_empty(outcome_.trial_dir)) {
-        throw std::runtime_error("trial directory '" + outcome_.trial_dir.string() +
-                                 "' exists already; pick another --trial-name, or --resume one of its checkpoints");
-      }
     }
     std::filesystem::create_directories(outcome_.trial_dir);
     results_.emplace(outcome_.trial_dir);
@@ -284,6 +318,10 @@ class TrainingRun {
       row["env_steps_per_s"] = steps_per_s;
       row["learner"] = r.learner;
       results_->append(row);
+      file_logger().info("iteration {}: timesteps_total {}, episode_return_mean {:.2f}, {:.0f} env steps/s",
+                         progress_.iteration, progress_.timesteps, return_mean(), steps_per_s);
+      logger().debug("iteration {}: learner {}, sampler {}", progress_.iteration, r.learner.dump(),
+                     row["sampler"].dump());
       line.show(algorithm_name(experiment_.algorithm), experiment_.env, progress_, return_mean(), steps_per_s);
       outcome_.stopped_by = stop_or_pause_reason();
       if (checkpoint_freq > 0 && progress_.iteration % checkpoint_freq == 0) write_checkpoint(true);
@@ -303,7 +341,7 @@ class TrainingRun {
     try {
       sampler_->restore(*state);
     } catch (const std::invalid_argument& error) {
-      std::cerr << "rlx train: note: the envs start afresh (" << error.what() << ")\n";
+      logger().info("note: the envs start afresh ({})", error.what());
     }
   }
 
@@ -380,6 +418,7 @@ class TrainingRun {
                               outcome_.last_checkpoint);
     outcome_.last_checkpoint = dir;
     last_checkpoint_iteration_ = progress_.iteration;
+    file_logger().info("wrote {}", dir.string());
   }
 
   // After an iteration that threw: a final checkpoint when the learner's state is sound and newer
@@ -421,12 +460,13 @@ class TrainingRun {
     try {
       results_->write_final(false, outcome_.last_checkpoint, extra);
     } catch (const std::exception& write_error) {
-      std::cerr << "rlx train: cannot write result.json: " << write_error.what() << "\n";
+      logger().error("cannot write result.json: {}", write_error.what());
     }
-    std::cerr << "rlx train: the run failed at iteration " << progress_.iteration << " (" << progress_.timesteps
-              << " timesteps); results: " << outcome_.trial_dir.string() << "; last checkpoint: "
-              << (outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none"))
-              << (checkpoint_note.empty() ? "" : " (" + checkpoint_note + ")") << "\n";
+    logger().error("the run failed at iteration {} ({} timesteps); results: {}; last checkpoint: {}{}; logs: {}",
+                   progress_.iteration, progress_.timesteps, outcome_.trial_dir.string(),
+                   outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none"),
+                   checkpoint_note.empty() ? "" : " (" + checkpoint_note + ")",
+                   (outcome_.trial_dir / kLogsDirName).string());
   }
 
   TrainOutcome finish() {
@@ -440,11 +480,15 @@ class TrainingRun {
       extra["signal"] = stop_signal_name(outcome_.stop_signal);
     }
     results_->write_final(outcome_.reward_reached, outcome_.last_checkpoint, extra);
+    file_logger().info("stopped by {} at iteration {} ({} timesteps)",
+                       outcome_.stopped_by == kStoppedBySignal ? stop_signal_name(outcome_.stop_signal) : outcome_.stopped_by,
+                       progress_.iteration, progress_.timesteps);
     sampler_.reset();
     return outcome_;
   }
 
   const TrainOptions& options_;
+  std::unique_ptr<LogFile> log_file_;  // first: open until every other member is gone
   Experiment experiment_;  // options_.experiment with its plugins' hashes recorded
   EnvSpec spec_;
   std::unique_ptr<Algorithm> algorithm_;
@@ -452,7 +496,7 @@ class TrainingRun {
   Progress progress_;
   std::deque<double> window_returns_, window_lengths_;
   std::optional<ResultsWriter> results_;
-  LocalWorkerKeys local_worker_keys_;  // declared before the sampler: removed after its workers stopped
+  std::unique_ptr<GuardedTempDir> local_worker_keys_;  // declared before the sampler: removed after its workers stopped
   std::unique_ptr<Sampler> sampler_;
   TrainOutcome outcome_;
   nlohmann::json interruption_ = nlohmann::json::object();  // result.json's account of a cut-short stop

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/experiment.h"
+#include "core/process_launcher.h"
 
 namespace rlx {
 
@@ -23,11 +24,16 @@ struct TrainOptions {
   std::string bind_endpoint;  // where workers connect (remote ones too); empty: a private ipc:// socket
   std::optional<std::filesystem::path> auth_keys;   // CURVE key dir (rlx keys init)
   std::string worker_program;                  // the rlx binary for local workers (default: this executable)
+  ProcessLauncher* launcher = nullptr;         // starts local workers and learner ranks (null: local fork/exec)
   // Pause here: end the run with a checkpoint at the first iteration where this counter
   // ("training_iteration", "timesteps_total" or "time_total_s") reaches the value, without
   // touching the experiment's stop criteria or schedules (a tuner's segment boundary).
   std::optional<std::pair<std::string, double>> pause_at;
 };
+
+// A trial's logs: OUTPUT/<experiment>/<trial>/logs/driver.log (and the workers' and ranks').
+constexpr const char* kLogsDirName = "logs";
+constexpr const char* kDriverLogName = "driver.log";
 
 // TrainOutcome::stopped_by when SIGTERM or SIGINT stopped the run (core/stop_signal.h).
 constexpr const char* kStoppedBySignal = "signal";
@@ -50,9 +56,11 @@ constexpr size_t kEpisodeWindow = 100;
 const std::vector<std::string>& pause_counter_names();
 
 // Trains until a stop criterion is met (or pause_at, or a stop signal: between iterations, with
-// a final checkpoint, when a core/stop_signal.h StopSignals is installed). Throws ConfigError /
+// a final checkpoint, when a core/stop_signal.h StopSignals is installed). The trial directory's
+// logs/ holds this process's log (driver.log, kept open for the run), the local workers'
+// (worker_<i>.log) and the learner ranks' (learner_rank_<r>.log). Throws ConfigError /
 // CheckpointError / std::runtime_error with a message naming what is wrong; results and
-// checkpoints written so far stay intact, and result.json tells the error.
+// checkpoints written so far stay intact, and result.json and driver.log tell the error.
 TrainOutcome run_training(const TrainOptions& options);
 
 }  // namespace rlx

@@ -1,12 +1,18 @@
 // `rlx learner --store HOST:PORT --rank R --world M`: a data-parallel learner rank >= 1, started
 // by `rlx train` (rank 0) with --learners M; not meant to be run by hand.
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <string>
 
+#include <torch/version.h>
+
 #include "algorithms/algorithm.h"
 #include "cli/command.h"
+#include "core/log.h"
 #include "core/stop_signal.h"
+#include "core/version.h"
 #include "learner/learner_group.h"
 
 namespace po = boost::program_options;
@@ -34,6 +40,9 @@ int run_learner_command(const std::vector<std::string>& args) {
   const int rank = values["rank"].as<int>();
   const int world = values["world"].as<int>();
   if (world < 2 || rank < 1 || rank >= world) throw UsageError("--rank must lie in 1..world-1");
+  set_log_role("learner rank " + std::to_string(rank), "rlx learner rank " + std::to_string(rank));
+  logger().info("rlx {} (LibTorch {}) learner rank {} of {} starting: pid {}, store {}, device {}", kRlxVersion,
+                TORCH_VERSION, rank, world, ::getpid(), store, values["device"].as<std::string>());
   // A rank carries on through SIGTERM/SIGINT (a scheduler signals every process of a job): rank 0
   // finishes its iteration and checkpoint, then stops the group. A second signal, or the grace
   // period, ends the rank at once.
@@ -41,6 +50,7 @@ int run_learner_command(const std::vector<std::string>& args) {
   std::unique_ptr<LearnerGroupMember> member =
       join_learner_group(store.substr(0, colon), port, rank, world, values["device"].as<std::string>(),
                          std::chrono::milliseconds(values["timeout-ms"].as<int64_t>()));
+  logger().info("joined the group of {} learners", world);
   run_learner_rank(*member);
   return kExitOk;
 }

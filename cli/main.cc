@@ -7,12 +7,12 @@
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
+#include "core/log.h"
+#include "core/version.h"
 #include "envs/env.h"
 #include "learner/error_text.h"
 
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
 
 struct Subcommand {
   const char* name;
@@ -31,18 +31,66 @@ const Subcommand kSubcommands[] = {
 };
 
 void print_usage(std::ostream& out) {
-  out << "usage: rlx [--help] [--version] COMMAND [ARGS...]\n\n"
+  out << "usage: rlx [--help] [--version] [--log-level LEVEL] COMMAND [ARGS...]\n\n"
          "rlx: distributed reinforcement learning in C++.\n\ncommands:\n";
   for (const Subcommand& sub : kSubcommands) {
     out << "  " << sub.name << std::string(10 - std::string(sub.name).size(), ' ') << sub.summary << "\n";
   }
-  out << "\n`rlx COMMAND --help` describes a command.\n";
+  out << "\n--log-level " << rlx::log_level_names("|")
+      << ": the lines logged (default info), on stderr and in a run's\n"
+         "logs/; given anywhere on the line, and passed on to the workers, learner ranks and trials rlx starts.\n"
+         "\n`rlx COMMAND --help` describes a command.\n";
+}
+
+// Takes every `--log-level LEVEL` / `--log-level=LEVEL` out of args (the last one wins) and sets
+// the level; UsageError-like message and false on a bad or missing level.
+bool take_log_level(std::vector<std::string>& args) {
+  constexpr const char* kOption = "--log-level";
+  for (size_t i = 0; i < args.size();) {
+    std::string value;
+    size_t taken = 0;
+    if (args[i] == kOption) {
+      if (i + 1 >= args.size()) {
+        std::cerr << "rlx: --log-level needs a level: " << rlx::log_level_names(", ") << "\n";
+        return false;
+      }
+      value = args[i + 1];
+      taken = 2;
+    } else if (args[i].rfind(std::string(kOption) + "=", 0) == 0) {
+      value = args[i].substr(std::string(kOption).size() + 1);
+      taken = 1;
+    } else {
+      ++i;
+      continue;
+    }
+    try {
+      rlx::set_log_level(rlx::parse_log_level(value));
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "rlx: --log-level: " << e.what() << "\n";
+      return false;
+    }
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i + taken));
+  }
+  return true;
+}
+
+// The final message of a failed command, "rlx NAME: [LABEL: ]TEXT": on stderr as the user sees
+// it, and in the open log files; where stderr is itself a log file, one detailed line there.
+void report(const std::string& name, const std::string& label, const std::string& text) {
+  const std::string message = label.empty() ? text : label + ": " + text;
+  if (rlx::log_stderr_detailed()) {
+    rlx::logger().error("{}", label == "error" ? text : message);
+    return;
+  }
+  std::cerr << "rlx " << name << ": " << message << "\n";
+  rlx::file_logger().error("{}", label == "error" ? text : message);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!take_log_level(args)) return rlx::cli::kExitUsage;
   if (args.empty()) {
     print_usage(std::cerr);
     return rlx::cli::kExitUsage;
@@ -53,7 +101,7 @@ int main(int argc, char** argv) {
     return rlx::cli::kExitOk;
   }
   if (name == "--version") {
-    std::cout << "rlx " << kVersion << "\n";
+    std::cout << "rlx " << rlx::kRlxVersion << "\n";
     return rlx::cli::kExitOk;
   }
   // Hidden: a data-parallel learner rank, spawned by `rlx train --learners M`.
@@ -64,22 +112,23 @@ int main(int argc, char** argv) {
   for (const Subcommand* command : commands) {
     const Subcommand& sub = *command;
     if (name != sub.name) continue;
+    rlx::set_log_role(name, "rlx " + name);
     try {
       return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));
     } catch (const rlx::cli::UsageError& e) {
-      std::cerr << "rlx " << name << ": " << e.what() << "\n(see `rlx " << name << " --help`)\n";
+      report(name, "", std::string(e.what()) + "\n(see `rlx " + name + " --help`)");
       return rlx::cli::kExitUsage;
     } catch (const rlx::ConfigError& e) {
-      std::cerr << "rlx " << name << ": " << e.what() << "\n";
+      report(name, "", e.what());
       return rlx::cli::kExitUsage;
     } catch (const rlx::CheckpointRefused& e) {
-      std::cerr << "rlx " << name << ": " << e.what() << "\n";
+      report(name, "", e.what());
       return rlx::cli::kExitUsage;
     } catch (const rlx::EnvContractError& e) {
-      std::cerr << "rlx " << name << ": env error: " << e.what() << "\n";
+      report(name, "env error", e.what());
       return rlx::cli::kExitUsage;
     } catch (const std::exception& e) {
-      std::cerr << "rlx " << name << ": error: " << rlx::error_text(e) << "\n";
+      report(name, "error", rlx::error_text(e));
       return rlx::cli::kExitError;
     }
   }

@@ -10,6 +10,7 @@
 #include "algorithms/trainer.h"
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
+#include "core/log.h"
 #include "core/stop_signal.h"
 
 namespace po = boost::program_options;
@@ -71,7 +72,7 @@ int run_train_command(const std::vector<std::string>& args) {
       "pause-at", po::value<std::string>(),
       "COUNTER=VALUE: end with a checkpoint (exit status 5) once training_iteration, timesteps_total or "
       "time_total_s reaches VALUE; stop criteria and schedules are unchanged (rlx tune's segments)")(
-      "quiet,q", "no progress line");
+      "quiet,q", "no progress line (the lines for the user that go with it: only in logs/driver.log)");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("file", 1);
@@ -90,6 +91,7 @@ int run_train_command(const std::vector<std::string>& args) {
                  "RLX_STOP_GRACE_S seconds (default 60) after the first.\n";
     return kExitOk;
   }
+  set_log_role("driver", "rlx train");
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
   std::vector<std::string> overrides;
   if (values.count("set")) overrides = values["set"].as<std::vector<std::string>>();
@@ -105,7 +107,7 @@ int run_train_command(const std::vector<std::string>& args) {
   if (values.count("resume")) {
     // The checkpoint's plugins, pointed at the given files where they moved.
     for (const std::string& warning : relocate_plugins(train.experiment.plugins, env_plugins)) {
-      std::cerr << "rlx train: warning: " << warning << "\n";
+      logger().warn("{}", warning);
     }
   } else {
     for (const std::string& plugin : env_plugins) {
@@ -120,7 +122,7 @@ int run_train_command(const std::vector<std::string>& args) {
   train.progress = !values.count("quiet");
   if (values.count("pause-at")) train.pause_at = parse_pause_at(values["pause-at"].as<std::string>());
   if (!train.experiment.tune.is_null() && train.progress) {
-    std::cerr << "rlx train: note: the experiment's tune: section is for `rlx tune`; rlx train ignores it\n";
+    logger().info("note: the experiment's tune: section is for `rlx tune`; rlx train ignores it");
   }
 
   const TrainOutcome outcome = run_training(train);

@@ -16,6 +16,7 @@
 #include "algorithms/algorithm.h"
 #include "cli/command.h"
 #include "core/config_error.h"
+#include "core/log.h"
 #include "core/stop_signal.h"
 #include "envs/plugin_loader.h"
 #include "tune/replay.h"
@@ -70,8 +71,10 @@ int run_tune_command(const std::vector<std::string>& args) {
                                         "then saving the run's state");
   // The trials take the stop this process passes on as the same stop (a scheduler may signal
   // them too), and have a little less grace, so that they end before this process's deadline.
-  ::setenv(kStopSupervisorEnv, std::to_string(::getpid()).c_str(), 1);
-  ::setenv(kStopGraceEnv, std::to_string(std::max<int64_t>(1, grace.count() - 5)).c_str(), 1);
+  const std::vector<std::pair<std::string, std::string>> segment_env = {
+      {kStopSupervisorEnv, std::to_string(::getpid())},
+      {kStopGraceEnv, std::to_string(std::max<int64_t>(1, grace.count() - 5))}};
+  set_log_role("tune", "rlx tune");
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const int modes = static_cast<int>(values.count("file") + values.count("resume") + values.count("replay"));
   if (modes != 1) throw UsageError("give exactly one of FILE.yaml, --resume DIR, --replay TRIAL_DIR");
@@ -83,6 +86,7 @@ int run_tune_command(const std::vector<std::string>& args) {
     replay.rlx_program = self;
     replay.env_plugins = env_plugins;
     replay.check_experiment = check_tune_experiment;
+    replay.env = segment_env;
     const int code = run_replay(replay, std::cout);
     return code == kExitPaused ? kExitError : code;
   }
@@ -90,6 +94,7 @@ int run_tune_command(const std::vector<std::string>& args) {
   tune.rlx_program = self;
   tune.env_plugins = env_plugins;
   tune.check_experiment = check_tune_experiment;
+  tune.env = segment_env;
   tune.table = !values.count("quiet");
   tune.output_root = values["output"].as<std::string>();
   if (values.count("resume")) {

@@ -6,9 +6,13 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/log.h"
+#include "core/version.h"
 #include "envs/env.h"
 #include "rollout/rollout_policy.h"
 #include "rollout/rollout_worker.h"
+#include "transport/sockets.h"
+#include "transport/wire_format.h"
 
 namespace po = boost::program_options;
 
@@ -24,7 +28,7 @@ int run_worker_command(const std::vector<std::string>& args) {
       "auth-keys", po::value<std::string>(),
       "directory with this worker's CURVE key pair (client.key, client.pub) and the learner's server.pub")(
       "learner-timeout", po::value<double>()->default_value(30.0), "exit after the learner is silent this many seconds")(
-      "verbose,v", "report on exit even after a normal stop");
+      "verbose,v", "log debug lines too (same as --log-level debug)");
   add_env_plugin_option(options);
   const po::variables_map values = parse_command_line(args, options, {});
   if (values.count("help")) {
@@ -36,6 +40,7 @@ int run_worker_command(const std::vector<std::string>& args) {
   const double timeout_s = values["learner-timeout"].as<double>();
   if (!(timeout_s > 0)) throw UsageError("--learner-timeout must be > 0");
   if (values["envs"].as<int>() < 0) throw UsageError("--envs must be >= 0");
+  if (values.count("verbose") && log_level() > LogLevel::kDebug) set_log_level(LogLevel::kDebug);
   load_env_plugins_from(values);
 
   RolloutWorkerOptions worker_options;
@@ -51,8 +56,12 @@ int run_worker_command(const std::vector<std::string>& args) {
   set_inference_threads(1);  // one worker per core: torch's own pool would only oversubscribe it
   zmq::context_t context(1);
   RolloutWorker worker(context, worker_options);
-  const std::string who = "worker " + std::to_string(worker.worker_id()) + " (pid " + std::to_string(::getpid()) + ")";
-  if (values.count("verbose")) std::cerr << "rlx " << who << ": connecting to " << worker_options.endpoint << "\n";
+  const std::string id = std::to_string(worker.worker_id());
+  set_log_role("worker " + id, "rlx worker " + id);
+  const std::string who = "worker " + id + " (pid " + std::to_string(::getpid()) + ")";
+  logger().info("rlx {} worker {} starting: pid {} on {}, wire protocol {}, connecting to {}{}", kRlxVersion, id,
+                ::getpid(), local_host_name(), kProtocolVersion, worker_options.endpoint,
+                worker_options.curve_client ? " with CURVE keys" : "");
   WorkerExit exit;
   try {
     exit = worker.run();
@@ -63,13 +72,15 @@ int run_worker_command(const std::vector<std::string>& args) {
   }
   const RolloutWorkerStats& stats = worker.stats();
   if (exit == WorkerExit::kRefusedByLearner) throw UsageError(stats.refusal);
-  if (exit == WorkerExit::kLearnerGone || values.count("verbose")) {
-    std::cerr << "rlx worker " << worker.worker_id() << ": "
-              << (exit == WorkerExit::kStopped ? "stopped by the learner" : "the learner is gone, exiting")
-              << " (fragments_sent=" << stats.fragments_sent << " env_steps_sent=" << stats.env_steps_sent
-              << " weights_received=" << stats.weights_received << ")\n";
+  const std::string counts = "(fragments_sent=" + std::to_string(stats.fragments_sent) +
+                             " env_steps_sent=" + std::to_string(stats.env_steps_sent) +
+                             " weights_received=" + std::to_string(stats.weights_received) + ")";
+  if (exit == WorkerExit::kLearnerGone) {
+    logger().warn("the learner is gone, exiting {}", counts);
+    return kExitLearnerGone;
   }
-  return exit == WorkerExit::kStopped ? kExitOk : kExitLearnerGone;
+  logger().info("stopped by the learner {}", counts);
+  return kExitOk;
 }
 
 }  // namespace rlx::cli

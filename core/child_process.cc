@@ -1,6 +1,7 @@
 #include "core/child_process.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,44 +10,82 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <stdexcept>
 #include <system_error>
-#include <thread>
+
+extern char** environ;
 
 namespace rlx {
 
-std::string ChildExit::describe() const {
-  if (signaled) return std::string("killed by signal ") + std::to_string(code) + " (" + strsignal(code) + ")";
-  return "exit status " + std::to_string(code);
+namespace {
+
+// This process's environment with `extra` set on top, as "NAME=VALUE" strings.
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) entries.emplace_back(*entry);
+  for (const auto& [name, value] : extra) {
+    if (name.empty() || name.find('=') != std::string::npos) {
+      throw std::invalid_argument("environment variable name '" + name + "' is empty or holds '='");
+    }
+    const std::string start = name + "=";
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const std::string& e) { return e.compare(0, start.size(), start) == 0; }),
+                  entries.end());
+    entries.push_back(start + value);
+  }
+  return entries;
 }
+
+std::vector<char*> pointers_to(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (const std::string& s : strings) pointers.push_back(const_cast<char*>(s.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+ChildExit exit_of(int status) {
+  return WIFSIGNALED(status) ? ChildExit{true, WTERMSIG(status)} : ChildExit{false, WEXITSTATUS(status)};
+}
+
+}  // namespace
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
                            const std::string& banner)
-    : log_(log) {
+    : ChildProcess(ProcessSpec{argv, {}, log, banner}) {}
+
+ChildProcess::ChildProcess(const ProcessSpec& spec) : log_(spec.log) {
+  if (spec.argv.empty()) throw std::invalid_argument("a process to start needs argv[0]");
+  // Everything the child needs is built before fork: it may only call async-signal-safe functions.
+  const std::vector<std::string> environment = child_environment(spec.env);
+  std::vector<char*> envp = pointers_to(environment);
+  std::vector<char*> args = pointers_to(spec.argv);
   int fd = -1;
-  if (!log.empty()) {
-    if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
-    fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log.string());
-    if (!banner.empty()) {
-      const std::string line = banner + "\n";
+  if (!log_.empty()) {
+    if (log_.has_parent_path()) std::filesystem::create_directories(log_.parent_path());
+    fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log_.string());
+    if (!spec.banner.empty()) {
+      const std::string line = spec.banner + "\n";
       if (::write(fd, line.data(), line.size()) < 0) {
         const int error = errno;
         ::close(fd);
-        throw std::system_error(error, std::generic_category(), "write " + log.string());
+        throw std::system_error(error, std::generic_category(), "write " + log_.string());
       }
     }
   }
-  // Build argv before fork: the child may only call async-signal-safe functions.
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   const pid_t parent = ::getpid();
+  // Every signal is blocked across fork: one that comes before the child has reset its
+  // dispositions (a terminate() right after the start) waits and then takes its default action
+  // instead of running a copy of this process's handler, or being lost at exec.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   pid_ = ::fork();
   if (pid_ < 0) {
     const int error = errno;
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (fd >= 0) ::close(fd);
-    throw std::system_error(error, std::generic_category(), "fork of " + argv.at(0));
+    throw std::system_error(error, std::generic_category(), "fork of " + spec.argv.front());
   }
   if (pid_ == 0) {
     // Until exec, this is a copy of the parent: its signal handlers must not run here, and
@@ -65,9 +104,10 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::file
       ::dup2(fd, 1);
       ::dup2(fd, 2);
     }
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (fd >= 0) ::close(fd);
 }
 
@@ -78,7 +118,7 @@ std::optional<ChildExit> ChildProcess::poll() {
   int status = 0;
   const pid_t done = ::waitpid(pid_, &status, WNOHANG);
   if (done != pid_) return std::nullopt;
-  exit_ = WIFSIGNALED(status) ? ChildExit{true, WTERMSIG(status)} : ChildExit{false, WEXITSTATUS(status)};
+  exit_ = exit_of(status);
   return exit_;
 }
 
@@ -93,39 +133,16 @@ void ChildProcess::kill() {
   ::kill(pid_, SIGKILL);
   int status = 0;
   ::waitpid(pid_, &status, 0);
-  exit_ = WIFSIGNALED(status) ? ChildExit{true, WTERMSIG(status)} : ChildExit{false, WEXITSTATUS(status)};
+  exit_ = exit_of(status);
 }
 
-ChildExit ChildProcess::stop(std::chrono::milliseconds grace) {
-  terminate();
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (!poll() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill();
-  return *exit_;
+std::unique_ptr<LaunchedProcess> LocalLauncher::launch(const ProcessSpec& spec) {
+  return std::make_unique<ChildProcess>(spec);
 }
 
-std::vector<std::string> tail_lines(const std::filesystem::path& file, size_t max_lines) {
-  constexpr std::streamoff kMaxBytes = 64 * 1024;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return {};
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const std::streamoff start = std::max<std::streamoff>(0, size - kMaxBytes);
-  in.seekg(start);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> lines;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  if (start > 0 && !lines.empty()) lines.erase(lines.begin());  // a partial first line
-  if (lines.size() > max_lines) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(max_lines));
-  return lines;
+ProcessLauncher& local_launcher() {
+  static LocalLauncher launcher;
+  return launcher;
 }
 
 }  // namespace rlx

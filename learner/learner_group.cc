@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/log.h"
 #include "learner/gloo_communicator.h"
 #include "learner/nccl_communicator.h"
 
@@ -15,6 +16,7 @@ namespace rlx {
 namespace {
 
 constexpr const char* kPayloadKey = "rlx/payload";
+constexpr size_t kReportedLines = 8;
 
 }  // namespace
 
@@ -43,6 +45,10 @@ std::string LearnerGroupMember::payload() const {
   return std::string(bytes.begin(), bytes.end());
 }
 
+std::filesystem::path learner_rank_log(const std::filesystem::path& log_dir, int rank) {
+  return log_dir / ("learner_rank_" + std::to_string(rank) + ".log");
+}
+
 LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(options)) {
   const int world = options_.num_learners;
   if (world < 2) throw std::invalid_argument("a LearnerGroup needs at least 2 learners");
@@ -59,11 +65,21 @@ LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(opt
   store_->set(kPayloadKey, std::vector<uint8_t>(options_.payload.begin(), options_.payload.end()));
 
   ranks_.resize(static_cast<size_t>(world));
+  ProcessLauncher& launcher = launcher_or_local(options_.launcher);
   for (int rank = 1; rank < world; ++rank) {
-    const std::vector<std::string> argv = {options_.program, "learner", "--store", "127.0.0.1:" + std::to_string(port),
-                                           "--rank", std::to_string(rank), "--world", std::to_string(world),
-                                           "--device", options_.device, "--timeout-ms", std::to_string(options_.timeout.count())};
-    ranks_[static_cast<size_t>(rank)] = std::make_unique<ChildProcess>(argv, "");  // output: this process's own
+    ProcessSpec spec;
+    spec.argv = {options_.program, "learner", "--store", "127.0.0.1:" + std::to_string(port), "--rank", std::to_string(rank),
+                 "--world", std::to_string(world), "--device", options_.device, "--timeout-ms",
+                 std::to_string(options_.timeout.count())};
+    for (const std::string& arg : log_level_args()) spec.argv.push_back(arg);
+    if (!options_.log_dir.empty()) {
+      spec.log = learner_rank_log(options_.log_dir, rank);
+      spec.env = {{kLogFormatEnv, kLogFormatDetailed}};  // its stderr is its log
+      spec.banner = log_banner("learner rank " + std::to_string(rank) + " of " + std::to_string(world));
+    }
+    ranks_[static_cast<size_t>(rank)] = launcher.launch(spec);
+    file_logger().info("learner rank {} of {} started: pid {}{}", rank, world, ranks_[static_cast<size_t>(rank)]->pid(),
+                       spec.log.empty() ? "" : ", log " + spec.log.string());
   }
   try {
     member_ = std::make_unique<LearnerGroupMember>(store_, 0, world, options_.device, options_.timeout);
@@ -91,14 +107,25 @@ void LearnerGroup::reap_all(std::chrono::milliseconds grace) {
 
 void LearnerGroup::check_ranks() {
   for (size_t rank = 1; rank < ranks_.size(); ++rank) {
-    std::unique_ptr<ChildProcess>& child = ranks_[rank];
+    std::unique_ptr<LaunchedProcess>& child = ranks_[rank];
     if (!child) continue;
     const std::optional<ChildExit> exit = child->poll();
     if (!exit) continue;
     const pid_t pid = child->pid();
+    const std::filesystem::path log = child->log();
     child.reset();
-    throw std::runtime_error("learner rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") exited: " +
-                             exit->describe() + "; the data-parallel group cannot go on (resume from the last checkpoint)");
+    std::string message = "learner rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") exited: " +
+                          exit->describe() + "; the data-parallel group cannot go on (resume from the last checkpoint)";
+    if (!log.empty()) {
+      const std::vector<std::string> lines = lines_since_banner(log, kReportedLines);
+      if (lines.empty()) {
+        message += "; it wrote nothing to " + log.string();
+      } else {
+        message += "; its last lines in " + log.string() + ":";
+        for (const std::string& line : lines) message += "\n    | " + line;
+      }
+    }
+    throw std::runtime_error(message);
   }
 }
 

@@ -1,10 +1,11 @@
 // LearnerGroup: M learner processes training one policy data-parallel. The `rlx train` process
 // is rank 0 (the driver): it hosts a c10d TCPStore, publishes a payload (the experiment) in it,
-// spawns ranks 1..M-1 as `PROGRAM learner --store HOST:PORT --rank r --world M --device D`
-// children (ChildProcess: they die with it), and joins them in a Gloo group (host
-// traffic, and the CPU gradients) plus an NCCL group on CUDA (rank r on cuda:r). A rank that
-// dies makes the others' next collective fail within the timeout; rank 0 also polls its
-// children's exit status and names the rank that died.
+// starts ranks 1..M-1 as `PROGRAM learner --store HOST:PORT --rank r --world M --device D`
+// through a ProcessLauncher (local fork/exec by default: they die with it), each with its log
+// (log_dir/learner_rank_<r>.log), and joins them in a Gloo group (host traffic, and the CPU
+// gradients) plus an NCCL group on CUDA (rank r on cuda:r). A rank that dies makes the others'
+// next collective fail within the timeout; rank 0 also polls its ranks' exit status and names
+// the rank that died, its log and the last lines it wrote.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,9 @@
 #include <c10/util/intrusive_ptr.h>
 #include <torch/types.h>
 
-#include "core/child_process.h"
+#include <filesystem>
+
+#include "core/process_launcher.h"
 #include "learner/communicator.h"
 
 namespace c10d {
@@ -61,7 +64,13 @@ struct LearnerGroupOptions {
   std::string program;  // the rlx binary for ranks >= 1 (default: this executable)
   std::chrono::milliseconds timeout{60000};  // rendezvous and every collective
   std::string payload;                       // published for the other ranks
+  // Rank r's output is appended to log_dir/learner_rank_<r>.log; empty: inherited.
+  std::filesystem::path log_dir;
+  ProcessLauncher* launcher = nullptr;  // starts ranks 1..M-1 (null: local fork/exec); outlives the group
 };
+
+// Rank r's log file in log_dir: learner_rank_<r>.log.
+std::filesystem::path learner_rank_log(const std::filesystem::path& log_dir, int rank);
 
 // Rank 0's side: the store, the children and rank 0's membership.
 class LearnerGroup {
@@ -75,7 +84,8 @@ class LearnerGroup {
   LearnerGroup& operator=(const LearnerGroup&) = delete;
 
   LearnerGroupMember& member() { return *member_; }
-  // Throws std::runtime_error "learner rank r (pid P) ..." when a child has exited.
+  // Throws std::runtime_error "learner rank r (pid P) exited: ...; its last lines in LOG: ..."
+  // when a rank has exited.
   void check_ranks();
   // Like check_ranks, waiting up to `wait` for a child's exit to show (after a failed collective).
   void check_ranks_for(std::chrono::milliseconds wait);
@@ -85,7 +95,7 @@ class LearnerGroup {
 
   LearnerGroupOptions options_;
   c10::intrusive_ptr<c10d::Store> store_;
-  std::vector<std::unique_ptr<ChildProcess>> ranks_;  // [0] null (this process); null once reported
+  std::vector<std::unique_ptr<LaunchedProcess>> ranks_;  // [0] null (this process); null once reported
   std::unique_ptr<LearnerGroupMember> member_;
 };
 

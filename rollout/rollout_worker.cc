@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "core/log.h"
 #include "envs/registry.h"
 #include "envs/vector_env.h"
 #include "rollout/fragment_collector.h"
@@ -23,6 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kMaxHeldCredits = 1 << 20;
+constexpr uint64_t kMaxRejectsLogged = 10;  // rejected messages named in the log; the rest are counted
 
 uint64_t random_worker_id() {
   std::random_device device;
@@ -160,13 +162,18 @@ WorkerExit RolloutWorker::run() {
     while (frames) {
       DecodeResult result = decode_message(*frames, options_.limits);
       if (!result.ok()) {
-        ++stats_.messages_rejected;
+        if (++stats_.messages_rejected <= kMaxRejectsLogged) {
+          logger().warn("rejected a message from the learner: {}{}", result.detail,
+                        stats_.messages_rejected == kMaxRejectsLogged ? " (further ones are only counted)" : "");
+        }
       } else {
         last_heard = Clock::now();
         Message& message = *result.message;
         if (auto* welcome = std::get_if<Welcome>(&message)) {
           ++stats_.welcomes;
           apply_setup(WorkerSetup::from_json(welcome->setup_json));
+          logger().info("{} the learner at {}: {} x {} envs, fragments of {} steps", stats_.welcomes == 1 ? "joined" : "joined again",
+                        options_.endpoint, setup_->env_id, collector_->num_envs(), setup_->fragment_length);
           joined = true;
           credits_ = 0;  // the learner grants afresh after our hello
           send_hello();
@@ -176,6 +183,7 @@ WorkerExit RolloutWorker::run() {
             have_weights_ = true;
             ++stats_.weights_received;
             stats_.last_policy_version = weights->policy_version;
+            logger().debug("policy version {} ({} parameters)", weights->policy_version, weights->params.size());
           }
         } else if (auto* grant = std::get_if<CreditGrant>(&message)) {
           credits_ = std::min(credits_ + grant->credits, kMaxHeldCredits);
@@ -194,6 +202,10 @@ WorkerExit RolloutWorker::run() {
     if (handshake_refused()) return WorkerExit::kRefusedByLearner;
     if (after - last_heard > options_.learner_timeout) return WorkerExit::kLearnerGone;
     if (after - last_heard > options_.rejoin_after && after - last_join > options_.rejoin_after) {
+      if (joined) {
+        logger().warn("the learner at {} has been silent for {} ms; joining again", options_.endpoint,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(after - last_heard).count());
+      }
       joined = false;  // the learner went quiet: maybe it restarted and forgot us
       credits_ = 0;
     }

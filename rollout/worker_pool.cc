@@ -1,6 +1,5 @@
 #include "rollout/worker_pool.h"
 
-#include <ctime>
 #include <thread>
 
 #include "core/stop_signal.h"
@@ -10,35 +9,11 @@ namespace rlx {
 namespace {
 
 constexpr size_t kReportedLines = 8;
-constexpr const char* kBannerStart = "=== ";
-
-// The last lines a worker's latest start wrote to its log (after that start's banner).
-std::vector<std::string> lines_of_last_start(const std::filesystem::path& log) {
-  std::vector<std::string> lines = tail_lines(log, 64);
-  for (size_t i = lines.size(); i > 0; --i) {
-    if (lines[i - 1].rfind(kBannerStart, 0) == 0) {
-      lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(i));
-      break;
-    }
-  }
-  if (lines.size() > kReportedLines) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(kReportedLines));
-  return lines;
-}
-
-// "2026-11-30 11:05:42" in local time.
-std::string now_text() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
-  return text;
-}
 
 }  // namespace
 
 WorkerPool::WorkerPool(WorkerPoolOptions options, ArgvFn argv_for)
-    : options_(std::move(options)), argv_for_(std::move(argv_for)) {
+    : options_(std::move(options)), argv_for_(std::move(argv_for)), launcher_(launcher_or_local(options_.launcher)) {
   workers_.resize(static_cast<size_t>(options_.num_workers));
   starts_.assign(static_cast<size_t>(options_.num_workers), 0);
   for (int i = 0; i < options_.num_workers; ++i) spawn(i);
@@ -54,9 +29,8 @@ std::filesystem::path WorkerPool::log_path(int worker_index) const {
 void WorkerPool::spawn(int worker_index) {
   const auto i = static_cast<size_t>(worker_index);
   ++starts_[i];
-  const std::string banner = kBannerStart + now_text() + ": start " + std::to_string(starts_[i]) + " of worker " +
-                             std::to_string(worker_index + 1) + " ===";
-  workers_[i] = std::make_unique<ChildProcess>(argv_for_(worker_index), log_path(worker_index), banner);
+  const std::string banner = log_banner("start " + std::to_string(starts_[i]) + " of worker " + std::to_string(worker_index + 1));
+  workers_[i] = launcher_.launch({argv_for_(worker_index), options_.env, log_path(worker_index), banner});
 }
 
 std::vector<WorkerExitReport> WorkerPool::poll() {
@@ -71,7 +45,7 @@ std::vector<WorkerExitReport> WorkerPool::poll() {
     report.pid = workers_[i]->pid();
     report.exit = *exit;
     report.log = workers_[i]->log();
-    if (!report.log.empty()) report.last_lines = lines_of_last_start(report.log);  // before a restart appends
+    if (!report.log.empty()) report.last_lines = lines_since_banner(report.log, kReportedLines);  // before a restart appends
     workers_[i].reset();
     const bool stays_down = !exit->signaled && (exit->code == kWorkerExitStopped || exit->code == kWorkerExitBadInput);
     if (exit->clean()) ++clean_exits_;

@@ -1,5 +1,6 @@
-// WorkerPool: N local worker processes, watched, restarted when they crash, stopped on exit;
-// each worker's stdout and stderr go to a log file of its own.
+// WorkerPool: N worker processes started through a ProcessLauncher (local fork/exec by
+// default), watched, restarted when they crash, stopped on exit; each worker's stdout and
+// stderr go to a log file of its own.
 #pragma once
 
 #include <sys/types.h>
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/child_process.h"
+#include "core/process_launcher.h"
 
 namespace rlx {
 
@@ -24,6 +25,8 @@ struct WorkerPoolOptions {
   // Worker i's output is appended to log_dir/worker_<i + 1>.log (one file across its restarts);
   // empty: the workers inherit this process's stdout and stderr.
   std::filesystem::path log_dir;
+  std::vector<std::pair<std::string, std::string>> env = {};  // set in every worker's environment
+  ProcessLauncher* launcher = nullptr;  // starts the workers (null: local_launcher()); outlives the pool
 };
 
 // Exit statuses after which a worker is not restarted: 0 (told to stop) and 2 (bad input, e.g.
@@ -42,14 +45,15 @@ struct WorkerExitReport {
   std::vector<std::string> last_lines;  // the end of what this run of the worker wrote (at most 8 lines)
 };
 
-// Spawns worker i as `argv_for(i)` (argv[0] is the program path, executed directly) through
-// ChildProcess, so every worker dies with this process, even on SIGKILL; the destructor stops
-// all that still run.
+// Starts worker i as `argv_for(i)` (argv[0] is the program path, executed directly) through the
+// launcher (the local one: every worker dies with this process, even on SIGKILL); the
+// destructor stops all that still run.
 class WorkerPool {
  public:
   using ArgvFn = std::function<std::vector<std::string>(int worker_index)>;
 
-  // Starts every worker; throws std::system_error when a log cannot be opened or a fork fails.
+  // Starts every worker; throws what the launcher throws (std::system_error when a log cannot be
+  // opened or a fork fails).
   WorkerPool(WorkerPoolOptions options, ArgvFn argv_for);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -78,7 +82,8 @@ class WorkerPool {
 
   WorkerPoolOptions options_;
   ArgvFn argv_for_;
-  std::vector<std::unique_ptr<ChildProcess>> workers_;  // null: not running
+  ProcessLauncher& launcher_;
+  std::vector<std::unique_ptr<LaunchedProcess>> workers_;  // null: not running
   std::vector<int> starts_;                             // per worker
   int restarts_ = 0;
   int deaths_ = 0;

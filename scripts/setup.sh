@@ -27,6 +27,7 @@ packages=(
   libzmq3-dev cppzmq-dev
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
+  libspdlog-dev
 )
 
 missing=()

@@ -11,7 +11,8 @@
 #include "core/atomic_file.h"
 #include "core/checkpoint_dir.h"
 #include "core/config_schema.h"
-#include "core/child_process.h"
+#include "core/log.h"
+#include "core/process_launcher.h"
 #include "core/stop_signal.h"
 #include "tune/exploit.h"
 #include "tune/scheduler.h"
@@ -113,12 +114,13 @@ int run_replay(const ReplayOptions& options, std::ostream& out) {
       pause = pause ? std::min(*pause, exploit_time) : exploit_time;
     }
     if (pause) segment.pause_at = std::make_pair(attr, *pause);
+    segment.log_level = log_level_name(log_level());
     const std::vector<std::string> argv = segment_argv(segment);
     append_line_durable(log, "# rlx tune --replay: segment " + std::to_string(segment_number) + ": " + command_line(argv));
-    ChildProcess child(argv, log);
+    const std::unique_ptr<LaunchedProcess> child = launcher_or_local(options.launcher).launch({argv, options.env, log, ""});
     std::optional<ChildExit> exit;
-    while (!(exit = child.poll())) {
-      if (stop_requested()) child.terminate();  // passes a stop signal on (once)
+    while (!(exit = child->poll())) {
+      if (stop_requested()) child->terminate();  // passes a stop signal on (once)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     code = exit->signaled ? 128 + exit->code : exit->code;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/experiment.h"
+#include "core/process_launcher.h"
 
 namespace rlx {
 
@@ -20,6 +21,8 @@ struct ReplayOptions {
   std::string rlx_program;               // the rlx binary the segments run
   std::vector<std::string> env_plugins;  // --env-plugin: when given, they replace the run's plugins
   std::function<void(const Experiment&)> check_experiment;  // as TunerOptions::check_experiment
+  std::vector<std::pair<std::string, std::string>> env;    // set in every segment's environment
+  ProcessLauncher* launcher = nullptr;  // starts the segments (null: local fork/exec)
 };
 
 // Replays the trial: segments that pause where the trial's did (the scheduler's boundaries) and

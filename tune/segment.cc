@@ -44,6 +44,7 @@ std::vector<std::string> segment_argv(const Segment& segment) {
   if (segment.pause_at) {
     argv.insert(argv.end(), {"--pause-at", segment.pause_at->first + "=" + format_double(segment.pause_at->second)});
   }
+  if (!segment.log_level.empty()) argv.insert(argv.end(), {"--log-level", segment.log_level});
   return argv;
 }
 

@@ -34,6 +34,7 @@ struct Segment {
   nlohmann::json params = nlohmann::json::object();          // --set key=value, each
   std::vector<std::string> env_plugins;                      // --env-plugin PATH, each
   std::optional<std::pair<std::string, double>> pause_at;    // --pause-at COUNTER=VALUE
+  std::string log_level;                                     // --log-level LEVEL, when not empty
 };
 
 // The segment's argv (argv[0] the rlx program), always --quiet.

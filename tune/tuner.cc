@@ -20,8 +20,8 @@
 #include "core/experiment.h"
 #include "core/json_fields.h"
 #include "core/results.h"
+#include "core/log.h"
 #include "core/stop_signal.h"
-#include "core/child_process.h"
 #include "tune/exploit.h"
 #include "tune/scheduler.h"
 #include "tune/segment.h"
@@ -72,6 +72,9 @@ class Tuner {
     } else {
       start_fresh();
     }
+    log_file_ = std::make_unique<LogFile>(dir_ / "logs" / kTuneLogName);
+    file_logger().info("rlx tune, pid {}: {} trials of '{}' in {}{}", ::getpid(), trials_.size(), experiment_.name,
+                       dir_.string(), options_.resume ? " (resumed)" : "");
     write_state();
     loop();
     finished_ = !stopping_;
@@ -293,15 +296,19 @@ class Tuner {
     segment.params = trial.params;
     trial.pause_at = scheduler_->next_pause(trial);
     if (trial.pause_at) segment.pause_at = std::make_pair(spec_.time_attr(), *trial.pause_at);
+    segment.log_level = log_level_name(log_level());
     const std::vector<std::string> argv = segment_argv(segment);
     fs::create_directories(log_path(trial).parent_path());
     append_line_durable(log_path(trial), "# rlx tune: segment " + std::to_string(trial.segments + 1) + ": " + command_line(argv));
-    running_[index_of(trial)] = std::make_unique<ChildProcess>(argv, log_path(trial));
+    running_[index_of(trial)] = launcher_.launch({argv, options_.env, log_path(trial), ""});
+    file_logger().info("{}: segment {} started, pid {}: {}", trial.name, trial.segments + 1,
+                       running_[index_of(trial)]->pid(), command_line(argv));
     trial.status = TrialStatus::kRunning;
     ++trial.segments;
   }
 
   void handle_exit(Trial& trial, const ChildExit& exit) {
+    file_logger().info("{}: segment {} ended: {}", trial.name, trial.segments, exit.describe());
     table_.clear_live(trial.name);
     const auto result = read_json_file(trial_dir(trial) / "result.json");
     const bool ended = !exit.signaled && (exit.code == kTrainReached || exit.code == kTrainBudgetSpent || exit.code == kTrainPaused);
@@ -318,6 +325,7 @@ class Tuner {
       return;
     }
     trial.error = exit.describe() + ": " + log_tail(log_path(trial));
+    file_logger().warn("{} failed: {} (its output: {})", trial.name, trial.error, log_path(trial).string());
     if (!exit.signaled && exit.code == kTrainUsage) {  // a config the trial can never run
       trial.status = TrialStatus::kError;
       return;
@@ -375,6 +383,11 @@ class Tuner {
     Trial& trial = trials_[decision.trial];
     trial.awaiting_decision = false;
     ++trial.decisions;
+    if (decision.action != Decision::Action::kContinue) {
+      file_logger().info("{}: {}{}{}", trial.name, decision.action == Decision::Action::kStop ? "stop" : "exploit",
+                         decision.donor ? " " + trials_[*decision.donor].name : "",
+                         decision.reason.empty() ? "" : " (" + decision.reason + ")");
+    }
     if (decision.action == Decision::Action::kStop) {
       trial.status = TrialStatus::kTerminated;
       trial.stopped_by = decision.reason;
@@ -393,6 +406,7 @@ class Tuner {
                                      trial.params, explored, donor.checkpoint_metric};
     } catch (const CheckpointError& e) {
       trial.error = std::string("exploit of ") + donor.name + " skipped: " + e.what();
+      file_logger().warn("{}: {}", trial.name, trial.error);
       return;
     }
     write_state();  // the decision first: a crash from here on redoes this same exploit
@@ -422,11 +436,14 @@ class Tuner {
                                           {"old_params", pending.old_params},
                                           {"new_params", pending.new_params}});
       trial.params = pending.new_params;
+      file_logger().info("{}: exploited {} ({}); params now {}", trial.name, pending.donor, pending.donor_checkpoint,
+                         trial.params.dump());
       // The checkpoint now holds the donor's weights: it scores what the donor's did.
       trial.checkpoint = target->string();
       trial.checkpoint_metric = pending.donor_metric;
     } catch (const CheckpointError& e) {
       trial.error = "exploit of " + pending.donor + " failed, trial continues unchanged: " + e.what();
+      file_logger().warn("{}: {}", trial.name, trial.error);
     }
     trial.pending.reset();
     write_state();
@@ -459,13 +476,15 @@ class Tuner {
   }
 
   const TunerOptions& options_;
+  std::unique_ptr<LogFile> log_file_;  // logs/tune.log, once the run's directory is known
   std::ostream& out_;
   Experiment experiment_;
   TuneSpec spec_;
   fs::path dir_;
   std::vector<Trial> trials_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::map<size_t, std::unique_ptr<ChildProcess>> running_;
+  ProcessLauncher& launcher_ = launcher_or_local(options_.launcher);
+  std::map<size_t, std::unique_ptr<LaunchedProcess>> running_;
   StatusTable table_;
   bool finished_ = false;
   bool stopping_ = false;  // a stop signal came: the running segments are stopping, no new ones start

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/experiment.h"
+#include "core/process_launcher.h"
 #include "tune/experiment_state.h"
 
 namespace rlx {
@@ -21,6 +22,7 @@ namespace rlx {
 constexpr const char* kPbtLogName = "pbt_log.jsonl";
 constexpr const char* kTrialsCsvName = "trials.csv";
 constexpr const char* kTunedExperimentName = "experiment.yaml";  // the resolved experiment trials run
+constexpr const char* kTuneLogName = "tune.log";                 // in OUTPUT/<experiment>/logs/
 
 struct TunerOptions {
   std::filesystem::path experiment_file;        // a fresh run: the YAML file...
@@ -29,6 +31,8 @@ struct TunerOptions {
   std::filesystem::path output_root = "runs";   // trials go to OUTPUT/<experiment>/<trial>/
   std::optional<std::filesystem::path> resume;  // OUTPUT/<experiment> of an interrupted run
   std::string rlx_program;                      // the rlx binary the trial segments run
+  std::vector<std::pair<std::string, std::string>> env;  // set in every segment's environment
+  ProcessLauncher* launcher = nullptr;          // starts the segments (null: local fork/exec); outlives the run
   bool table = true;                            // the live status table on stderr
   // --env-plugin: added to the experiment's plugins: on a fresh run; on --resume, when given,
   // they replace the plugins the run recorded (run_plugins in tune/segment.h).
@@ -53,7 +57,9 @@ struct TuneOutcome {
 // Runs (or resumes) a tuning experiment until every trial is terminated or out of retries, or
 // a stop signal (core/stop_signal.h) arrives: then each running trial is sent SIGTERM, finishes
 // its iteration with a checkpoint, and the run's state is saved to resume from;
-// writes the report to `out`. ConfigError on a bad experiment, tune: section or trial config
+// writes the report to `out`; its events (segments started and ended, decisions, exploits) go to
+// OUTPUT/<experiment>/logs/tune.log, each segment's output to logs/<trial>.log, and each trial's
+// own logs to its logs/ (rlx train's). ConfigError on a bad experiment, tune: section or trial config
 // (before any trial starts), std::runtime_error on a state it cannot continue; a crashing trial
 // never throws here.
 TuneOutcome run_tuner(const TunerOptions& options, std::ostream& out);

@@ -83,6 +83,18 @@ TEST_CASE("rlx train fails naming the learner rank that died, instead of hanging
   CHECK(status.rfind("1", 0) == 0);  // exit 1: an error (124 would be the timeout's)
   CHECK_THAT(err, Catch::Contains("learner rank 1"));
   CHECK_THAT(err, Catch::Contains("killed by signal 9"));
+  // The rank's log is in the run's logs/, and the error names it and quotes its last lines.
+  const std::string rank_log = out + "/cartpole-ppo/t/logs/learner_rank_1.log";
+  const std::string log = read_text_file(rank_log);
+  INFO(log);
+  CHECK_THAT(log, Catch::Contains("] [learner rank 1] [info] rlx 0.1.0 (LibTorch ") &&
+                      Catch::Contains("learner rank 1 of 2 starting: pid ") &&
+                      Catch::Contains("] [learner rank 1] [info] joined the group of 2 learners"));
+  CHECK_THAT(err, Catch::Contains("its last lines in " + rank_log + ":\n    | [") &&
+                      Catch::Contains("] [learner rank 1] [info] following the driver's commands"));
+  CHECK_THAT(read_text_file(out + "/cartpole-ppo/t/logs/driver.log"),
+             Catch::Contains("] [driver] [info] learner rank 1 of 2 started: pid ") &&
+                 Catch::Contains("] [driver] [error] the run ends with an error: learner rank 1 (pid "));
   std::system(("rm -rf " + out).c_str());
 }
 

@@ -55,9 +55,10 @@ TEST_CASE("A NaN observation stops the run with exit 2, naming env, worker, step
     const nlohmann::json result = result_of(tmp);
     CHECK(result["stopped_by"] == "error");
     CHECK_THAT(result["error"].get<std::string>(), Catch::Contains("observation[2] is nan"));
-    // The worker's own account is in its log, in the trial directory.
-    CHECK_THAT(rlx::test::read_text_file((tmp / "runs/bad/t/workers/worker_1.log").string()),
-               Catch::Contains("observation[2] is nan"));
+    // The worker's own account is in its log, in the trial directory: its start, and the error that ended it.
+    const std::string log = rlx::test::read_text_file((tmp / "runs/bad/t/logs/worker_1.log").string());
+    CHECK_THAT(log, Catch::Contains("] [worker 1] [info] rlx 0.1.0 worker 1 starting: pid "));
+    CHECK_THAT(log, Catch::Contains("] [worker 1] [error] ") && Catch::Contains("observation[2] is nan"));
   }
   SECTION("in the learner's process (num_workers: 0), with a final checkpoint") {
     rlx::test::TempDir tmp;
@@ -112,7 +113,7 @@ TEST_CASE("A crashing worker is restarted and reported with its id, env, restart
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("worker 1 (pid") && Catch::Contains("Crash-v0) exited: killed by signal 6"));
   CHECK_THAT(r.err, Catch::Contains("restarted (restart 1 of 1)"));
-  CHECK_THAT(r.err, Catch::Contains("its last lines in " + (tmp / "runs/bad/t/workers/worker_1.log").string()));
+  CHECK_THAT(r.err, Catch::Contains("its last lines in " + (tmp / "runs/bad/t/logs/worker_1.log").string()));
   CHECK_THAT(r.err, Catch::Contains("the restart budget (max_worker_restarts = 1) is spent"));
   const nlohmann::json result = result_of(tmp);
   CHECK(result["stopped_by"] == "error");
@@ -123,8 +124,9 @@ TEST_CASE("A crashing worker is restarted and reported with its id, env, restart
   std::snprintf(name, sizeof name, "checkpoint_%06d", result["training_iteration"].get<int>());
   CHECK(result["last_checkpoint"] == (tmp / "runs/bad/t/checkpoints" / name).string());
   CHECK(result["checkpoint_note"] == "written after the failure");
-  const std::string log = rlx::test::read_text_file((tmp / "runs/bad/t/workers/worker_1.log").string());
+  const std::string log = rlx::test::read_text_file((tmp / "runs/bad/t/logs/worker_1.log").string());
   CHECK_THAT(log, Catch::Contains("start 1 of worker 1") && Catch::Contains("start 2 of worker 1"));
+  CHECK_THAT(log, Catch::Contains("] [worker 1] [info] joined the learner at "));
 }
 
 TEST_CASE("An env that throws in the learner's process still leaves result.json and a checkpoint", "[cli][failure]") {

@@ -143,7 +143,7 @@ TEST_CASE("With --auth-keys the local workers' key directory is gone after SIGTE
     const std::string config = signals == 1 ? kSmallIterations : "train_batch_size: 2000000, minibatch_size: 200000";
     auto train = start_train(tmp, write_experiment(tmp, "CartPole-v1", config), keyed, temp_root);
     REQUIRE(wait_for([&] { return rows_in(tmp / "runs/stop-test/t/result.jsonl") >= 2 ||
-                                  (signals == 2 && fs::exists(tmp / "runs/stop-test/t/workers/worker_1.log")); },
+                                  (signals == 2 && fs::exists(tmp / "runs/stop-test/t/logs/worker_1.log")); },
                      std::chrono::seconds(60)));
     // While the run lasts: the key directory, and the private directory of the workers' socket.
     std::vector<std::string> entries = temp_entries();

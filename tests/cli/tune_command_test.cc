@@ -101,6 +101,18 @@ TEST_CASE("rlx tune --env-plugin tunes a plugin's env; --resume and --replay tak
     CHECK(trial.at("timesteps_total") == 512);
     CHECK(trial.at("segments") == 2);  // the second resumed from a checkpoint
   }
+  // Logs: the tuner's events and each segment's output in the run's logs/, and in every trial's
+  // directory the same logs/ as an `rlx train` run's.
+  CHECK_THAT(rlx::test::read_text_file((dir / "logs/tune.log").string()),
+             Catch::Contains("] [tune] [info] trial_00000: segment 1 started, pid ") &&
+                 Catch::Contains("] [tune] [info] trial_00001: segment 2 ended: exit status "));
+  for (const auto& trial : state.at("trials")) {
+    const std::string name = trial.at("name").get<std::string>();
+    CHECK(fs::exists(dir / "logs" / (name + ".log")));
+    const std::string driver = rlx::test::read_text_file((dir / name / "logs/driver.log").string());
+    CHECK_THAT(driver, Catch::Contains("] [driver] [info] rlx 0.1.0 train, pid ") &&
+                           Catch::Contains("resuming " + (dir / name / "checkpoints").string()));
+  }
   // Every checkpoint of every segment (and exploit) lists the plugin exactly once.
   std::vector<nlohmann::json> lists = checkpoint_plugin_lists(dir);
   REQUIRE(lists.size() >= 4);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/config_error.h"
+#include "core/guarded_temp_dir.h"
 #include "core/stop_signal.h"
 #include "test_util.h"
 
@@ -152,4 +153,42 @@ TEST_CASE("RLX_STOP_GRACE_S sets the grace period, 60 s by default, and a bad va
   CHECK_THAT(rlx::test::error_of<rlx::ConfigError>([] { rlx::stop_grace_from_env(); }),
              Catch::Contains("RLX_STOP_GRACE_S='soon'") && Catch::Contains("whole seconds >= 1"));
   ::unsetenv(rlx::kStopGraceEnv);
+}
+
+TEST_CASE("A GuardedTempDir goes with its object, and with an abort together with the files it guards", "[core][stop]") {
+  rlx::test::TempDir tmp;
+  fs::path kept;
+  {
+    rlx::GuardedTempDir dir("keys-", tmp.path());
+    rlx::test::write_text(dir / "client.key", "secret");
+    dir.guard_contents();
+    kept = dir.path();
+    CHECK((fs::status(kept).permissions() & fs::perms::all) == fs::perms::owner_all);
+  }
+  CHECK_FALSE(fs::exists(kept));
+  // In a child that aborts (no destructor runs), the signal path removes the directory.
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    const StopSignals signals(std::chrono::seconds(60), "stopping the test child");
+    rlx::GuardedTempDir dir("keys-", tmp.path());
+    rlx::test::write_text(dir / "client.key", "secret");
+    dir.guard_contents();
+    const std::string path = dir.path().string();
+    if (::write(ready[1], path.c_str(), path.size()) != static_cast<ssize_t>(path.size())) ::_exit(90);
+    ::close(ready[1]);
+    std::abort();
+  }
+  ::close(ready[1]);
+  std::string path;
+  char buffer[256];
+  for (ssize_t got; (got = ::read(ready[0], buffer, sizeof buffer)) > 0;) path.append(buffer, static_cast<size_t>(got));
+  ::close(ready[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE_FALSE(path.empty());
+  check_died_of(status, SIGABRT, path);
 }

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -123,6 +125,10 @@ TEST_CASE("WorkerPool writes each worker's output to its own log across restarts
     CHECK(report.last_lines == std::vector<std::string>{"worker " + std::to_string(report.worker_index + 1) + " here"});
   }
   CHECK(bad_input_seen);
+  // The third start of worker 1 has written its line before the pool stops it.
+  for (int i = 0; i < 300 && rlx::tail_lines(dir / "worker_1.log", 100).size() < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   pool.stop();
   const std::vector<std::string> first = rlx::tail_lines(dir / "worker_1.log", 100);
   // One banner and one line per start, appended.
@@ -133,5 +139,48 @@ TEST_CASE("WorkerPool writes each worker's output to its own log across restarts
   CHECK(rlx::tail_lines(dir / "worker_2.log", 100) ==
         std::vector<std::string>{rlx::tail_lines(dir / "worker_2.log", 100).at(0), "worker 2 here"});
   CHECK(rlx::tail_lines(dir / "worker_1.log", 2).size() == 2);
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// Starts processes on this host as the local launcher does, and keeps every spec it was given.
+class RecordingLauncher : public rlx::ProcessLauncher {
+ public:
+  std::unique_ptr<rlx::LaunchedProcess> launch(const rlx::ProcessSpec& spec) override {
+    specs.push_back(spec);
+    return rlx::local_launcher().launch(spec);
+  }
+  std::vector<rlx::ProcessSpec> specs;
+};
+
+}  // namespace
+
+TEST_CASE("WorkerPool starts and restarts its workers through the launcher it is given, with its environment",
+          "[rollout][pool]") {
+  char pattern[] = "/tmp/rlx-pool-launcher-XXXXXX";
+  const std::filesystem::path dir = ::mkdtemp(pattern);
+  RecordingLauncher launcher;
+  rlx::WorkerPoolOptions options;
+  options.num_workers = 2;
+  options.max_restarts = 1;
+  options.log_dir = dir;
+  options.env = {{"RLX_TEST_WORKER_ENV", "from the pool"}};
+  options.launcher = &launcher;
+  rlx::WorkerPool pool(options, [](int i) {
+    return std::vector<std::string>{"/bin/sh", "-c", "echo \"$RLX_TEST_WORKER_ENV\"; exit " + std::to_string(i == 0 ? 1 : 0)};
+  });
+  std::vector<rlx::WorkerExitReport> reports;
+  for (int i = 0; i < 300 && reports.size() < 3; ++i) {
+    for (auto& report : pool.poll()) reports.push_back(report);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pool.stop();
+  REQUIRE(launcher.specs.size() == 3);  // two starts and worker 1's restart
+  CHECK(launcher.specs[2].argv == launcher.specs[0].argv);
+  CHECK(launcher.specs[1].log == dir / "worker_2.log");
+  CHECK_THAT(launcher.specs[2].banner, Catch::Contains("start 2 of worker 1"));
+  for (const auto& report : reports) CHECK(report.last_lines == std::vector<std::string>{"from the pool"});
+  CHECK(std::getenv("RLX_TEST_WORKER_ENV") == nullptr);
   std::filesystem::remove_all(dir);
 }

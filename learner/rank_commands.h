@@ -1,0 +1,77 @@
+// Rank commands: what the driver (learner rank 0) tells the other data-parallel learner ranks,
+// as typed messages, like the worker protocol's (transport/messages.h). A command travels as
+// one header (encode_rank_command) followed by `fragments` packed SampleBatches
+// (learner/fragment_shards.h). The header is fixed little-endian fields: magic "RLXC", protocol
+// version, command kind, fragment count, then the command's own fields; decode_rank_command
+// checks every one of them before anything acts on it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace rlx {
+
+constexpr uint32_t kRankCommandMagic = 0x43584C52;  // the bytes "RLXC"
+constexpr uint16_t kRankProtocolVersion = 1;
+constexpr uint64_t kMaxRankFragments = uint64_t{1} << 20;  // fragments one command may carry
+
+enum class RankCommandKind : uint8_t {
+  kStop = 1,
+  kSync = 2,
+  kPpoUpdate = 3,
+  kDqnStep = 4,
+};
+
+// Leave the group: the rank returns from run_learner_rank. No fragments.
+struct StopRank {};
+
+// Take rank 0's learner state: a broadcast of it follows the command. No fragments.
+struct SyncLearnerState {};
+
+// One data-parallel PPO update over this rank's shard of the batch (the fragments that follow).
+struct PpoUpdateCommand {
+  int64_t timesteps_done = 0;             // env steps before this iteration (the schedules' clock), >= 0
+  int64_t global_samples = 0;             // N: samples over all ranks, >= 0
+  std::vector<int64_t> fragment_offsets;  // [F]: global index of each fragment's first sample, in [0, N)
+  std::vector<int64_t> fragment_strides;  // [F] or empty (contiguous): global stride of a step, > 0
+};
+
+// DQN: add the fragments that follow to this rank's replay shard, then train `rounds` rounds.
+struct DqnStepCommand {
+  int64_t rounds = 0;     // >= 0
+  int64_t timesteps = 0;  // env steps received so far (the schedules' clock), >= 0
+};
+
+using RankCommand = std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand>;
+
+// A header that is not a valid rank command: its message names the field and what was expected.
+class RankProtocolError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The command's kind.
+RankCommandKind rank_command_kind(const RankCommand& command);
+// "stop", "sync", "ppo_update" or "dqn_step"; "unknown" for a value outside the enum.
+const char* rank_command_name(RankCommandKind kind);
+const char* rank_command_name(const RankCommand& command);
+
+// The header of `command` followed by `fragments` fragments. RankProtocolError when the command
+// breaks the rules decode_rank_command checks (a field out of range, offsets that do not match
+// `fragments`): what is sent can always be decoded.
+std::string encode_rank_command(const RankCommand& command, size_t fragments);
+
+struct DecodedRankCommand {
+  RankCommand command;
+  size_t fragments = 0;  // packed SampleBatches that follow
+};
+
+// The command a header holds; RankProtocolError naming the fault (bad magic or version, an
+// unknown command, a missing, extra or out-of-range field) otherwise. Never reads past `bytes`.
+DecodedRankCommand decode_rank_command(const std::string& bytes);
+
+}  // namespace rlx
