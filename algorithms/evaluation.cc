@@ -32,6 +32,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
                                 " vs " + trained.observation_space.to_string() + ", action " +
                                 spec.action_space.to_string() + " vs " + trained.action_space.to_string());
   }
+  experiment.config.set("num_learners", int64_t{1});  // acting needs no data-parallel group
   std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
   algorithm->restore(checkpoint);
   std::unique_ptr<RolloutPolicy> policy = algorithm->evaluation_policy(options.deterministic, options.seed);

@@ -24,6 +24,7 @@ install(TARGETS rlx_core rlx_env_api rlx_envs
 # so "core/space.h" and "envs/plugin.h" resolve the same in and out of the tree.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/ DESTINATION include/rlx/core
   FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/generated/core/version.h DESTINATION include/rlx/core)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/envs/ DESTINATION include/rlx/envs
   FILES_MATCHING PATTERN "*.h"
   PATTERN "assets" EXCLUDE)

@@ -10,6 +10,7 @@
 #include "bench/transport_benchmark.h"
 #include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
+#include "core/log.h"
 #include "cli/number_list.h"
 
 namespace po = boost::program_options;
@@ -129,7 +130,7 @@ int run_bench_scale(const std::vector<std::string>& args) {
   }
   std::cout << "cpu_per_fragment_ratio_max_over_min=" << (lowest > 0 ? highest / lowest : 0) << std::endl;
   if (!all_accounted) {
-    std::cerr << "rlx bench scale: some fragments were not accounted for (see accounted=false above)\n";
+    logger().error("bench scale: some fragments were not accounted for (see accounted=false above)");
     return kExitError;
   }
   return kExitOk;

@@ -134,7 +134,7 @@ TEST_CASE("Resuming a run that met its stop criterion trains nothing more", "[al
   CHECK_FALSE(fs::exists(done.trial_dir / "checkpoints" / "checkpoint_000003"));
 }
 
-TEST_CASE("A checkpoint of non-finite weights is never written; the error names the last good one",
+TEST_CASE("A checkpoint of non-finite weights is never written, and the error names the last good one",
           "[algorithms][checkpoint][nonfinite]") {
   TempDir dir;
   Weights weights;

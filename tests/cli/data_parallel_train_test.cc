@@ -60,6 +60,12 @@ TEST_CASE("rlx train --learners 2 checkpoints, and resumes with 1 or 3 learners 
       CHECK(r.exit_code == 3);
       CHECK_THAT(r.out, Catch::Contains("at iteration 3"));
     }
+    // Evaluating a data-parallel checkpoint needs one process: no learner rank is started.
+    r = run_rlx("evaluate " + checkpoint + " --episodes 2 --log-level debug");
+    INFO("evaluate: " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("2 episodes"));
+    CHECK_THAT(r.out + r.err, !Catch::Contains("learner rank"));
   }
   std::system(("rm -rf " + out).c_str());
 }

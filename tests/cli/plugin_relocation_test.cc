@@ -33,7 +33,7 @@ nlohmann::json read_plugins(const std::string& checkpoint) {
 
 }  // namespace
 
-TEST_CASE("A moved plugin is found with --env-plugin on evaluate and resume; a changed one is warned about",
+TEST_CASE("A moved plugin is found with --env-plugin on evaluate and resume, and a changed one is warned about",
           "[cli][plugins]") {
   rlx::test::TempDir tmp;
   fs::create_directories(tmp / "a");

@@ -71,7 +71,7 @@ nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(re
 
 }  // namespace
 
-TEST_CASE("SIGTERM stops rlx train after its iteration with a checkpoint and result.json, exit 6; --resume continues",
+TEST_CASE("SIGTERM stops rlx train after its iteration with a checkpoint and result.json, exit 6, and --resume continues",
           "[cli][stop]") {
   for (const int workers : {0, 2}) {
     INFO("workers " << workers);

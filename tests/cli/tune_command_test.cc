@@ -72,7 +72,7 @@ std::string trial_to_replay(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("rlx tune --env-plugin tunes a plugin's env; --resume and --replay take the plugin again without listing it twice",
+TEST_CASE("rlx tune --env-plugin tunes a plugin's env, and --resume and --replay take the plugin again without listing it twice",
           "[cli][tune]") {
   rlx::test::TempDir tmp;
   fs::create_directories(tmp / "a");

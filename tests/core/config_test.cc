@@ -55,7 +55,7 @@ TEST_CASE("Config::get and set throw logic_error on keys not in the schema", "[c
   CHECK_THROWS_AS(config.set("no_such_key", int64_t{1}), std::logic_error);
 }
 
-TEST_CASE("Every key is bound to a member; a shared key writes each algorithm's member", "[core][config]") {
+TEST_CASE("Every key is bound to a member, and a shared key writes each algorithm's member", "[core][config]") {
   for (const auto& key : config_schema()) {
     INFO(key.name);
     CHECK(!key.bindings.empty());

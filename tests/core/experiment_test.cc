@@ -280,7 +280,7 @@ TEST_CASE("Experiments round-trip through YAML and JSON", "[core][config]") {
   }
 }
 
-TEST_CASE("Experiment JSON from an older rlx fills defaults; bad JSON is refused", "[core][config]") {
+TEST_CASE("Experiment JSON from an older rlx fills defaults, and bad JSON is refused", "[core][config]") {
   nlohmann::json json = {{"name", "e"}, {"env", "CartPole-v1"}, {"algorithm", "PPO"},
                          {"stop", {{"training_iteration", 5}}}, {"config", {{"lr", 0.01}}}};
   const Experiment experiment = experiment_from_json(json, "ckpt/checkpoint.json");

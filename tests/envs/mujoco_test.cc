@@ -120,7 +120,7 @@ TEST_CASE("MuJoCo model sizes match the Gymnasium v4 models", "[envs][mujoco]") 
   CHECK(pendulum.model().nq == 2);
 }
 
-TEST_CASE("MuJoCo models are compiled once and shared; each env owns its data", "[envs][mujoco]") {
+TEST_CASE("MuJoCo models are compiled once and shared, and each env owns its data", "[envs][mujoco]") {
   rlx::HopperEnv a;
   rlx::HopperEnv b;
   CHECK(&a.model() == &b.model());

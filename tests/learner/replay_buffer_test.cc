@@ -155,7 +155,7 @@ TEST_CASE("Replay from CartPole fragments: next_obs is obs[t+1], final_obs or bo
   CHECK(buffer.size() == 3 * t_steps * k_envs);
 }
 
-TEST_CASE("Replay add counts stored transitions; flush_pending stores the carried windows", "[learner][dqn][replay]") {
+TEST_CASE("Replay add counts stored transitions, and flush_pending stores the carried windows", "[learner][dqn][replay]") {
   rlx_test::EnvColumn env;
   env.obs = {1, 2, 3, 4};
   env.rewards = {1, 1, 1, 1};

@@ -73,7 +73,7 @@ TEST_CASE("Sum and min trees: totals, prefix search and updates", "[learner][dqn
   CHECK_THROWS_AS(zero.find_prefix_sum(0.0), std::logic_error);
 }
 
-TEST_CASE("Prioritized replay: new transitions get the max priority; tree after updates and wrap-around",
+TEST_CASE("Prioritized replay: new transitions get the max priority, and tree after updates and wrap-around",
           "[learner][dqn][replay]") {
   const double alpha = 0.5, eps = 0.01;
   rlx::PrioritizedReplayBuffer buffer(4, 1, {}, {alpha, eps});

@@ -62,7 +62,7 @@ TEST_CASE("Sampling is reproducible under a generator and follows the distributi
   CHECK(torch::equal(g1, gaussian.sample()));
 }
 
-TEST_CASE("ActorCritic builds its distribution; gradients reach log_std", "[rollout][distribution]") {
+TEST_CASE("ActorCritic builds its distribution, and gradients reach log_std", "[rollout][distribution]") {
   rlx::PolicyModelConfig config;
   config.obs_size = 3;
   config.action_space = rlx::Space::box({2}, -1.0f, 1.0f);

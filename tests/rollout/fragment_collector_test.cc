@@ -264,7 +264,7 @@ TEST_CASE("Finished episode stats match the recorded steps", "[rollout][collecto
   CHECK(collector.take_finished_episodes().empty());
 }
 
-TEST_CASE("Collector with an epsilon-greedy Q policy; misuse throws", "[rollout][collector]") {
+TEST_CASE("Collector with an epsilon-greedy Q policy, and misuse throws", "[rollout][collector]") {
   const auto factory = builtin("CartPole-v1");
   rlx::EpsilonGreedyQPolicy q(config_for(factory), 0.3, 4);
   rlx::VectorEnv envs(factory, 2);

@@ -140,7 +140,7 @@ TEST_CASE("Model configs are validated", "[rollout][model]") {
   CHECK_THROWS_WITH(rlx::QNetwork(box_config({8})), Catch::Contains("Discrete"));
 }
 
-TEST_CASE("ActorCritic forward shapes; a shared trunk feeds both heads", "[rollout][model]") {
+TEST_CASE("ActorCritic forward shapes, and a shared trunk feeds both heads", "[rollout][model]") {
   torch::NoGradGuard no_grad;
   rlx::PolicyModelConfig config = box_config({16, 16});
   config.shared_trunk = true;

@@ -96,7 +96,7 @@ TEST_CASE("WorkerPool children die with a SIGKILLed parent", "[rollout][pool]") 
   CHECK(wait_all_dead({pids[0], pids[1]}, std::chrono::milliseconds(3000)));
 }
 
-TEST_CASE("WorkerPool writes each worker's output to its own log across restarts; bad input is not restarted",
+TEST_CASE("WorkerPool writes each worker's output to its own log across restarts, and bad input is not restarted",
           "[rollout][pool]") {
   char pattern[] = "/tmp/rlx-pool-logs-XXXXXX";
   const std::filesystem::path dir = ::mkdtemp(pattern);

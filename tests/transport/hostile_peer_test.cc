@@ -135,7 +135,7 @@ TEST_CASE("an episode longer than the env's time limit is refused", "[transport]
   CHECK_THAT(receiver.take_notices().front(), Catch::Contains("past the time limit of 20"));
 }
 
-TEST_CASE("a peer that sends beyond its credits is refused and dropped; queued memory stays bounded",
+TEST_CASE("a peer that sends beyond its credits is refused and dropped, and queued memory stays bounded",
           "[transport][hostile]") {
   zmq::context_t context(1);
   SampleReceiver receiver(context, cartpole_contract());

@@ -117,7 +117,7 @@ TEST_CASE("bad search spaces and scheduler options are ConfigErrors naming file,
   CHECK_THAT(error, Catch::Contains("tune.mode") && Catch::Contains("\"max\""));
 }
 
-TEST_CASE("ASHA takes max_t from the stop criterion; PBT fills mutated keys the space lacks", "[tune]") {
+TEST_CASE("ASHA takes max_t from the stop criterion, and PBT fills mutated keys the space lacks", "[tune]") {
   const TuneSpec asha = parse_tune_spec(experiment_with_tune(
       "    scheduler: {type: asha, time_attr: timesteps_total, grace_period: 1000, reduction_factor: 3}\n"));
   CHECK(asha.asha.max_t == 10000);

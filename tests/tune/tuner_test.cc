@@ -259,14 +259,17 @@ TEST_CASE("a SIGKILLed rlx tune takes its trials down and resumes with none lost
 }
 
 TEST_CASE("a SIGTERMed rlx tune stops its trials with checkpoints, exits 6 and resumes with none lost", "[tune][stop]") {
-  // 2 FIFO trials of 60 iterations x 512 steps: long enough to be stopped mid-training.
+  // 2 FIFO trials of 60 iterations x 512 steps, each iteration ~60 ms of SGD on an idle machine
+  // (16 epochs of 64-sample minibatches, 128x128 networks): the signal, sent after 3 iterations,
+  // lands seconds before a trial could finish by itself (1 epoch took 0.5 s for all 60 and lost
+  // that race on a loaded machine).
   test::TempDir tmp;
   test::write_text(tmp / "fifo.yaml", R"(fifo-test:
   env: CartPole-v1
   algorithm: PPO
   stop: {timesteps_total: 30720}
-  config: {num_workers: 0, num_envs_per_worker: 8, rollout_fragment_length: 64, minibatch_size: 256, num_epochs: 1,
-           checkpoint_freq: 0}
+  config: {num_workers: 0, num_envs_per_worker: 8, rollout_fragment_length: 64, minibatch_size: 64, num_epochs: 16,
+           hidden_sizes: [128, 128], checkpoint_freq: 0}
   tune:
     num_samples: 2
     max_concurrent_trials: 2
