@@ -59,9 +59,9 @@ int run_worker_command(const std::vector<std::string>& args) {
   const std::string id = std::to_string(worker.worker_id());
   set_log_role("worker " + id, "rlx worker " + id);
   const std::string who = "worker " + id + " (pid " + std::to_string(::getpid()) + ")";
-  logger().info("rlx {} worker {} starting: pid {} on {}, wire protocol {}, connecting to {}{}", kRlxVersion, id,
-                ::getpid(), local_host_name(), kProtocolVersion, worker_options.endpoint,
-                worker_options.curve_client ? " with CURVE keys" : "");
+  logger().info("rlx {} worker {} starting: pid {} on {}, wire protocol {}, connecting to {}{}, learner timeout {} s",
+                kRlxVersion, id, ::getpid(), local_host_name(), kProtocolVersion, worker_options.endpoint,
+                worker_options.curve_client ? " with CURVE keys" : "", timeout_s);
   WorkerExit exit;
   try {
     exit = worker.run();

@@ -47,10 +47,12 @@ TEST_CASE("rlx train leaves its own log and each worker's in the run's logs/, an
                          Catch::Contains("] [driver] [info] stopped by training_iteration at iteration 2"));
   // -q: no progress line, and the lines that go with it only in driver.log.
   rlx::test::TempDir quiet;
-  const auto q = train(quiet, 1, "-q");
+  // (and the workers' learner timeout comes from the config key)
+  const auto q = train(quiet, 1, "-q --set worker_learner_timeout_s=7.5");
   CHECK(q.exit_code == 3);
   CHECK(q.err.empty());
   CHECK_THAT(log_of(quiet, "driver.log"), Catch::Contains("] [driver] [info] workers connect to ipc://"));
+  CHECK_THAT(log_of(quiet, "worker_1.log"), Catch::Contains(", learner timeout 7.5 s"));
   int stopped = 0;
   for (const int worker : {1, 2}) {
     const std::string id = std::to_string(worker);
@@ -58,7 +60,7 @@ TEST_CASE("rlx train leaves its own log and each worker's in the run's logs/, an
     INFO(log);
     CHECK_THAT(log, Catch::StartsWith("=== ") && Catch::Contains(": start 1 of worker " + id + " ==="));
     CHECK_THAT(log, Catch::Contains("] [worker " + id + "] [info] rlx 0.1.0 worker " + id + " starting: pid ") &&
-                        Catch::Contains("connecting to ipc://"));
+                        Catch::Contains("connecting to ipc://") && Catch::Contains(", learner timeout 60 s"));
     CHECK_THAT(log, Catch::Contains("] [worker " + id + "] [info] joined the learner at ipc://") &&
                         Catch::Contains("CartPole-v1 x 4 envs, fragments of 32 steps"));
     CHECK_THAT(log, !Catch::Contains("[debug]"));
