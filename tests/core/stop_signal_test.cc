@@ -167,28 +167,19 @@ TEST_CASE("A GuardedTempDir goes with its object, and with an abort together wit
   }
   CHECK_FALSE(fs::exists(kept));
   // In a child that aborts (no destructor runs), the signal path removes the directory.
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(ready[0]);
-    const StopSignals signals(std::chrono::seconds(60), "stopping the test child");
-    rlx::GuardedTempDir dir("keys-", tmp.path());
-    rlx::test::write_text(dir / "client.key", "secret");
-    dir.guard_contents();
-    const std::string path = dir.path().string();
-    if (::write(ready[1], path.c_str(), path.size()) != static_cast<ssize_t>(path.size())) ::_exit(90);
-    ::close(ready[1]);
-    std::abort();
-  }
-  ::close(ready[1]);
-  std::string path;
-  char buffer[256];
-  for (ssize_t got; (got = ::read(ready[0], buffer, sizeof buffer)) > 0;) path.append(buffer, static_cast<size_t>(got));
-  ::close(ready[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE_FALSE(path.empty());
-  check_died_of(status, SIGABRT, path);
+  const fs::path parent = tmp / "guarded";
+  fs::create_directories(parent);
+  const int status = run_child(
+      make_secret_dir(tmp.path()), 60,
+      [&] {
+        rlx::GuardedTempDir dir("keys-", parent);
+        rlx::test::write_text(dir / "client.key", "secret");
+        dir.guard_contents();
+        if (!fs::exists(dir / "client.key")) ::_exit(91);
+        std::abort();
+      },
+      [](pid_t) {});
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+  CHECK(fs::is_empty(parent));  // the child's guarded directory went with it
 }
