@@ -28,6 +28,7 @@ packages=(
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libspdlog-dev
+  slurmctld slurmd slurm-client munge
 )
 
 missing=()
@@ -40,7 +41,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=()
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
   "${sudo_cmd[@]}" apt-get update -q
+  # munge's and slurm's postinst start their system daemons through invoke-rc.d. rlx's
+  # cluster tests run daemons of their own (tests/cluster/slurm_cluster.sh), so a system
+  # munged would only be a stray process (and in a container it is started outside any init).
+  # Unless the machine already has a policy-rc.d, one that refuses (exit 101) stands in for
+  # the install and goes right after it, or on exit if the install fails.
+  own_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    own_policy=1
+    trap '"${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d' EXIT
+    printf '#!/bin/sh\n# written by rlx scripts/setup.sh for one apt-get install\nexit 101\n' |
+      "${sudo_cmd[@]}" install -m 755 /dev/stdin /usr/sbin/policy-rc.d
+  fi
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+  if [ "$own_policy" = 1 ]; then
+    "${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d
+    trap - EXIT
+  fi
 else
   echo "setup: all ${#packages[@]} packages present"
 fi
