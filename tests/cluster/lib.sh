@@ -1,0 +1,142 @@
+# shellcheck shell=bash
+# tests/cluster/lib.sh: what rlx's cluster tests share. Source it from a bash test script:
+#
+#   set -euo pipefail
+#   source "$(dirname "$0")/lib.sh"
+#   cluster_up 3                      # exit 77 (skipped) where the machine cannot; on exit,
+#                                     # logs are printed if the test failed, then `down` runs
+#   cluster_exec srun -N 3 hostname   # a Slurm client on the "login node", under a timeout
+#   jid=$(cluster_exec sbatch --parsable -o out-%j.txt job.sh)
+#   wait_job_state "$jid" COMPLETED 30 || fail "job $jid did not complete"
+#   [ "$(job_exit_code "$jid")" = 0 ] || fail "job $jid exited $(job_exit_code "$jid")"
+#
+# Each test gets its own cluster: prefix rlxt<script name without _test.sh and non-alnums>,
+# state in /tmp/rlx-slurm-<prefix> (set RLX_SLURM_PREFIX / RLX_SLURM_DIR to override). ctest
+# still runs the cluster tests one at a time (RESOURCE_LOCK): two clusters on 2 cores make
+# timings meaningless.
+#
+# ctest runs each script in build/tests/cluster with RLX_BIN (the rlx binary) and
+# RLX_SOURCE_DIR set.
+#
+# Every call that can block is bounded: cluster_exec by RLX_CLUSTER_TIMEOUT (default 60 s),
+# polls by their own timeout. Finished jobs stay visible to scontrol for MinJobAge (30 s by
+# default); poll with wait_job_state rather than `sbatch --wait`, which polls only every
+# 10 s with that setting.
+
+RLX_CLUSTER=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/slurm_cluster.sh
+if [ -z "${RLX_SLURM_PREFIX:-}" ]; then
+  RLX_SLURM_PREFIX=rlxt$(basename "$0" .sh | sed 's/_test$//; s/[^a-z0-9]//g')
+fi
+export RLX_SLURM_PREFIX
+export RLX_SLURM_DIR=${RLX_SLURM_DIR:-/tmp/rlx-slurm-$RLX_SLURM_PREFIX}
+RLX_CLUSTER_TIMEOUT=${RLX_CLUSTER_TIMEOUT:-60}
+
+# fail MESSAGE...: the test fails, saying why (the EXIT trap then prints the logs).
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# cluster_up N: a cluster of N nodes, torn down however the test ends. Exits 77 (ctest:
+# skipped) with the harness's one-line reason when this machine cannot run one.
+cluster_up() {
+  trap _cluster_on_exit EXIT
+  trap 'exit 143' TERM   # so that a timeout's SIGTERM still runs the EXIT trap
+  trap 'exit 130' INT
+  local rc=0
+  timeout -k 5 120 "$RLX_CLUSTER" up "$1" || rc=$?
+  [ "$rc" = 0 ] || exit "$rc"   # 77 passes through as "skipped"
+}
+
+# cluster_down: tear down now (the EXIT trap would otherwise); fails if anything is left.
+cluster_down() {
+  timeout -k 5 60 "$RLX_CLUSTER" down
+  local left
+  left=$(cluster_leftovers)
+  [ -z "$left" ] || fail "left behind after down: $left"
+}
+
+_cluster_on_exit() {
+  local rc=$?
+  trap - EXIT
+  if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+    print_slurm_logs >&2
+  fi
+  timeout -k 5 60 "$RLX_CLUSTER" down >/dev/null 2>&1 || echo "lib.sh: down failed" >&2
+  exit "$rc"
+}
+
+# cluster_exec CMD...: run CMD on the login node (Slurm clients find the cluster), in the
+# current directory, killed after RLX_CLUSTER_TIMEOUT seconds.
+cluster_exec() { timeout -k 5 "$RLX_CLUSTER_TIMEOUT" "$RLX_CLUSTER" exec "$@"; }
+
+# node_exec I CMD...: run CMD on node I (outside Slurm), bounded like cluster_exec.
+node_exec() { timeout -k 5 "$RLX_CLUSTER_TIMEOUT" "$RLX_CLUSTER" node-exec "$@"; }
+
+# job_field JOBID FIELD: FIELD's value in `scontrol show job` (empty once the job is gone).
+job_field() {
+  local line
+  line=$(timeout -k 2 10 "$RLX_CLUSTER" exec scontrol show job -o "$1" 2>/dev/null) || return 0
+  sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" $line"
+}
+
+# job_state JOBID: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ... (empty once the job
+# is gone, MinJobAge seconds after it ended).
+job_state() { job_field "$1" JobState; }
+
+# job_exit_code JOBID: the batch script's exit status as a shell would report it: its exit
+# code, or 128 + the signal that killed it.
+job_exit_code() {
+  local code
+  code=$(job_field "$1" ExitCode)   # "status:signal"
+  [ -n "$code" ] || { echo "lib.sh: job $1 is unknown (gone after MinJobAge?)" >&2; return 1; }
+  if [ "${code#*:}" != 0 ]; then echo $((128 + ${code#*:})); else echo "${code%:*}"; fi
+}
+
+# wait_job_state JOBID STATE[|STATE...] TIMEOUT: poll until the job is in one of the states;
+# on timeout, say which state it was in and return 1.
+wait_job_state() {
+  local jid=$1 want=$2 end state
+  end=$(($(date +%s%N) + $3 * 1000000000))
+  while :; do
+    state=$(job_state "$jid")
+    [[ -n $state && "|$want|" == *"|$state|"* ]] && return 0
+    (($(date +%s%N) < end)) || break
+    sleep 0.2
+  done
+  echo "lib.sh: job $jid is ${state:-unknown}, not $want, after $3 s" >&2
+  return 1
+}
+
+# print_slurm_logs: the cluster's state and the tail of every daemon's log (for a failure).
+print_slurm_logs() {
+  local f
+  echo "===== slurm cluster $RLX_SLURM_PREFIX ($RLX_SLURM_DIR) at failure ====="
+  timeout -k 2 10 "$RLX_CLUSTER" status 2>&1 || true
+  for f in "$RLX_SLURM_DIR"/log/*.log; do
+    [ -e "$f" ] || continue
+    echo "----- $f (last 40 lines) -----"
+    tail -n 40 "$f"
+  done
+  echo "===== end of slurm logs ====="
+}
+
+# cluster_leftovers: what of this cluster survives `down`, one item a line (nothing if clean):
+# namespaces, live processes started in it (their environment names its slurm.conf) or
+# serving its munge socket, netns mounts and files.
+cluster_leftovers() {
+  local f pid state
+  ip netns list | awk '{print $1}' | grep -E "^$RLX_SLURM_PREFIX-" | sed 's/^/namespace /' || true
+  for f in /run/netns/"$RLX_SLURM_PREFIX"-*; do [ ! -e "$f" ] || echo "mount $f"; done
+  # The patterns come from a file, so that grep's own command line does not match them.
+  grep -lzxF -f <(printf '%s\n' "SLURM_CONF=$RLX_SLURM_DIR/slurm.conf" "--socket=$RLX_SLURM_DIR/munge/munge.sock") \
+    /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | while read -r f; do
+    pid=${f#/proc/}
+    pid=${pid%/*}
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -c1)
+    # gone since, or a zombie (dead already; init reaps it)
+    [ -z "$state" ] || [ "$state" = Z ] || echo "process $pid $(cat "/proc/$pid/comm" 2>/dev/null)"
+  done | sort -u || true   # (grep fails on the /proc files it may not read)
+  # shellcheck disable=SC2012
+  [ ! -e "$RLX_SLURM_DIR" ] || echo "files $RLX_SLURM_DIR: $(ls -A "$RLX_SLURM_DIR" | tr '\n' ' ')"
+}
