@@ -29,14 +29,17 @@
 #                                  could even share a subnet.
 #   RLX_SLURM_CPUS=4               CPUs each node advertises (more than the machine has is fine)
 #   RLX_SLURM_MINJOBAGE=30         seconds a finished job stays visible to squeue/scontrol, and
-#                                  so can be requeued. Slurm's sbatch --wait polls every 10 s
-#                                  once MinJobAge >= 4, so tests poll scontrol instead
+#                                  so can be requeued. With MinJobAge >= 4, sbatch --wait
+#                                  polls at 2 s and 10 s, then every 10 s (a 3 s job
+#                                  returns after 10 s), so tests poll scontrol instead
 #                                  (lib.sh wait_job_state).
 #   RLX_SLURM_CRED_EXPIRE=5        AuthInfo cred_expire: a requeued job waits this + 1 s before
 #                                  it may start again (Slurm's default is 120 s; 5 is its
 #                                  minimum). It is also how old a launch credential may be when
 #                                  slurmd checks it: raise it if slurmd logs "credential expired".
-#   RLX_SLURM_CONF_EXTRA=          lines appended to slurm.conf (e.g. "SlurmdTimeout=10")
+#   RLX_SLURM_CONF_EXTRA=          lines appended to slurm.conf (e.g. "SlurmdTimeout=10"); a key
+#                                  set above is overridden (Slurm logs "specified more than
+#                                  once, latest value used")
 #   RLX_SLURM_UP_TIMEOUT=60        seconds `up` waits for the nodes to be idle
 #   RLX_SLURM_KEEP_LOGS=0          1: `down` keeps DIR/log (everything else still goes)
 #
@@ -68,7 +71,10 @@ STATE_ENTRIES=(slurm.conf hosts nodes munge state spool run log "$MARKER")
 me=$(basename "$0")
 die() { echo "$me: $*" >&2; exit 1; }
 skip() { echo "$me: skipped: $*" >&2; exit 77; }
-usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() {   # the comment at the top of this file, up to the shellcheck notes
+  awk 'NR > 1 && /^# SC2015/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0" >&2
+  exit 2
+}
 
 [[ $P =~ ^[a-z][a-z0-9]{0,31}$ ]] || die "RLX_SLURM_PREFIX='$P': want 1-32 of [a-z0-9], starting with a letter"
 [[ $NET =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "RLX_SLURM_NET='$NET': want three octets, e.g. 10.78.0"
