@@ -24,6 +24,7 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
     o.payload = experiment_to_json(experiment).dump();
     o.log_dir = options.log_dir;
     o.launcher = options.launcher;
+    o.placement = options.placement;
     group_ = std::make_unique<LearnerGroup>(o);
     member_ = &group_->member();
   }

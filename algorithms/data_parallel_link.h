@@ -27,6 +27,8 @@ struct DataParallelOptions {
   LearnerGroupMember* member = nullptr;  // set on ranks >= 1 (`rlx learner`)
   std::filesystem::path log_dir;         // the driver's ranks log to log_dir/learner_rank_<r>.log (empty: inherit)
   ProcessLauncher* launcher = nullptr;   // starts the driver's ranks (null: local fork/exec)
+  // The driver's place in a group an engine started (srun, torchrun): no rank is spawned.
+  std::optional<RankPlacement> placement;
 };
 
 // One command from the driver to a rank.

@@ -212,6 +212,13 @@ SamplerStats RemoteSampler::stats() const {
   s.worker_restarts = static_cast<uint64_t>(pool_->restarts());
   s.workers_active = r.workers_active;
   s.episodes_dropped_nonfinite = r.episodes_dropped;
+  s.fragments_received = r.fragments_received;
+  s.fragments_consumed = r.fragments_consumed;
+  s.fragments_queued = r.queued;
+  s.workers_joined = r.workers_joined;
+  s.workers_lost = r.workers_lost;
+  s.workers_rejoined = r.workers_restarted;
+  s.handshakes_refused = r.handshakes_refused;
   return s;
 }
 

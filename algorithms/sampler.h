@@ -25,6 +25,15 @@ struct SamplerStats {
   uint64_t worker_restarts = 0;
   uint64_t workers_active = 0;
   uint64_t episodes_dropped_nonfinite = 0;  // drop_nonfinite_episodes: episodes ended by a NaN/inf step
+  // Workers over the network (remote samplers only): joins, losses and CURVE handshakes, and
+  // every fragment that arrived (each ends consumed, dropped or refused: the rest of these counts).
+  uint64_t fragments_received = 0;
+  uint64_t fragments_consumed = 0;
+  uint64_t fragments_queued = 0;    // received, not yet taken
+  uint64_t workers_joined = 0;
+  uint64_t workers_lost = 0;        // silent past the heartbeat timeout (a crashed host, a cut link)
+  uint64_t workers_rejoined = 0;    // came back on the same connection after going quiet
+  uint64_t handshakes_refused = 0;  // a key the run does not authorize
 };
 
 class Sampler {

@@ -30,6 +30,7 @@
 #include "learner/non_finite.h"
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
+#include "transport/sockets.h"
 
 namespace rlx {
 
@@ -125,7 +126,9 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   const Experiment& e = options.experiment;
   const CommonConfig& config = e.config.common();
   const int64_t workers = config.num_workers;
-  if (workers == 0) return std::make_unique<LocalSampler>(algorithm.worker_setup());
+  // num_workers: 0 samples in this process, unless workers are to connect (--bind): then every
+  // worker is remote (a fleet started elsewhere, e.g. by srun).
+  if (workers == 0 && options.bind_endpoint.empty()) return std::make_unique<LocalSampler>(algorithm.worker_setup());
   RemoteSamplerOptions o;
   o.setup = algorithm.worker_setup();
   o.num_local_workers = static_cast<int>(workers);
@@ -154,6 +157,14 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   progress_logger(options.progress)
       .info("workers connect to {} (at most {} at once; their queued fragments take at most {} MiB); their logs: {}",
             sampler->endpoint(), o.max_workers, sampler->queued_bytes_bound() >> 20, o.log_dir.string());
+  if (sampler->endpoint().rfind("tcp://", 0) == 0) {
+    const std::filesystem::path file =
+        options.endpoint_file.empty() ? trial_dir / kEndpointFileName : options.endpoint_file;
+    const std::string reachable = reachable_endpoint(sampler->endpoint(), local_host_name());
+    write_file_atomic(file, reachable + "\n");
+    progress_logger(options.progress).info("wrote {} to {} (rlx worker --connect-file)", reachable, file.string());
+  }
+  if (workers == 0) progress_logger(options.progress).info("no local workers: every worker connects from elsewhere");
   return sampler;
 }
 
@@ -187,6 +198,7 @@ class TrainingRun {
     data_parallel.program = options_.worker_program;
     data_parallel.log_dir = outcome_.trial_dir / kLogsDirName;
     data_parallel.launcher = options_.launcher;
+    data_parallel.placement = options_.placement;
     algorithm_ = make_algorithm(experiment_, data_parallel);
     open_trial();
     if (resumed_) {
@@ -384,7 +396,14 @@ class TrainingRun {
               {"messages_rejected", sampling.messages_rejected},
               {"worker_restarts", sampling.worker_restarts},
               {"workers_active", sampling.workers_active},
-              {"episodes_dropped_nonfinite", sampling.episodes_dropped_nonfinite}}}};
+              {"episodes_dropped_nonfinite", sampling.episodes_dropped_nonfinite},
+              {"fragments_received", sampling.fragments_received},
+              {"fragments_consumed", sampling.fragments_consumed},
+              {"fragments_queued", sampling.fragments_queued},
+              {"workers_joined", sampling.workers_joined},
+              {"workers_lost", sampling.workers_lost},
+              {"workers_rejoined", sampling.workers_rejoined},
+              {"handshakes_refused", sampling.handshakes_refused}}}};
   }
 
   // The reason the run ends now ("" to go on): a stop criterion, or the pause point.

@@ -12,6 +12,7 @@
 
 #include "core/experiment.h"
 #include "core/process_launcher.h"
+#include "core/rank_placement.h"
 
 namespace rlx {
 
@@ -29,7 +30,16 @@ struct TrainOptions {
   // ("training_iteration", "timesteps_total" or "time_total_s") reaches the value, without
   // touching the experiment's stop criteria or schedules (a tuner's segment boundary).
   std::optional<std::pair<std::string, double>> pause_at;
+  // Set when an engine (srun, torchrun) started this process as rank 0 of a data-parallel group
+  // whose other ranks it started too (num_learners is the world size).
+  std::optional<RankPlacement> placement;
+  // Where the workers' endpoint is written once bound (one line, e.g. tcp://node1:5555), for
+  // `rlx worker --connect-file`; default TRIAL_DIR/endpoint when bind_endpoint is a TCP address.
+  std::filesystem::path endpoint_file;
 };
+
+// The trial's endpoint file (TrainOptions::endpoint_file's default): TRIAL_DIR/endpoint.
+constexpr const char* kEndpointFileName = "endpoint";
 
 // A trial's logs: OUTPUT/<experiment>/<trial>/logs/driver.log (and the workers' and ranks').
 constexpr const char* kLogsDirName = "logs";

@@ -1,17 +1,25 @@
 // `rlx train FILE.yaml`: train an experiment until its stop criterion; exit 0 when the reward
 // criterion was reached, 3 when another criterion (the budget) ended the run first, 6 when
 // SIGTERM or SIGINT stopped it (after the current iteration, with a checkpoint).
+#include <unistd.h>
+
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/trainer.h"
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
 #include "core/log.h"
+#include "core/rank_placement.h"
 #include "core/stop_signal.h"
+#include "core/version.h"
+#include "learner/learner_group.h"
+#include "transport/sockets.h"
 
 namespace po = boost::program_options;
 
@@ -19,10 +27,55 @@ namespace rlx::cli {
 
 namespace {
 
+// How long a rank >= 1 waits for rank 0 to serve the rendezvous (rank 0 may first read its
+// checkpoints and build its workers).
+constexpr std::chrono::milliseconds kPlacedRendezvousTimeout{300000};
+
+// `--resume auto`: the newest checkpoint of OUTPUT/<experiment>/<--trial-name> that verifies
+// (each damaged one skipped, and said so); nullopt when there is none yet. A trial directory
+// that holds results but no usable checkpoint (a run stopped before its first one) is moved
+// aside to TRIAL.abandoned-<time>, so that the fresh run's counters start clean.
+std::optional<std::filesystem::path> auto_resume_checkpoint(const po::variables_map& values,
+                                                            const std::vector<std::string>& overrides) {
+  if (!values.count("file") || !values.count("trial-name")) {
+    throw UsageError("--resume auto needs the experiment FILE.yaml and --trial-name NAME: it continues "
+                     "OUTPUT/<experiment>/NAME from its newest checkpoint, or starts it");
+  }
+  const std::string name = values.count("experiment") ? values["experiment"].as<std::string>() : "";
+  const Experiment experiment = load_experiment(values["file"].as<std::string>(), name, overrides);
+  const std::filesystem::path trial_dir = std::filesystem::path(values["output"].as<std::string>()) / experiment.name /
+                                          values["trial-name"].as<std::string>();
+  std::vector<SkippedCheckpoint> skipped;
+  const std::optional<Checkpoint> newest = newest_valid_checkpoint(trial_dir, skipped);
+  for (const SkippedCheckpoint& bad : skipped) {
+    logger().warn("--resume auto: skipping {}: {}", bad.path.string(), bad.reason);
+  }
+  if (newest) {
+    logger().info("--resume auto: continuing from {}", newest->path.string());
+    return newest->path;
+  }
+  bool holds_results = false;  // anything besides logs/ (an attempt that failed before training)
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(trial_dir, error); !error && it != std::filesystem::end(it);
+       it.increment(error)) {
+    holds_results = holds_results || it->path().filename() != kLogsDirName;
+  }
+  if (holds_results) {
+    const std::filesystem::path aside = trial_dir.string() + ".abandoned-" + std::to_string(::time(nullptr));
+    std::filesystem::rename(trial_dir, aside);
+    logger().warn("--resume auto: {} has no usable checkpoint; moved it to {} and starting afresh", trial_dir.string(),
+                  aside.string());
+  } else {
+    logger().info("--resume auto: {} has no checkpoint yet; starting it", trial_dir.string());
+  }
+  return std::nullopt;
+}
+
 // The experiment to run: from the file, or from the checkpoint when resuming; then overrides.
-Experiment resolve_experiment(const po::variables_map& values, const std::vector<std::string>& overrides) {
-  if (values.count("resume")) {
-    const Checkpoint checkpoint = read_checkpoint_dir(values["resume"].as<std::string>());
+Experiment resolve_experiment(const po::variables_map& values, const std::optional<std::filesystem::path>& resume,
+                              const std::vector<std::string>& overrides) {
+  if (resume) {
+    const Checkpoint checkpoint = read_checkpoint_dir(*resume);
     Experiment experiment =
         experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
     apply_overrides(experiment, overrides);
@@ -50,6 +103,35 @@ std::pair<std::string, double> parse_pause_at(const std::string& text) {
   return {counter, std::get<double>(*value)};
 }
 
+// The flags that place this process in a data-parallel group (they win over the environment's).
+RankFlags rank_flags(const po::variables_map& values) {
+  RankFlags flags;
+  if (values.count("rank")) flags.rank = values["rank"].as<int>();
+  if (values.count("world-size")) flags.world_size = values["world-size"].as<int>();
+  if (values.count("local-rank")) flags.local_rank = values["local-rank"].as<int>();
+  if (values.count("master-addr")) flags.master_addr = values["master-addr"].as<std::string>();
+  if (values.count("master-port")) flags.master_port = values["master-port"].as<int>();
+  return flags;
+}
+
+// A rank >= 1 that an engine started: joins rank 0's group and follows it until it says stop.
+int run_placed_rank(const RankPlacement& placement) {
+  const std::string name = "learner rank " + std::to_string(placement.rank);
+  set_log_role(name, "rlx train (" + name + ")");
+  logger().info("rlx {} {} of {} on {}, pid {}: joining rank 0 at {}:{} ({})", kRlxVersion, name, placement.world_size,
+                local_host_name(), ::getpid(), placement.master_addr, placement.master_port, placement.origin);
+  // Carries on through SIGTERM/SIGINT (Slurm signals every task): rank 0 checkpoints, then stops the group.
+  const StopSignals stop_signals(stop_grace_from_env(), "carrying on until learner rank 0 stops the group");
+  std::unique_ptr<LearnerGroupMember> member = join_placed_learner_group(placement, kPlacedRendezvousTimeout);
+  std::unique_ptr<LogFile> log;
+  if (const std::string dir = member->log_dir(); !dir.empty()) {
+    log = std::make_unique<LogFile>(learner_rank_log(dir, placement.rank));
+  }
+  logger().info("joined the group of {} learners on {}", placement.world_size, member->device().str());
+  run_learner_rank(*member);
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
@@ -62,7 +144,9 @@ int run_train_command(const std::vector<std::string>& args) {
                                                               "same as --set num_workers=N (0: sample in-process)")(
       "learners", po::value<int64_t>(), "same as --set num_learners=M (data-parallel learner processes)")(
       "device", po::value<std::string>(), "same as --set device=D (cpu, cuda, cuda:N; learner rank r on cuda:N+r)")(
-      "resume", po::value<std::string>(), "continue from this checkpoint directory, with the same counters")(
+      "resume", po::value<std::string>(),
+      "continue from this checkpoint directory, with the same counters; `auto` (with --trial-name): from the "
+      "trial's newest valid checkpoint, or start the trial when it has none (a requeued job)")(
       "trial-name", po::value<std::string>(), "name of the trial directory (default: ALGO_ENV_seedS_TIME)")(
       "bind", po::value<std::string>()->default_value(""),
       "where workers connect (default: a private ipc:// socket in a directory only this user can open); "
@@ -72,7 +156,16 @@ int run_train_command(const std::vector<std::string>& args) {
       "pause-at", po::value<std::string>(),
       "COUNTER=VALUE: end with a checkpoint (exit status 5) once training_iteration, timesteps_total or "
       "time_total_s reaches VALUE; stop criteria and schedules are unchanged (rlx tune's segments)")(
-      "quiet,q", "no progress line (the lines for the user that go with it: only in logs/driver.log)");
+      "quiet,q", "no progress line (the lines for the user that go with it: only in logs/driver.log)")(
+      "endpoint-file", po::value<std::string>(),
+      "with a tcp:// --bind: write the address workers reach here (default TRIAL_DIR/endpoint)")(
+      "rank", po::value<int>(), "this process's learner rank (default: RANK, else SLURM_PROCID inside srun)")(
+      "world-size", po::value<int>(), "learner ranks in all (default: WORLD_SIZE, else SLURM_STEP_NUM_TASKS)")(
+      "local-rank", po::value<int>(), "this rank's GPU on its node (default: LOCAL_RANK, else SLURM_LOCALID)")(
+      "master-addr", po::value<std::string>(),
+      "rank 0's host for the rendezvous (default: MASTER_ADDR, else the srun step's first node)")(
+      "master-port", po::value<int>(),
+      "the rendezvous port (default: MASTER_PORT, else 20000 + SLURM_JOB_ID % 10000 under srun, else 29500)");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("file", 1);
@@ -91,6 +184,16 @@ int run_train_command(const std::vector<std::string>& args) {
                  "RLX_STOP_GRACE_S seconds (default 60) after the first.\n";
     return kExitOk;
   }
+  // Started by srun or torchrun as one of several learner ranks? Ranks >= 1 follow rank 0.
+  const std::optional<RankPlacement> placement = [&]() -> std::optional<RankPlacement> {
+    try {
+      return rank_placement(process_environment(), rank_flags(values));
+    } catch (const PlacementError& error) {
+      throw UsageError(std::string("cannot place this learner rank: ") + error.what());
+    }
+  }();
+  const bool placed = placement && placement->world_size > 1;
+  if (placed && placement->rank > 0) return run_placed_rank(*placement);
   set_log_role("driver", "rlx train");
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
   std::vector<std::string> overrides;
@@ -100,11 +203,27 @@ int run_train_command(const std::vector<std::string>& args) {
   if (values.count("learners")) overrides.push_back("num_learners=" + std::to_string(values["learners"].as<int64_t>()));
   if (values.count("device")) overrides.push_back("device=" + values["device"].as<std::string>());
 
+  std::optional<std::filesystem::path> resume;
+  if (values.count("resume")) {
+    resume = values["resume"].as<std::string>() == "auto" ? auto_resume_checkpoint(values, overrides)
+                                                         : std::filesystem::path(values["resume"].as<std::string>());
+  }
   TrainOptions train;
-  train.experiment = resolve_experiment(values, overrides);
+  train.experiment = resolve_experiment(values, resume, overrides);
+  if (placed) {
+    const int64_t asked = train.experiment.config.common().num_learners;
+    if (asked != 1 && asked != placement->world_size && !resume) {
+      throw UsageError("num_learners is " + std::to_string(asked) + " but " + std::to_string(placement->world_size) +
+                       " learner ranks were started (" + placement->origin + "); drop num_learners or make them agree");
+    }
+    apply_overrides(train.experiment, {"num_learners=" + std::to_string(placement->world_size)});
+    validate_experiment(train.experiment);
+    train.placement = placement;
+    logger().info("learner rank 0 of {} on {} ({})", placement->world_size, local_host_name(), placement->origin);
+  }
   std::vector<std::string> env_plugins;
   if (values.count("env-plugin")) env_plugins = values["env-plugin"].as<std::vector<std::string>>();
-  if (values.count("resume")) {
+  if (resume) {
     // The checkpoint's plugins, pointed at the given files where they moved.
     for (const std::string& warning : relocate_plugins(train.experiment.plugins, env_plugins)) {
       logger().warn("{}", warning);
@@ -115,7 +234,8 @@ int run_train_command(const std::vector<std::string>& args) {
     }
   }
   train.output_root = values["output"].as<std::string>();
-  if (values.count("resume")) train.resume = values["resume"].as<std::string>();
+  train.resume = resume;
+  if (values.count("endpoint-file")) train.endpoint_file = values["endpoint-file"].as<std::string>();
   if (values.count("trial-name")) train.trial_name = values["trial-name"].as<std::string>();
   train.bind_endpoint = values["bind"].as<std::string>();
   if (values.count("auth-keys")) train.auth_keys = values["auth-keys"].as<std::string>();

@@ -51,7 +51,10 @@ int run_tune_command(const std::vector<std::string>& args) {
       "output", po::value<std::string>()->default_value("runs"), "results root: OUTPUT/<experiment>/<trial>/")(
       "resume", po::value<std::string>(), "continue the tuning run in OUTPUT/<experiment> after a crash or kill")(
       "replay", po::value<std::string>(), "retrain the trial in TRIAL_DIR on its logged PBT hyperparameter schedule")(
-      "quiet,q", "no live status table");
+      "quiet,q", "no live status table")(
+      "launch-prefix", po::value<std::string>(),
+      "start each trial segment through this command, e.g. \"srun --exact -N1 -n1 -c2\": one Slurm job step "
+      "per trial inside the allocation (default: a local process)");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("file", 1);
@@ -91,6 +94,16 @@ int run_tune_command(const std::vector<std::string>& args) {
     return code == kExitPaused ? kExitError : code;
   }
   TunerOptions tune;
+  std::unique_ptr<CommandPrefixLauncher> prefix_launcher;
+  if (values.count("launch-prefix")) {
+    try {
+      prefix_launcher = std::make_unique<CommandPrefixLauncher>(split_command_prefix(values["launch-prefix"].as<std::string>()));
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(std::string("--launch-prefix: ") + error.what());
+    }
+    tune.launcher = prefix_launcher.get();
+    logger().info("trial segments start through: {}", values["launch-prefix"].as<std::string>());
+  }
   tune.rlx_program = self;
   tune.env_plugins = env_plugins;
   tune.check_experiment = check_tune_experiment;

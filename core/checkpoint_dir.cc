@@ -200,4 +200,16 @@ std::optional<fs::path> latest_checkpoint(const fs::path& trial_dir) {
   return all.back();
 }
 
+std::optional<Checkpoint> newest_valid_checkpoint(const fs::path& trial_dir, std::vector<SkippedCheckpoint>& skipped) {
+  const std::vector<fs::path> all = list_checkpoints(trial_dir);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    try {
+      return read_checkpoint_dir(*it);
+    } catch (const CheckpointRefused& refused) {
+      skipped.push_back({*it, refused.what()});
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace rlx

@@ -74,4 +74,16 @@ std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path&
 // The highest-iteration checkpoint of a trial; nullopt when it has none.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& trial_dir);
 
+// A checkpoint passed over because it did not verify, and why (CheckpointRefused's message).
+struct SkippedCheckpoint {
+  std::filesystem::path path;
+  std::string reason;
+};
+
+// The newest checkpoint of a trial that verifies, trying them newest first (a run killed while
+// writing, a damaged disk); each one refused on the way is appended to `skipped`. nullopt when
+// none verifies (or the trial has none).
+std::optional<Checkpoint> newest_valid_checkpoint(const std::filesystem::path& trial_dir,
+                                                  std::vector<SkippedCheckpoint>& skipped);
+
 }  // namespace rlx

@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -143,6 +146,46 @@ std::unique_ptr<LaunchedProcess> LocalLauncher::launch(const ProcessSpec& spec) 
 ProcessLauncher& local_launcher() {
   static LocalLauncher launcher;
   return launcher;
+}
+
+namespace {
+
+// `program` if it holds a '/', else the first executable of that name on PATH; nullopt when none.
+std::optional<std::string> find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? std::optional(program) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t colon = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, colon - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = colon + 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> split_command_prefix(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+CommandPrefixLauncher::CommandPrefixLauncher(std::vector<std::string> prefix) : prefix_(std::move(prefix)) {
+  if (prefix_.empty()) throw std::invalid_argument("a launch prefix needs a program, e.g. \"srun --exact -n1\"");
+  const std::optional<std::string> program = find_program(prefix_[0]);
+  if (!program) throw std::invalid_argument("launch prefix program '" + prefix_[0] + "' is not an executable on PATH");
+  prefix_[0] = *program;
+}
+
+std::unique_ptr<LaunchedProcess> CommandPrefixLauncher::launch(const ProcessSpec& spec) {
+  ProcessSpec prefixed = spec;
+  prefixed.argv.insert(prefixed.argv.begin(), prefix_.begin(), prefix_.end());
+  return local_launcher().launch(prefixed);
 }
 
 }  // namespace rlx

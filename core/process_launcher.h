@@ -66,6 +66,24 @@ class ProcessLauncher {
 // The process-wide local fork/exec launcher (core/child_process.h).
 ProcessLauncher& local_launcher();
 
+// Starts each process through a command that runs it elsewhere: `srun --exact -N1 -n1 -c2`
+// gives each a job step of its own inside a Slurm allocation. The prefix's program is looked up
+// on PATH; stopping the launched process signals that command (srun passes SIGTERM on to its
+// task, and ends the step when it is killed).
+class CommandPrefixLauncher : public ProcessLauncher {
+ public:
+  // std::invalid_argument when `prefix` is empty or its program is not on PATH.
+  explicit CommandPrefixLauncher(std::vector<std::string> prefix);
+  std::unique_ptr<LaunchedProcess> launch(const ProcessSpec& spec) override;
+  const std::vector<std::string>& prefix() const { return prefix_; }
+
+ private:
+  std::vector<std::string> prefix_;  // [0] resolved to a path
+};
+
+// "srun --exact -n1" -> {"srun", "--exact", "-n1"}: split at whitespace (no quoting).
+std::vector<std::string> split_command_prefix(const std::string& text);
+
 // `launcher`, or the local one when it is null.
 inline ProcessLauncher& launcher_or_local(ProcessLauncher* launcher) { return launcher ? *launcher : local_launcher(); }
 

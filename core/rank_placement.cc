@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <iterator>
 
 extern char** environ;
 
@@ -121,11 +122,19 @@ std::vector<std::string> expand_slurm_hostlist(std::string_view list) {
   return hosts;
 }
 
-std::optional<RankPlacement> rank_placement(const std::map<std::string, std::string>& environment,
+std::optional<RankPlacement> rank_placement(const std::map<std::string, std::string>& process_env,
                                             const RankFlags& flags) {
+  // Slurm's variables place a task of an srun step only: a batch script (or a salloc shell)
+  // also has SLURM_PROCID=0 and the job's SLURM_NTASKS, but it is one process, not a rank.
+  std::map<std::string, std::string> environment = process_env;
+  if (!environment.count("SLURM_STEP_ID") && !environment.count("SLURM_STEP_NUM_TASKS")) {
+    for (auto it = environment.begin(); it != environment.end();) {
+      it = it->first.rfind("SLURM_", 0) == 0 ? environment.erase(it) : std::next(it);
+    }
+  }
   const Sourced<int> rank = pick_count(flags.rank, "--rank", environment, {"RANK", "SLURM_PROCID"});
   const Sourced<int> world = pick_count(flags.world_size, "--world-size", environment,
-                                        {"WORLD_SIZE", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS"});
+                                        {"WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"});
   if (!rank.value && !world.value) return std::nullopt;
   if (!rank.value) throw PlacementError(world.name + " is set but no rank is (--rank, RANK or SLURM_PROCID)");
   if (!world.value) {
@@ -145,7 +154,12 @@ std::optional<RankPlacement> rank_placement(const std::map<std::string, std::str
                          std::to_string(*world.value));
   }
   const Sourced<int> local = pick_count(flags.local_rank, "--local-rank", environment, {"LOCAL_RANK", "SLURM_LOCALID"});
-  const Sourced<int> port = pick_count(flags.master_port, "--master-port", environment, {"MASTER_PORT"});
+  Sourced<int> port = pick_count(flags.master_port, "--master-port", environment, {"MASTER_PORT"});
+  if (!port.value && launcher(rank.name) == std::string("Slurm") && environment.count("SLURM_JOB_ID")) {
+    // Jobs that share a node must not share a port; a requeued job gets its own again.
+    const int job = parse_count("SLURM_JOB_ID", environment.at("SLURM_JOB_ID").substr(0, 9));
+    port = {kSlurmPortBase + job % kSlurmPortSpan, "SLURM_JOB_ID"};
+  }
   if (port.value && (*port.value < 1 || *port.value > 65535)) {
     throw PlacementError(port.name + "=" + std::to_string(*port.value) + ": expected a port in [1, 65535]");
   }

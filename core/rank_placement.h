@@ -1,8 +1,10 @@
 // RankPlacement: where this process sits in a data-parallel job that an engine started (one
 // process per learner rank): its rank, the world size, its GPU on the node and the rendezvous
 // address. Read from explicit flags, then torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK,
-// MASTER_ADDR, MASTER_PORT), then Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and the
-// first host of SLURM_STEP_NODELIST); each field from the first source that names it.
+// MASTER_ADDR, MASTER_PORT), then Slurm's (SLURM_PROCID, SLURM_STEP_NUM_TASKS or SLURM_NTASKS,
+// SLURM_LOCALID, the first host of SLURM_STEP_NODELIST, a port from SLURM_JOB_ID); each field
+// from the first source that names it. Slurm's count only inside an srun step (SLURM_STEP_ID or
+// SLURM_STEP_NUM_TASKS set): a batch script is one process, whatever SLURM_NTASKS says.
 // Torch-free, so the CLI can decide before LibTorch starts.
 #pragma once
 
@@ -23,6 +25,10 @@ class PlacementError : public std::runtime_error {
 };
 
 constexpr int kDefaultMasterPort = 29500;  // torchrun's default rendezvous port
+// Under srun without MASTER_PORT: kSlurmPortBase + SLURM_JOB_ID % kSlurmPortSpan (below Linux's
+// ephemeral ports), so that two jobs on one node do not meet at the same port.
+constexpr int kSlurmPortBase = 20000;
+constexpr int kSlurmPortSpan = 10000;
 
 // Flags given on the command line; they win over the environment.
 struct RankFlags {

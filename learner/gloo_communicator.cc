@@ -6,6 +6,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -43,20 +46,35 @@ void finish(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::millisecond
 
 }  // namespace
 
+GlooEndpoint gloo_endpoint_from_environment() {
+  GlooEndpoint endpoint;
+  if (const char* names = std::getenv("GLOO_SOCKET_IFNAME"); names != nullptr && *names != '\0') {
+    const std::string list(names);
+    endpoint.interface = list.substr(0, list.find(','));
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') endpoint.hostname = host;
+  return endpoint;
+}
+
 GlooCommunicator::GlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                   std::chrono::milliseconds timeout, const std::string& hostname)
+                                   std::chrono::milliseconds timeout, const GlooEndpoint& endpoint)
     : rank_(rank), size_(size), timeout_(timeout) {
   if (size < 1 || rank < 0 || rank >= size) {
     throw std::invalid_argument("GlooCommunicator: rank " + std::to_string(rank) + " outside a group of " + std::to_string(size));
   }
   try {
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(hostname));
+    options->devices.push_back(endpoint.interface.empty()
+                                   ? c10d::ProcessGroupGloo::createDeviceForHostname(endpoint.hostname)
+                                   : c10d::ProcessGroupGloo::createDeviceForInterface(endpoint.interface));
     options->threads = 1;
     group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
   } catch (const std::exception& e) {
-    throw CommunicatorError("gloo rendezvous of rank " + std::to_string(rank) + " of " + std::to_string(size) +
-                            " failed: " + error_text(e));
+    const std::string where = endpoint.interface.empty() ? "host " + endpoint.hostname
+                                                         : "interface " + endpoint.interface + " (GLOO_SOCKET_IFNAME)";
+    throw CommunicatorError("gloo rendezvous of rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " +
+                            where + " failed: " + error_text(e));
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include <c10/util/intrusive_ptr.h>
 
@@ -17,14 +18,25 @@ class ProcessGroupGloo;
 
 namespace rlx {
 
+// Where this rank's Gloo device listens: the network interface named `interface` when set
+// (GLOO_SOCKET_IFNAME), else the address `hostname` resolves to.
+struct GlooEndpoint {
+  std::string interface;
+  std::string hostname = "127.0.0.1";  // loopback: every rank on this host
+};
+
+// The endpoint for ranks on several hosts: GLOO_SOCKET_IFNAME's interface when it is set (the
+// first of a comma-separated list), else this host's name (which must resolve to a routable address).
+GlooEndpoint gloo_endpoint_from_environment();
+
 class GlooCommunicator : public Communicator {
  public:
   // Joins the group of `size` ranks through store (every rank calls this with the same store
-  // contents); Gloo connects over loopback by default, or over `hostname`'s interface. Every
+  // contents); Gloo connects over loopback by default, or over `endpoint`'s interface. Every
   // later call throws CommunicatorError after `timeout` without its peers. Throws
-  // CommunicatorError when the rendezvous fails.
+  // CommunicatorError when the rendezvous fails (naming the interface or host).
   GlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout,
-                   const std::string& hostname = "127.0.0.1");
+                   const GlooEndpoint& endpoint = {});
   ~GlooCommunicator() override;
 
   int rank() const override { return rank_; }

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@
 #include <filesystem>
 
 #include "core/process_launcher.h"
+#include "core/rank_placement.h"
 #include "learner/communicator.h"
+#include "learner/gloo_communicator.h"
 
 namespace c10d {
 class Store;
@@ -34,9 +37,10 @@ torch::Device learner_device(const std::string& device, int rank);
 // One rank's membership of a group: its communicators and the driver's payload.
 class LearnerGroupMember {
  public:
-  // Joins through store (rank 0 hosts it); throws CommunicatorError when the rendezvous fails.
-  LearnerGroupMember(c10::intrusive_ptr<c10d::Store> store, int rank, int size, const std::string& device,
-                     std::chrono::milliseconds timeout);
+  // Joins through store (rank 0 hosts it) on `device` (e.g. learner_device(setting, rank)),
+  // with Gloo at `gloo`; throws CommunicatorError when the rendezvous fails.
+  LearnerGroupMember(c10::intrusive_ptr<c10d::Store> store, int rank, int size, torch::Device device,
+                     std::chrono::milliseconds timeout, const GlooEndpoint& gloo = {});
   ~LearnerGroupMember();
 
   int rank() const { return rank_; }
@@ -48,6 +52,8 @@ class LearnerGroupMember {
   Communicator& device_comm() { return device_comm_ ? *device_comm_ : *host_; }
   // The payload rank 0 published (e.g. the experiment as JSON).
   std::string payload() const;
+  // The folder rank 0 keeps the ranks' logs in ("" when it published none).
+  std::string log_dir() const;
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;
@@ -67,12 +73,16 @@ struct LearnerGroupOptions {
   // Rank r's output is appended to log_dir/learner_rank_<r>.log; empty: inherited.
   std::filesystem::path log_dir;
   ProcessLauncher* launcher = nullptr;  // starts ranks 1..M-1 (null: local fork/exec); outlives the group
+  // Set when an engine (srun, torchrun) started every rank: this process is placement->rank 0;
+  // nothing is spawned; the store listens on every interface at placement->master_port, Gloo
+  // uses gloo_endpoint_from_environment(), and each rank learns on its node's GPU local_rank.
+  std::optional<RankPlacement> placement;
 };
 
 // Rank r's log file in log_dir: learner_rank_<r>.log.
 std::filesystem::path learner_rank_log(const std::filesystem::path& log_dir, int rank);
 
-// Rank 0's side: the store, the children and rank 0's membership.
+// Rank 0's side: the store, the children (none when an engine started the ranks) and rank 0's membership.
 class LearnerGroup {
  public:
   // Spawns ranks 1..M-1 and joins them; throws CommunicatorError / std::runtime_error naming
@@ -99,8 +109,16 @@ class LearnerGroup {
   std::unique_ptr<LearnerGroupMember> member_;
 };
 
-// Ranks >= 1: connect to rank 0's store at host:port and join.
+// Ranks >= 1 that rank 0 spawned: connect to rank 0's store at host:port and join over loopback.
 std::unique_ptr<LearnerGroupMember> join_learner_group(const std::string& host, int port, int rank, int size,
                                                        const std::string& device, std::chrono::milliseconds timeout);
+
+// Ranks >= 1 that an engine started: connect to rank 0's store at placement's rendezvous
+// (waiting up to `rendezvous_timeout` for rank 0 to publish its payload), then join on the
+// device the payload's experiment names (cuda:local_rank on CUDA) with Gloo at
+// gloo_endpoint_from_environment(); collectives time out after the experiment's
+// learner_timeout_s. CommunicatorError naming the address when the rendezvous fails.
+std::unique_ptr<LearnerGroupMember> join_placed_learner_group(const RankPlacement& placement,
+                                                              std::chrono::milliseconds rendezvous_timeout);
 
 }  // namespace rlx

@@ -79,6 +79,17 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   setup_ = incoming;
 }
 
+void RolloutWorker::follow_endpoint() {
+  if (!options_.endpoint_source) return;
+  const std::optional<std::string> endpoint = options_.endpoint_source();
+  if (!endpoint || *endpoint == options_.endpoint) return;
+  logger().info("the learner's endpoint is now {} (was {}); connecting there", *endpoint, options_.endpoint);
+  socket_.disconnect(options_.endpoint);
+  socket_.connect(*endpoint);
+  options_.endpoint = *endpoint;
+  credits_ = 0;
+}
+
 void RolloutWorker::send_hello() {
   const EnvSpec& spec = collector_->envs().spec();
   Hello hello;
@@ -210,6 +221,7 @@ WorkerExit RolloutWorker::run() {
       credits_ = 0;
     }
     if (!joined && after - last_join >= options_.rejoin_after) {
+      if (stats_.joins > 0) follow_endpoint();
       send(encode_join(options_.worker_id, ++sequence_));  // answered with a Welcome
       last_join = after;
       ++stats_.joins;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,9 @@ struct RolloutWorkerOptions {
   // With keys: CURVE client with this key pair, trusting this server public key.
   std::optional<CurveKeyPair> curve_client;
   std::string curve_server_public_key;
+  // Asked again before each re-join: when it gives an endpoint other than the current one (a
+  // learner restarted elsewhere, e.g. a requeued job), the worker connects there instead.
+  std::function<std::optional<std::string>()> endpoint_source;
 };
 
 // How a worker's run ended.
@@ -75,6 +79,8 @@ class RolloutWorker {
  private:
   void apply_setup(const WorkerSetup& setup);
   void send_hello();
+  // Follows endpoint_source to a new endpoint, if it names one.
+  void follow_endpoint();
   void send_fragment();
   void send(std::vector<zmq::message_t> frames);
   std::shared_ptr<SampleBatch> free_batch();

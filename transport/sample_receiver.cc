@@ -189,6 +189,10 @@ ReceiverStats SampleReceiver::stats() const {
   ReceiverStats copy = stats_;
   copy.reject_counts = reject_counters_.snapshot();
   copy.fault_counts = fault_counters_.snapshot();
+  if (authenticator_) {
+    copy.handshakes_accepted = authenticator_->accepted();
+    copy.handshakes_refused = authenticator_->rejected();
+  }
   return copy;
 }
 

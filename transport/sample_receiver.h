@@ -109,6 +109,8 @@ struct ReceiverStats {
   uint64_t workers_active = 0;
   uint64_t episodes = 0;                  // finished in accepted fragments
   uint64_t episodes_dropped = 0;          // ended by a non-finite env step (drop_nonfinite_episodes)
+  uint64_t handshakes_accepted = 0;       // CURVE handshakes authorized (0 without keys)
+  uint64_t handshakes_refused = 0;        // CURVE handshakes of keys not authorized
   std::string reject_counts;              // RejectCounters::snapshot()
   std::string fault_counts;               // FragmentFaultCounters::snapshot()
 };

@@ -31,6 +31,14 @@ std::string local_host_name() {
   return name;
 }
 
+std::string reachable_endpoint(const std::string& bound, const std::string& host) {
+  for (const char* wildcard : {"tcp://0.0.0.0:", "tcp://[::]:", "tcp://*:"}) {
+    const std::string prefix(wildcard);
+    if (bound.rfind(prefix, 0) == 0) return "tcp://" + host + ":" + bound.substr(prefix.size());
+  }
+  return bound;
+}
+
 SocketOptions socket_options_for(const DecodeLimits& limits) {
   SocketOptions options;
   options.max_message_bytes = static_cast<int64_t>(

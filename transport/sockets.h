@@ -45,6 +45,10 @@ std::optional<std::vector<zmq::message_t>> recv_frames(zmq::socket_t& socket, st
 // This machine's host name for hellos, or "unknown" when it cannot be read.
 std::string local_host_name();
 
+// The endpoint other hosts reach a bound one at: a wildcard address (tcp://0.0.0.0:P,
+// tcp://[::]:P, tcp://*:P) becomes tcp://HOST:P; any other endpoint is returned as it is.
+std::string reachable_endpoint(const std::string& bound, const std::string& host);
+
 // Removes and returns frame 0 (the ROUTER identity of the peer); throws std::invalid_argument if frames is empty.
 std::string take_identity(std::vector<zmq::message_t>& frames);
 

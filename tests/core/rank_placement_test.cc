@@ -22,11 +22,15 @@ TEST_CASE("Slurm host lists expand with ranges, padding and several groups", "[c
 
 TEST_CASE("A run outside any launcher has no placement", "[core][cluster]") {
   CHECK_FALSE(rank_placement(Env{{"PATH", "/bin"}, {"SLURM_JOB_ID", "12"}}, RankFlags{}));
+  // A batch script runs as one process, though it sees the job's task count.
+  CHECK_FALSE(rank_placement(Env{{"SLURM_JOB_ID", "12"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "3"},
+                                 {"SLURM_JOB_NODELIST", "node[1-3]"}},
+                             RankFlags{}));
 }
 
 TEST_CASE("srun's variables place a rank: rank, world, GPU and the step's first host", "[core][cluster]") {
-  const Env slurm{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
-                  {"SLURM_STEP_NODELIST", "gpu[07-08]"}, {"SLURM_JOB_NODELIST", "gpu[01-09]"}};
+  const Env slurm{{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}, {"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_STEP_ID", "0"},
+                  {"SLURM_LOCALID", "1"}, {"SLURM_STEP_NODELIST", "gpu[07-08]"}, {"SLURM_JOB_NODELIST", "gpu[01-09]"}};
   const auto placement = rank_placement(slurm, RankFlags{});
   REQUIRE(placement);
   CHECK(placement->rank == 3);
@@ -35,6 +39,12 @@ TEST_CASE("srun's variables place a rank: rank, world, GPU and the step's first 
   CHECK(placement->master_addr == "gpu07");
   CHECK(placement->master_port == kDefaultMasterPort);
   CHECK_THAT(placement->origin, Contains("rank from SLURM_PROCID") && Contains("rendezvous host from SLURM_STEP_NODELIST"));
+  // The port follows the job, so two jobs on one node do not collide.
+  Env with_job = slurm;
+  with_job["SLURM_JOB_ID"] = "123456";
+  CHECK(rank_placement(with_job, RankFlags{})->master_port == kSlurmPortBase + 123456 % kSlurmPortSpan);
+  with_job["MASTER_PORT"] = "29611";
+  CHECK(rank_placement(with_job, RankFlags{})->master_port == 29611);
 
   // torchrun's names win over Slurm's, and flags over both.
   Env both = slurm;
@@ -56,7 +66,7 @@ TEST_CASE("srun's variables place a rank: rank, world, GPU and the step's first 
 
 TEST_CASE("A missing, malformed or contradictory placement variable is named", "[core][cluster]") {
   const auto error = [](const Env& env) { return error_of<PlacementError>([&] { rank_placement(env, RankFlags{}); }); };
-  CHECK_THAT(error({{"SLURM_PROCID", "0"}}), Contains("SLURM_PROCID is set but no world size"));
+  CHECK_THAT(error({{"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "0"}}), Contains("SLURM_PROCID is set but no world size"));
   CHECK_THAT(error({{"WORLD_SIZE", "2"}}), Contains("WORLD_SIZE is set but no rank"));
   CHECK_THAT(error({{"RANK", "two"}, {"WORLD_SIZE", "2"}}), Contains("RANK=\"two\"") && Contains("non-negative integer"));
   CHECK_THAT(error({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}}), Contains("RANK=2 is not below WORLD_SIZE=2"));
@@ -64,9 +74,10 @@ TEST_CASE("A missing, malformed or contradictory placement variable is named", "
   CHECK_THAT(error({{"RANK", "0"}, {"WORLD_SIZE", "2"}}), Contains("no rendezvous address") && Contains("MASTER_ADDR"));
   CHECK_THAT(error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}}),
              Contains("MASTER_PORT=70000"));
-  CHECK_THAT(error({{"SLURM_PROCID", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}}),
+  CHECK_THAT(error({{"SLURM_PROCID", "1"}, {"SLURM_STEP_ID", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}}),
              Contains("SLURM_PROCID") && Contains("WORLD_SIZE") && Contains("one launcher"));
-  CHECK_THAT(error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_NODELIST", "n[1-"}}), Contains("\"n[1-\""));
+  CHECK_THAT(error({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_STEP_NODELIST", "n[1-"}}),
+             Contains("\"n[1-\""));
   // One rank needs no rendezvous host.
   const auto single = rank_placement(Env{{"RANK", "0"}, {"WORLD_SIZE", "1"}}, RankFlags{});
   CHECK(single->master_addr == "127.0.0.1");
