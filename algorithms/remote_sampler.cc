@@ -153,6 +153,11 @@ void RemoteSampler::watch_workers() {
   }
 }
 
+namespace {
+// With remote workers only, a stop abandons sampling after this long without a fragment.
+constexpr std::chrono::seconds kFleetQuietAtStop{2};
+}  // namespace
+
 std::vector<SampleBatch> RemoteSampler::collect(int64_t min_transitions) {
   std::vector<SampleBatch> batches;
   int64_t transitions = 0;
@@ -166,7 +171,10 @@ std::vector<SampleBatch> RemoteSampler::collect(int64_t min_transitions) {
       // workers down too, ends sampling; the trainer checkpoints the last sound state.
       const bool workers_gone = options_.num_local_workers > 0 && pool_->num_running() == 0 &&
                                 receiver_->stats().workers_active == 0;
-      if (stop_overdue() || (stop_requested() && workers_gone)) {
+      // Remote workers only (a fleet in the same Slurm job): the signal reached them too, so
+      // a pause in their fragments means they are going.
+      const bool fleet_quiet = options_.num_local_workers == 0 && Clock::now() - last_fragment > kFleetQuietAtStop;
+      if (stop_overdue() || (stop_requested() && (workers_gone || fleet_quiet))) {
         throw StopRequested("sampling abandoned: the stop is overdue or its workers are gone");
       }
       if (workers_gone) {

@@ -61,8 +61,10 @@ _cluster_on_exit() {
   trap - EXIT
   if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
     print_slurm_logs >&2
+    [ -z "${RLX_WORK:-}" ] || print_rlx_logs >&2
   fi
   timeout -k 5 60 "$RLX_CLUSTER" down >/dev/null 2>&1 || echo "lib.sh: down failed" >&2
+  if [ -n "${RLX_WORK:-}" ] && [ -z "${RLX_CLUSTER_KEEP_WORK:-}" ]; then rm -rf "$RLX_WORK"; fi
   exit "$rc"
 }
 
@@ -73,11 +75,13 @@ cluster_exec() { timeout -k 5 "$RLX_CLUSTER_TIMEOUT" "$RLX_CLUSTER" exec "$@"; }
 # node_exec I CMD...: run CMD on node I (outside Slurm), bounded like cluster_exec.
 node_exec() { timeout -k 5 "$RLX_CLUSTER_TIMEOUT" "$RLX_CLUSTER" node-exec "$@"; }
 
-# job_field JOBID FIELD: FIELD's value in `scontrol show job` (empty once the job is gone).
+# job_field JOBID FIELD: FIELD's value in `scontrol show job` (empty once the job is gone); of
+# the first component for a heterogeneous job.
 job_field() {
   local line
   line=$(timeout -k 2 10 "$RLX_CLUSTER" exec scontrol show job -o "$1" 2>/dev/null) || return 0
-  sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<" $line"
+  # A heterogeneous job has a line per component: the first is the leader's.
+  sed -n "1s/.* $2=\([^ ]*\).*/\1/p" <<<" $line"
 }
 
 # job_state JOBID: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ... (empty once the job
@@ -139,4 +143,61 @@ cluster_leftovers() {
   done | sort -u || true   # (grep fails on the /proc files it may not read)
   # shellcheck disable=SC2012
   [ ! -e "$RLX_SLURM_DIR" ] || echo "files $RLX_SLURM_DIR: $(ls -A "$RLX_SLURM_DIR" | tr '\n' ' ')"
+}
+
+# ---- rlx on the cluster ----
+
+# rlx_work_dir: a fresh directory on the "shared filesystem" for the test's runs, keys and job
+# output (RLX_WORK, the current directory from now on), removed on exit unless
+# RLX_CLUSTER_KEEP_WORK is set. Needs RLX_BIN (ctest sets it).
+rlx_work_dir() {
+  [ -x "${RLX_BIN:-}" ] || fail "RLX_BIN is not set to the rlx binary"
+  RLX_WORK=/tmp/rlx-cluster-work-$RLX_SLURM_PREFIX
+  rm -rf "$RLX_WORK"
+  mkdir -p "$RLX_WORK"
+  chmod 755 "$RLX_WORK"
+  cd "$RLX_WORK"
+}
+
+# print_rlx_logs: the tail of every job output and rlx log under RLX_WORK (for a failure).
+print_rlx_logs() {
+  local f
+  for f in "$RLX_WORK"/*.out "$RLX_WORK"/runs/*/*/logs/*.log; do
+    [ -e "$f" ] || continue
+    echo "----- $f (last 30 lines) -----"
+    tail -n 30 "$f"
+  done
+}
+
+# json FILE EXPR: a value of a JSON file, EXPR a Python expression over `j`, e.g.
+# json result.json 'j["sampler"]["workers_lost"]'.
+json() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# wait_for_rows CSV N TIMEOUT: until the progress file has N data rows; returns 1 on timeout.
+wait_for_rows() {
+  local end=$(($(date +%s) + $3))
+  while (($(date +%s) < end)); do
+    [ -f "$1" ] && (($(wc -l <"$1") - 1 >= $2)) && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# rows CSV: how many data rows the progress file has (0 while it does not exist).
+rows() { if [ -f "$1" ]; then echo $(($(wc -l <"$1") - 1)); else echo 0; fi; }
+
+# fragments_sent OUTPUT_FILE: the fragments every worker that wrote its final line to the job
+# output says it sent, summed.
+fragments_sent() { grep -o 'fragments_sent=[0-9]*' "$1" | cut -d= -f2 | paste -sd+ | bc; }
+
+# check_fragment_accounting RESULT_JSON SENT: every fragment a worker sent was received, and
+# every one received ended consumed, dropped (stale, unknown sender, at stop), refused or queued.
+check_fragment_accounting() {
+  local received ended
+  received=$(json "$1" 'j["sampler"]["fragments_received"]')
+  ended=$(json "$1" 'sum(j["sampler"][k] for k in ("fragments_consumed", "fragments_dropped_stale",
+    "fragments_dropped_other", "fragments_refused", "fragments_queued"))')
+  [ "$2" = "$received" ] || fail "the workers sent $2 fragments, the learner received $received"
+  [ "$received" = "$ended" ] || fail "$received fragments received, but consumed + dropped + refused + queued = $ended"
+  echo "ok: $2 fragments sent = $received received = consumed + dropped + refused + queued"
 }
