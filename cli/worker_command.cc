@@ -126,6 +126,7 @@ int run_worker_command(const std::vector<std::string>& args) {
   const RolloutWorkerStats& stats = worker.stats();
   if (exit == WorkerExit::kRefusedByLearner) throw UsageError(stats.refusal);
   const std::string counts = "(fragments_sent=" + std::to_string(stats.fragments_sent) +
+                             " fragments_unsent=" + std::to_string(stats.fragments_unsent) +
                              " env_steps_sent=" + std::to_string(stats.env_steps_sent) +
                              " weights_received=" + std::to_string(stats.weights_received) + ")";
   if (exit == WorkerExit::kLearnerGone) {

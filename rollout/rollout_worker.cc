@@ -60,9 +60,9 @@ RolloutWorker::RolloutWorker(zmq::context_t& context, RolloutWorkerOptions optio
 
 RolloutWorker::~RolloutWorker() = default;
 
-void RolloutWorker::send(std::vector<zmq::message_t> frames) {
+bool RolloutWorker::send(std::vector<zmq::message_t> frames) {
   // Bounded wait: a learner that stopped reading must not freeze the worker's heartbeats.
-  send_frames(socket_, frames, std::chrono::milliseconds(100));
+  return send_frames(socket_, frames, std::chrono::milliseconds(100));
 }
 
 void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
@@ -116,10 +116,15 @@ void RolloutWorker::send_fragment() {
   std::shared_ptr<SampleBatch> batch = free_batch();
   collector_->collect(*batch);
   batch->worker_id = options_.worker_id;
-  send(encode_sample_fragment(batch, ++sequence_));
   --credits_;
-  ++stats_.fragments_sent;
-  stats_.env_steps_sent += static_cast<uint64_t>(batch->num_transitions());
+  if (!send(encode_sample_fragment(batch, ++sequence_))) {
+    // The connection's queue is full (a learner unreachable for long): the fragment is lost here.
+    ++stats_.fragments_unsent;
+    logger().debug("a fragment could not be queued for the learner (full connection queue); dropped");
+  } else {
+    ++stats_.fragments_sent;
+    stats_.env_steps_sent += static_cast<uint64_t>(batch->num_transitions());
+  }
   const std::vector<FinishedEpisode> finished = collector_->take_finished_episodes();
   EpisodeStats report;
   report.dropped = collector_->take_episodes_dropped();
@@ -162,6 +167,7 @@ WorkerExit RolloutWorker::run() {
   auto last_join = Clock::now() - options_.rejoin_after;
   auto next_heartbeat = Clock::now();
   bool joined = false;  // the learner has welcomed us since the last (re-)join
+  bool awaiting_hello_answer = false;  // hello sent after a welcome; no weights or credits since
   for (;;) {
     const bool can_sample = collector_ && have_weights_ && credits_ > 0;
     const auto now = Clock::now();
@@ -181,6 +187,15 @@ WorkerExit RolloutWorker::run() {
         last_heard = Clock::now();
         Message& message = *result.message;
         if (auto* welcome = std::get_if<Welcome>(&message)) {
+          if (awaiting_hello_answer) {
+            // The learner answers our hello (weights, credits) only after every message we sent
+            // before it; a welcome before that answers one of the joins or heartbeats that
+            // queued up while the learner was out of reach, and our hello answers it too.
+            logger().debug("a repeated welcome, ignored");
+            frames = recv_frames(socket_, std::chrono::milliseconds(0));
+            continue;
+          }
+          awaiting_hello_answer = true;
           ++stats_.welcomes;
           apply_setup(WorkerSetup::from_json(welcome->setup_json));
           logger().info("{} the learner at {}: {} x {} envs, fragments of {} steps", stats_.welcomes == 1 ? "joined" : "joined again",
@@ -189,6 +204,7 @@ WorkerExit RolloutWorker::run() {
           credits_ = 0;  // the learner grants afresh after our hello
           send_hello();
         } else if (auto* weights = std::get_if<Weights>(&message)) {
+          awaiting_hello_answer = false;
           if (policy_) {
             apply_weights(*policy_, *weights);
             have_weights_ = true;
@@ -197,6 +213,7 @@ WorkerExit RolloutWorker::run() {
             logger().debug("policy version {} ({} parameters)", weights->policy_version, weights->params.size());
           }
         } else if (auto* grant = std::get_if<CreditGrant>(&message)) {
+          awaiting_hello_answer = false;
           credits_ = std::min(credits_ + grant->credits, kMaxHeldCredits);
         } else if (std::holds_alternative<Stop>(message)) {
           // Goodbye after every fragment sent (one connection keeps their order); linger so
@@ -218,6 +235,7 @@ WorkerExit RolloutWorker::run() {
                       std::chrono::duration_cast<std::chrono::milliseconds>(after - last_heard).count());
       }
       joined = false;  // the learner went quiet: maybe it restarted and forgot us
+      awaiting_hello_answer = false;
       credits_ = 0;
     }
     if (!joined && after - last_join >= options_.rejoin_after) {

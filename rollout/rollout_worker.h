@@ -50,7 +50,8 @@ enum class WorkerExit {
 
 // Counts for tests and logs.
 struct RolloutWorkerStats {
-  uint64_t fragments_sent = 0;
+  uint64_t fragments_sent = 0;       // handed to the connection
+  uint64_t fragments_unsent = 0;     // dropped: the connection's queue stayed full (learner unreachable)
   uint64_t env_steps_sent = 0;
   uint64_t weights_received = 0;
   uint64_t welcomes = 0;
@@ -82,7 +83,8 @@ class RolloutWorker {
   // Follows endpoint_source to a new endpoint, if it names one.
   void follow_endpoint();
   void send_fragment();
-  void send(std::vector<zmq::message_t> frames);
+  // False when the connection's queue stayed full for 100 ms (the message is then dropped).
+  bool send(std::vector<zmq::message_t> frames);
   std::shared_ptr<SampleBatch> free_batch();
   // Reads the connection's monitor; true once a handshake failed for good (stats_.refusal says why).
   bool handshake_refused();

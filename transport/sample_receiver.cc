@@ -269,7 +269,10 @@ void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq
 
   const bool join = std::holds_alternative<Join>(message);
   if (join || std::holds_alternative<Heartbeat>(message)) {
-    if (!join && it != workers_.end() && it->second.ready) {
+    // A join sent before the worker's latest hello was answered already (joins that queued up
+    // while the learner was out of reach arrive together): it must not set the worker up again.
+    const bool answered = join && it != workers_.end() && result.info.sequence < it->second.hello_sequence;
+    if ((!join || answered) && it != workers_.end() && it->second.ready) {
       send(identity, encode_heartbeat(0, ++sequence_));
       return;
     }
@@ -279,7 +282,7 @@ void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq
   } else if (auto* hello = std::get_if<Hello>(&message)) {
     handle_hello(identity, *hello, result.info.sequence);
   } else if (auto* batch = std::get_if<SampleBatch>(&message)) {
-    handle_fragment(identity, std::move(*batch));
+    handle_fragment(identity, std::move(*batch), result.info.sequence);
   } else if (auto* stats = std::get_if<EpisodeStats>(&message)) {
     handle_episode_stats(identity, *stats);
   } else if (std::holds_alternative<Stop>(message)) {
@@ -324,7 +327,7 @@ void SampleReceiver::welcome(const std::string& identity, uint64_t sender_id) {
   send(identity, encode_welcome(Welcome{options_.make_welcome(worker.worker_index)}, 0, ++sequence_));
 }
 
-void SampleReceiver::handle_hello(const std::string& identity, const Hello& hello, uint64_t) {
+void SampleReceiver::handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence) {
   auto it = workers_.find(identity);
   const ExpectedEnv& env = options_.env;
   const bool matches = hello.env_id == env.env_id && hello.obs_size == env.obs_size &&
@@ -347,6 +350,7 @@ void SampleReceiver::handle_hello(const std::string& identity, const Hello& hell
     stats_.workers_active = workers_.size();
   }
   worker.worker_id = hello.worker_id;
+  worker.hello_sequence = sequence;
   const FragmentContract contract = contract_for(options_, hello.num_envs);
   if (contract.num_envs != worker.contract.num_envs) worker.episodes = EpisodeTracker(env.max_episode_steps);
   worker.contract = contract;
@@ -402,12 +406,12 @@ void SampleReceiver::drop_worker(const std::string& identity, const std::string&
   peer_guard_.drop(identity);
 }
 
-void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& batch) {
+void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& batch, uint64_t sequence) {
   auto it = workers_.find(identity);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.fragments_received;
-    if (it == workers_.end() || !it->second.ready) {
+    if (it == workers_.end() || !it->second.ready || sequence < it->second.hello_sequence) {
       ++stats_.dropped_unknown_worker;
       if (it != workers_.end()) it->second.episodes.lose_track();  // sent before it was set up again
       return;

@@ -157,6 +157,9 @@ class SampleReceiver {
     bool ready = false;    // hello accepted: fragments are welcome
     int64_t queued = 0;    // its fragments waiting in the queue (each holds one credit)
     int64_t credits = 0;   // granted since its hello and not yet used
+    // The sequence number of its latest hello: a message numbered below it was sent before
+    // (queued while the link was down, say) and belongs to an earlier setup.
+    uint64_t hello_sequence = 0;
     FragmentContract contract;
     EpisodeTracker episodes;
     std::string who;       // "worker ID (pid P on HOST)" for notices
@@ -171,7 +174,7 @@ class SampleReceiver {
   void handle_message(const std::string& identity, std::vector<zmq::message_t>& frames);
   void welcome(const std::string& identity, uint64_t sender_id);
   void handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence);
-  void handle_fragment(const std::string& identity, SampleBatch&& batch);
+  void handle_fragment(const std::string& identity, SampleBatch&& batch, uint64_t sequence);
   void handle_episode_stats(const std::string& identity, const EpisodeStats& stats);
   // Checks a fragment of a ready worker; nothing when it may be queued.
   std::optional<FragmentRefusal> check(Worker& worker, const SampleBatch& batch, EpisodeReport& finished);
