@@ -16,7 +16,7 @@ submitted=$(date +%s.%N)
 jid=$(RLX="$RLX_BIN" RLX_KEYS=$PWD/keys cluster_exec sbatch --parsable --export=ALL \
   "$RLX_SOURCE_DIR/deploy/slurm/train-hetjob.sbatch" "$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml" \
   --set stop.timesteps_total=300000)
-trial=runs/cartpole-ppo/slurm-$jid
+trial=runs/cartpole-ppo/slurm-cartpole-ppo
 wait_for_rows "$trial/progress.csv" 1 60 || fail "no iteration within 60 s of sbatch"
 first=$(date +%s.%N)
 wait_job_state "$jid" COMPLETED 240 || fail "job $jid did not complete"

@@ -201,3 +201,22 @@ check_fragment_accounting() {
   [ "$received" = "$ended" ] || fail "$received fragments received, but consumed + dropped + refused + queued = $ended"
   echo "ok: $2 fragments sent = $received received = consumed + dropped + refused + queued"
 }
+
+# requeue_job JOBID: `scontrol requeue JOBID`, as a user (or a preemption) would. Slurm holds a
+# requeued job until its credentials expire (cred_expire + 1 s). Only the backfill scheduler
+# starts heterogeneous jobs, and Slurm 22.05 skips a backfill pass when nothing changed since
+# the last one; on a busy cluster something always has, on this idle one nothing does when
+# the hold ends. So once the hold is over, a still pending job gets a nudge (its start time set
+# to now), which is what any change on a real cluster amounts to.
+requeue_job() {
+  cluster_exec scontrol requeue "$1"
+  local end=$(($(date +%s) + 30))
+  while (($(date +%s) < end)); do
+    [ "$(job_state "$1")" = PENDING ] || return 0
+    if [ "$(job_field "$1" Reason)" != BeginTime ]; then
+      cluster_exec scontrol update JobId="$1" StartTime=now
+      return 0
+    fi
+    sleep 0.5
+  done
+}
