@@ -191,7 +191,8 @@ class TrainingRun {
 
  private:
   TrainOutcome run_in_trial() {
-    file_logger().info("rlx {} train, pid {}: {} ({} on {}) in {}{}", kRlxVersion, ::getpid(), experiment_.name,
+    file_logger().info("rlx {} train, pid {} on {}: {} ({} on {}) in {}{}", kRlxVersion, ::getpid(), local_host_name(),
+                       experiment_.name,
                        algorithm_name(experiment_.algorithm), experiment_.env, outcome_.trial_dir.string(),
                        resumed_ ? ", resuming " + resumed_->path.string() : std::string());
     DataParallelOptions data_parallel;
