@@ -17,8 +17,7 @@ runs=${1:-3}
 source "$RLX_SOURCE_DIR/tests/cluster/lib.sh"
 cluster_up 3
 rlx_work_dir
-"$RLX_BIN" keys init keys >/dev/null
-"$RLX_BIN" keys add-worker keys fleet >/dev/null
+rlx_fleet_keys
 RLX_CLUSTER_TIMEOUT=120
 experiment=$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml
 endless=(--set stop.episode_return_mean=1000000 --set stop.timesteps_total=100000000 --pause-at time_total_s=15)

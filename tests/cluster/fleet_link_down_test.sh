@@ -9,8 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 cluster_up 3
 rlx_work_dir
-"$RLX_BIN" keys init keys >/dev/null
-"$RLX_BIN" keys add-worker keys fleet >/dev/null
+rlx_fleet_keys
 # A worker with the learner's public key but a key pair the learner does not authorize (one
 # made, then revoked).
 "$RLX_BIN" keys add-worker keys rogue >/dev/null

@@ -159,6 +159,12 @@ rlx_work_dir() {
   cd "$RLX_WORK"
 }
 
+# rlx_fleet_keys: CURVE keys in ./keys (rlx keys init) with one worker key pair, keys/workers/fleet.
+rlx_fleet_keys() {
+  "$RLX_BIN" keys init keys >/dev/null
+  "$RLX_BIN" keys add-worker keys fleet >/dev/null
+}
+
 # print_rlx_logs: the tail of every job output and rlx log under RLX_WORK (for a failure).
 print_rlx_logs() {
   local f

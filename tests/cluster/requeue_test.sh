@@ -9,8 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 cluster_up 3
 rlx_work_dir
-"$RLX_BIN" keys init keys >/dev/null
-"$RLX_BIN" keys add-worker keys fleet >/dev/null
+rlx_fleet_keys
 
 jid=$(RLX="$RLX_BIN" RLX_KEYS=$PWD/keys cluster_exec sbatch --parsable --export=ALL \
   "$RLX_SOURCE_DIR/deploy/slurm/train-hetjob.sbatch" "$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml" \
