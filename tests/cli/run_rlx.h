@@ -6,13 +6,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
+
+#include "core/child_process.h"
 
 namespace rlx::test {
 
@@ -52,6 +58,22 @@ inline bool wait_for(const std::function<bool()>& done, std::chrono::seconds lim
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return true;
+}
+
+// Starts `build/rlx ARGS` as a process of its own with `env` added to its environment, its
+// stdout and stderr appended to `log`; destroying the result kills it if it still runs, so a
+// failed check never leaves it behind.
+inline std::unique_ptr<ChildProcess> start_rlx(const std::vector<std::string>& args, const std::filesystem::path& log,
+                                               const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  std::vector<std::string> argv = {std::string(RLX_BINARY_DIR) + "/rlx"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<ChildProcess>(ProcessSpec{argv, env, log, ""});
+}
+
+// How `process` ended, once it did within `limit`; nullopt while it still runs then.
+inline std::optional<ChildExit> exit_within(ChildProcess& process, std::chrono::seconds limit) {
+  wait_for([&] { return process.poll().has_value(); }, limit);
+  return process.poll();
 }
 
 // The lines of a text file (0 when it is missing).

@@ -195,3 +195,60 @@ TEST_CASE("Every single-byte change of checkpoint.json or its .sha256 is refused
   CHECK(flips > 4000);  // 5 flips of each of the manifest's ~760 bytes and its sum's 82
   CHECK(read_checkpoint_dir(path).files.at("model_and_optimizer.pt") == "weights");
 }
+
+TEST_CASE("The newest valid checkpoint of a trial is its newest one that verifies", "[core][checkpoint]") {
+  TempDir dir;
+  std::vector<SkippedCheckpoint> skipped;
+  CHECK_FALSE(newest_valid_checkpoint(dir.path(), skipped));  // no checkpoints/ at all
+  CHECK(skipped.empty());
+  for (const int64_t iteration : {1, 2, 3}) {
+    write_checkpoint_dir(checkpoint_path(dir.path(), iteration), {{"iteration", iteration}},
+                         {{"model.pt", "weights " + std::to_string(iteration)}});
+  }
+  fs::create_directories(dir / "checkpoints/checkpoint_000004.tmp-abcdef");  // an interrupted write
+  const std::optional<Checkpoint> newest = newest_valid_checkpoint(dir.path(), skipped);
+  REQUIRE(newest);
+  CHECK(newest->path == checkpoint_path(dir.path(), 3));
+  CHECK(newest->manifest["iteration"] == 3);
+  CHECK(newest->files.at("model.pt") == "weights 3");
+  CHECK(skipped.empty());
+}
+
+TEST_CASE("Damaged newer checkpoints are skipped and listed with the reason", "[core][checkpoint]") {
+  TempDir dir;
+  for (const int64_t iteration : {1, 2, 3}) {
+    write_checkpoint_dir(checkpoint_path(dir.path(), iteration), {{"iteration", iteration}},
+                         {{"model.pt", "weights " + std::to_string(iteration)}});
+  }
+  const fs::path second = checkpoint_path(dir.path(), 2), third = checkpoint_path(dir.path(), 3);
+  std::string model = read_file(third / "model.pt");
+  model[0] = static_cast<char>(model[0] ^ 0x01);  // a changed byte of a file
+  write_file_atomic(third / "model.pt", model);
+  std::string manifest = read_file(second / kCheckpointManifestName);
+  manifest[manifest.size() / 2] = static_cast<char>(manifest[manifest.size() / 2] ^ 0x01);  // and of checkpoint.json
+  write_file_atomic(second / kCheckpointManifestName, manifest);
+
+  std::vector<SkippedCheckpoint> skipped;
+  const std::optional<Checkpoint> newest = newest_valid_checkpoint(dir.path(), skipped);
+  REQUIRE(newest);
+  CHECK(newest->path == checkpoint_path(dir.path(), 1));
+  CHECK(newest->files.at("model.pt") == "weights 1");
+  REQUIRE(skipped.size() == 2);  // newest first
+  CHECK(skipped[0].path == third);
+  CHECK_THAT(skipped[0].reason, Contains(third.string()) && Contains("file model.pt: SHA-256 mismatch"));
+  CHECK(skipped[1].path == second);
+  CHECK_THAT(skipped[1].reason, Contains(second.string()) && Contains("checkpoint.json does not match its SHA-256"));
+}
+
+TEST_CASE("A trial whose checkpoints are all damaged has no newest valid checkpoint", "[core][checkpoint]") {
+  TempDir dir;
+  for (const int64_t iteration : {5, 10}) write_checkpoint_dir(checkpoint_path(dir.path(), iteration), {}, {{"model.pt", "w"}});
+  fs::remove(checkpoint_path(dir.path(), 5) / "model.pt");
+  fs::resize_file(checkpoint_path(dir.path(), 10) / "model.pt", 0);
+  std::vector<SkippedCheckpoint> skipped = {{"/earlier", "appended to, not replaced"}};
+  CHECK_FALSE(newest_valid_checkpoint(dir.path(), skipped));
+  REQUIRE(skipped.size() == 3);
+  CHECK(skipped[0].path == "/earlier");
+  CHECK_THAT(skipped[1].reason, Contains("checkpoint_000010") && Contains("file model.pt truncated (0 of 1 bytes)"));
+  CHECK_THAT(skipped[2].reason, Contains("checkpoint_000005") && Contains("file model.pt missing"));
+}

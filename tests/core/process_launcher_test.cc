@@ -1,9 +1,11 @@
 // The local process launcher: a ProcessSpec's environment reaches the child only, its output
-// follows its banner in its log, and a process is polled, stopped and reaped.
+// follows its banner in its log, and a process is polled, stopped and reaped. A launch prefix
+// (srun's job steps) runs the same spec through another program.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,4 +78,52 @@ TEST_CASE("stop() asks with SIGTERM, then kills what outlasts the grace", "[core
       rlx::local_launcher().launch({{"/bin/sh", "-c", "trap '' TERM; while true; do sleep 0.05; done"}, {}, "", ""});
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the trap is set
   CHECK(stubborn->stop(std::chrono::milliseconds(200)).describe() == "killed by signal 9 (Killed)");
+}
+
+TEST_CASE("A launch prefix is split at whitespace into its words", "[core][launcher]") {
+  CHECK(rlx::split_command_prefix("srun --exact -N1 -n1 -c2") ==
+        std::vector<std::string>{"srun", "--exact", "-N1", "-n1", "-c2"});
+  CHECK(rlx::split_command_prefix("  env\tA=1 \n B=2  ") == std::vector<std::string>{"env", "A=1", "B=2"});
+  CHECK(rlx::split_command_prefix("").empty());
+  CHECK(rlx::split_command_prefix(" \t\n").empty());
+}
+
+TEST_CASE("A launch prefix whose program cannot be run is refused naming it", "[core][launcher]") {
+  CHECK_THROWS_AS(rlx::CommandPrefixLauncher({}), std::invalid_argument);
+  CHECK_THROWS_WITH(rlx::CommandPrefixLauncher({"rlx-no-such-launcher", "-n1"}),
+                    Catch::Contains("'rlx-no-such-launcher'") && Catch::Contains("PATH"));
+  CHECK_THROWS_WITH(rlx::CommandPrefixLauncher({"/no/such/dir/srun"}), Catch::Contains("'/no/such/dir/srun'"));
+  rlx::test::TempDir tmp;
+  rlx::test::write_text(tmp / "srun", "#!/bin/sh\n");  // there, but not executable
+  fs::permissions(tmp / "srun", fs::perms::owner_read | fs::perms::owner_write);
+  CHECK_THROWS_WITH(rlx::CommandPrefixLauncher({(tmp / "srun").string()}), Catch::Contains((tmp / "srun").string()));
+}
+
+TEST_CASE("A launch prefix runs the spec's command through the prefix's program, found on PATH", "[core][launcher]") {
+  rlx::test::TempDir tmp;
+  ::unsetenv("RLX_PREFIX_TEST");
+  int runs = 0;
+  for (const char* program : {"env", "/usr/bin/env"}) {
+    INFO(program);
+    rlx::CommandPrefixLauncher launcher({program, "RLX_PREFIX_TEST=through the prefix"});
+    CHECK(launcher.prefix()[0].find('/') != std::string::npos);  // resolved to a path
+    CHECK(launcher.prefix()[1] == "RLX_PREFIX_TEST=through the prefix");
+    rlx::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "echo \"$RLX_PREFIX_TEST and $RLX_SPEC_VAR\"; exit 4"};
+    spec.env = {{"RLX_SPEC_VAR", "the spec's env"}};
+    spec.log = tmp / (std::to_string(++runs) + ".log");
+    const std::unique_ptr<rlx::LaunchedProcess> child = launcher.launch(spec);
+    CHECK(wait_exit(*child).describe() == "exit status 4");
+    CHECK(child->log() == spec.log);
+    CHECK(rlx::tail_lines(spec.log, 10) == std::vector<std::string>{"through the prefix and the spec's env"});
+  }
+  CHECK(std::getenv("RLX_PREFIX_TEST") == nullptr);
+}
+
+TEST_CASE("Stopping a process started through a launch prefix signals the prefix's program", "[core][launcher]") {
+  rlx::CommandPrefixLauncher launcher({"env", "RLX_PREFIX_TEST=1"});
+  const std::unique_ptr<rlx::LaunchedProcess> child = launcher.launch({{"/bin/sleep", "30"}, {}, "", ""});
+  CHECK_FALSE(child->poll());
+  // env execs sleep in its place: SIGTERM reaches the command itself.
+  CHECK(child->stop(std::chrono::milliseconds(2000)).describe() == "killed by signal 15 (Terminated)");
 }

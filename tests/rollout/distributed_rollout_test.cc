@@ -12,6 +12,7 @@
 #include "rollout/rollout_policy.h"
 #include "rollout/rollout_worker.h"
 #include "rollout/worker_pool.h"
+#include "transport/decode.h"
 #include "transport/encode.h"
 #include "transport/sample_receiver.h"
 #include "transport/sockets.h"
@@ -78,6 +79,39 @@ bool eventually(Predicate predicate, std::chrono::milliseconds limit = 5000ms) {
   }
   return predicate();
 }
+
+// A learner played by the test on a ROUTER socket: it reads one worker's messages and answers
+// them with whatever the test sends.
+struct FakeLearner {
+  explicit FakeLearner(zmq::context_t& context) : socket(make_socket(context, zmq::socket_type::router)) {
+    endpoint = bind_endpoint(socket, "tcp://127.0.0.1:*");
+  }
+  // Reads the worker's messages until one is a T (true), for 5 s at most (false); counts hellos.
+  template <typename T>
+  bool receive_until() {
+    const auto deadline = std::chrono::steady_clock::now() + 5000ms;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::optional<std::vector<zmq::message_t>> frames = recv_frames(socket, 100ms);
+      if (!frames) continue;
+      identity = take_identity(*frames);
+      DecodeResult result = decode_message(*frames);
+      REQUIRE(result.ok());
+      hellos += std::holds_alternative<Hello>(*result.message);
+      if (std::holds_alternative<T>(*result.message)) return true;
+    }
+    return false;
+  }
+  // Sends `frames` to the worker last heard from.
+  void reply(std::vector<zmq::message_t> frames) {
+    prepend_identity(frames, identity);
+    REQUIRE(send_frames(socket, frames, 1000ms));
+  }
+  zmq::socket_t socket;
+  std::string endpoint;
+  std::string identity;
+  uint64_t sequence = 0;
+  int hellos = 0;
+};
 
 void check_accounting(const ReceiverStats& s) {
   CHECK(s.fragments_received ==
@@ -216,6 +250,29 @@ TEST_CASE("a worker re-joins a learner that restarted on the same endpoint", "[r
   CHECK(worker.worker->stats().welcomes >= 2);  // the new learner welcomed it again
   second->stop_workers();
   CHECK(worker.exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("a worker ignores a welcome that comes before the learner answered its hello", "[rollout][distributed]") {
+  // A welcome that answers a join or heartbeat queued while the link was down arrives after the
+  // worker's hello; that hello answers it too, so the worker sends no second one.
+  zmq::context_t context(1);
+  FakeLearner learner(context);
+  WorkerThread worker(context, learner.endpoint, 11);
+  const Welcome welcome{cartpole_setup(0).to_json()};
+  REQUIRE(learner.receive_until<Join>());
+  learner.reply(encode_welcome(welcome, 0, ++learner.sequence));
+  REQUIRE(learner.receive_until<Hello>());
+  learner.reply(encode_welcome(welcome, 0, ++learner.sequence));  // before the hello's answer
+  learner.reply(encode_weights(cartpole_weights(1), 0, ++learner.sequence));
+  learner.reply(encode_credit_grant(CreditGrant{1}, 0, ++learner.sequence));
+  // The first fragment follows whatever the worker sent on the second welcome.
+  REQUIRE(learner.receive_until<SampleBatch>());
+  CHECK(learner.hellos == 1);
+  learner.reply(encode_stop(0, ++learner.sequence));
+  CHECK(worker.exit.get() == WorkerExit::kStopped);
+  CHECK(worker.worker->stats().welcomes == 1);
+  CHECK(worker.worker->stats().weights_received == 1);
+  CHECK(worker.worker->stats().fragments_sent == 1);
 }
 
 TEST_CASE("worker processes that die are restarted and re-join", "[rollout][distributed]") {

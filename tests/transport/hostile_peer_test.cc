@@ -9,11 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -198,6 +201,127 @@ TEST_CASE("a second connection under a live worker's identity cannot take it ove
   REQUIRE(receiver.pop(2000ms));
   CHECK(receiver.stats().workers_joined == 1);
   CHECK(receiver.stats().workers_restarted == 0);
+}
+
+// The next message the receiver sends `peer`, decoded; nullopt when none comes within `wait`.
+std::optional<Message> next_message(zmq::socket_t& peer, std::chrono::milliseconds wait = 2000ms) {
+  std::optional<std::vector<zmq::message_t>> frames = recv_frames(peer, wait);
+  if (!frames) return std::nullopt;
+  DecodeResult result = decode_message(*frames);
+  REQUIRE(result.ok());
+  return std::move(*result.message);
+}
+
+template <typename T>
+bool holds(const std::optional<Message>& message) {
+  return message && std::holds_alternative<T>(*message);
+}
+
+// A worker 666 whose messages carry the sequence numbers a test gives them (a worker whose link
+// was cut queues joins and fragments, which arrive after the hello that followed them).
+struct NumberedWorker {
+  explicit NumberedWorker(zmq::context_t& context, const std::string& endpoint)
+      : socket(make_socket(context, zmq::socket_type::dealer)) {
+    socket.connect(endpoint);
+  }
+  void send(std::vector<zmq::message_t> frames) { REQUIRE(send_frames(socket, frames, 1000ms)); }
+  void join(uint64_t sequence) { send(encode_join(666, sequence)); }
+  void hello(uint64_t sequence) {
+    Hello hello;
+    hello.worker_id = 666;
+    hello.env_id = "CartPole-v1";
+    hello.num_envs = kEnvs;
+    hello.obs_size = 4;
+    hello.num_actions = 2;
+    hello.pid = 1;
+    hello.hostname = "rejoining";
+    send(encode_hello(hello, sequence));
+  }
+  void fragment(uint64_t sequence) {
+    auto batch = std::make_shared<SampleBatch>(good_fragment(1));
+    batch->worker_id = 666;
+    send(encode_sample_fragment(batch, sequence));
+  }
+  // Joins with 1 and says hello with `hello_sequence`: true once welcomed, with weights and 2 credits.
+  bool set_up(uint64_t hello_sequence) {
+    join(1);
+    if (!holds<Welcome>(next_message(socket))) return false;
+    hello(hello_sequence);
+    if (!holds<Weights>(next_message(socket))) return false;
+    const std::optional<Message> grant = next_message(socket);
+    return holds<CreditGrant>(grant) && std::get<CreditGrant>(*grant).credits == 2;
+  }
+  // What the receiver sends in `span`: {welcomes, credits granted, stops}.
+  std::array<int64_t, 3> heard(std::chrono::milliseconds span) {
+    std::array<int64_t, 3> counts{};
+    const auto deadline = std::chrono::steady_clock::now() + span;  // heartbeats keep coming
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::optional<Message> message = next_message(socket, 20ms);
+      counts[0] += holds<Welcome>(message);
+      if (holds<CreditGrant>(message)) counts[1] += std::get<CreditGrant>(*message).credits;
+      counts[2] += holds<Stop>(message);
+    }
+    return counts;
+  }
+  zmq::socket_t socket;
+};
+
+TEST_CASE("a join numbered before a worker's latest hello does not set the worker up again", "[transport][hostile]") {
+  zmq::context_t context(1);
+  const ReceiverOptions options = cartpole_contract();
+  SampleReceiver receiver(context, options);
+  receiver.publish_weights(weights(1));
+  NumberedWorker worker(context, receiver.endpoint());
+  REQUIRE(worker.set_up(5));
+  // Past the welcome throttle, so that a join taken as new would be welcomed at once.
+  std::this_thread::sleep_for(options.heartbeat_interval + 50ms);
+  worker.join(3);      // answered already by the hello numbered 5
+  worker.fragment(4);  // sent under the setup before that hello
+  REQUIRE(eventually([&] { return receiver.stats().fragments_received == 1; }));
+  CHECK(receiver.stats().workers_restarted == 0);
+  worker.fragment(6);  // after the hello: accepted with one of its credits
+  const std::optional<SampleBatch> popped = receiver.pop(2000ms);
+  REQUIRE(popped);
+  CHECK(popped->worker_id == 666);
+  const ReceiverStats stats = receiver.stats();
+  CHECK(stats.workers_joined == 1);
+  CHECK(stats.workers_restarted == 0);
+  CHECK(stats.fragments_consumed == 1);
+  CHECK(stats.dropped_unknown_worker == 1);
+  CHECK(stats.refused == 0);
+  CHECK(stats.peers_dropped == 0);
+  // No second welcome: the late join got a heartbeat (the answer to a worker that is set up);
+  // the popped fragment's credit came back.
+  const std::array<int64_t, 3> heard = worker.heard(500ms);
+  CHECK(heard[0] == 0);
+  CHECK(heard[1] == 1);
+  CHECK(heard[2] == 0);
+}
+
+TEST_CASE("a fragment numbered before a worker's latest hello is counted as dropped and not refused",
+          "[transport][hostile]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_contract());
+  receiver.publish_weights(weights(1));
+  NumberedWorker worker(context, receiver.endpoint());
+  REQUIRE(worker.set_up(5));
+  worker.fragment(4);  // from the setup before the hello: neither taken nor held against the worker
+  REQUIRE(eventually([&] { return receiver.stats().fragments_received == 1; }));
+  ReceiverStats stats = receiver.stats();
+  CHECK(stats.dropped_unknown_worker == 1);
+  CHECK(stats.refused == 0);
+  CHECK(stats.peers_dropped == 0);
+  CHECK(stats.queued == 0);
+  // It used none of the hello's 2 credits: two fragments after the hello are both taken.
+  worker.fragment(6);
+  worker.fragment(7);
+  REQUIRE(receiver.pop(2000ms));
+  REQUIRE(receiver.pop(2000ms));
+  stats = receiver.stats();
+  CHECK(stats.fragments_consumed == 2);
+  CHECK(stats.dropped_unknown_worker == 1);
+  CHECK(stats.refused == 0);
+  CHECK(worker.heard(300ms)[2] == 0);  // never told to stop
 }
 
 // Resident memory of this process, in bytes.

@@ -157,5 +157,31 @@ TEST_CASE("a ROUTER drops a DEALER peer that keeps sending garbage", "[transport
   CHECK(std::holds_alternative<Stop>(*result.message));
 }
 
+TEST_CASE("a wildcard bound endpoint is reached at the host's name and any other as it is", "[transport]") {
+  CHECK(reachable_endpoint("tcp://0.0.0.0:5555", "node1") == "tcp://node1:5555");
+  CHECK(reachable_endpoint("tcp://[::]:40123", "node1.cluster") == "tcp://node1.cluster:40123");
+  CHECK(reachable_endpoint("tcp://*:7", "10.0.0.3") == "tcp://10.0.0.3:7");
+  for (const char* kept : {"tcp://127.0.0.1:5555", "tcp://10.1.2.3:5555", "tcp://[::1]:5555", "tcp://head:5555",
+                           "ipc:///tmp/rlx-abc/learner", "inproc://learner", "tcp://0.0.0.01:5555", ""}) {
+    CHECK(reachable_endpoint(kept, "node1") == kept);
+  }
+}
+
+TEST_CASE("a socket bound on every interface is reached at the endpoint made reachable", "[transport]") {
+  zmq::context_t context(1);
+  zmq::socket_t pull = make_socket(context, zmq::socket_type::pull);
+  const std::string bound = bind_endpoint(pull, "tcp://0.0.0.0:*");
+  REQUIRE(bound.rfind("tcp://0.0.0.0:", 0) == 0);
+  const std::string reachable = reachable_endpoint(bound, "127.0.0.1");
+  CHECK(reachable == "tcp://127.0.0.1:" + bound.substr(std::string("tcp://0.0.0.0:").size()));
+  zmq::socket_t push = make_socket(context, zmq::socket_type::push);
+  push.connect(reachable);
+  auto beat = encode_heartbeat(3, 9);
+  REQUIRE(send_frames(push, beat, 2000ms));
+  auto received = recv_frames(pull, 2000ms);
+  REQUIRE(received);
+  CHECK(decode_message(*received).info.sequence == 9);
+}
+
 }  // namespace
 }  // namespace rlx
