@@ -84,3 +84,39 @@ TEST_CASE("rlx worker --connect-file gives up after --learner-timeout when no en
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("no learner endpoint appeared in " + file.string() + " within 1 s (--learner-timeout)"));
 }
+
+TEST_CASE("rlx worker --connect-file follows a learner that was killed and started again at another address",
+          "[cli][worker]") {
+  rlx::test::TempDir tmp;
+  const fs::path endpoint_file = tmp / "learner.endpoint";
+  const fs::path worker_log = tmp / "worker.out";
+  const auto learner = [&](const std::string& trial, const std::string& budget) {
+    return rlx::test::start_rlx({"train", std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml", "--workers",
+                                 "0", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpoint_file.string(), "--set",
+                                 "stop.timesteps_total=" + budget, "--trial-name", trial, "--output",
+                                 (tmp / "runs").string(), "-q"},
+                                tmp / (trial + ".out"));
+  };
+  const auto first = learner("first", "100000000");
+  const auto worker = rlx::test::start_rlx(
+      {"worker", "--connect-file", endpoint_file.string(), "--learner-timeout", "60"}, worker_log);
+  REQUIRE(rlx::test::wait_for(
+      [&] { return read_text_file(worker_log.string()).find("joined the learner") != std::string::npos; },
+      std::chrono::seconds(30)));
+  const std::string first_endpoint = read_text_file(endpoint_file.string());
+  first->kill();  // a crashed head: it says nothing to its workers
+
+  const auto second = learner("second", "2048");
+  const std::optional<rlx::ChildExit> second_exit = rlx::test::exit_within(*second, std::chrono::seconds(60));
+  const std::optional<rlx::ChildExit> worker_exit = rlx::test::exit_within(*worker, std::chrono::seconds(20));
+  const std::string worker_out = read_text_file(worker_log.string());
+  INFO("worker: " << worker_out << "\nsecond: " << read_text_file((tmp / "second.out").string()));
+  REQUIRE(second_exit);
+  REQUIRE(worker_exit);
+  const std::string second_endpoint = read_text_file(endpoint_file.string());
+  CHECK(second_endpoint != first_endpoint);
+  CHECK(second_exit->describe() == "exit status 3");  // the budget, reached with the worker that followed
+  CHECK(worker_exit->describe() == "exit status 0");
+  CHECK_THAT(worker_out, Catch::Contains("the learner's endpoint is now " + second_endpoint.substr(0, second_endpoint.find('\n'))) &&
+                             Catch::Contains("joined again") && Catch::Contains("stopped by the learner"));
+}
