@@ -6,9 +6,13 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +50,48 @@ void finish(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::millisecond
 
 }  // namespace
 
-GlooEndpoint gloo_endpoint_from_environment() {
+namespace {
+
+// This host's address on the route to `host` (a UDP socket "connected" there sends nothing, but
+// the kernel picks the source address); nullopt when host does not resolve or has no route.
+std::optional<std::string> local_address_towards(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), "9", &hints, &found) != 0 || found == nullptr) return std::nullopt;
+  std::optional<std::string> address;
+  for (addrinfo* candidate = found; candidate != nullptr && !address; candidate = candidate->ai_next) {
+    const int fd = ::socket(candidate->ai_family, SOCK_DGRAM, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t length = sizeof(local);
+    char text[INET6_ADDRSTRLEN] = {};
+    if (::connect(fd, candidate->ai_addr, candidate->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0) {
+      const void* raw = local.ss_family == AF_INET6
+                            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+                            : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
+      if (::inet_ntop(local.ss_family, raw, text, sizeof(text)) != nullptr) address = text;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return address;
+}
+
+}  // namespace
+
+GlooEndpoint gloo_endpoint_from_environment(const std::string& master_addr) {
   GlooEndpoint endpoint;
   if (const char* names = std::getenv("GLOO_SOCKET_IFNAME"); names != nullptr && *names != '\0') {
     const std::string list(names);
     endpoint.interface = list.substr(0, list.find(','));
+    return endpoint;
+  }
+  if (std::optional<std::string> address = local_address_towards(master_addr)) {
+    endpoint.hostname = *address;
+    return endpoint;
   }
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') endpoint.hostname = host;

@@ -25,9 +25,10 @@ struct GlooEndpoint {
   std::string hostname = "127.0.0.1";  // loopback: every rank on this host
 };
 
-// The endpoint for ranks on several hosts: GLOO_SOCKET_IFNAME's interface when it is set (the
-// first of a comma-separated list), else this host's name (which must resolve to a routable address).
-GlooEndpoint gloo_endpoint_from_environment();
+// The endpoint for ranks that meet at rank 0's host `master_addr`: GLOO_SOCKET_IFNAME's
+// interface when it is set (the first of a comma-separated list), else this host's address on
+// the route to master_addr (loopback when master_addr is this host), else this host's name.
+GlooEndpoint gloo_endpoint_from_environment(const std::string& master_addr);
 
 class GlooCommunicator : public Communicator {
  public:

@@ -95,7 +95,7 @@ LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(opt
     file_logger().info("learner rank 0 of {} serves the rendezvous at {}:{} ({})", world, placement->master_addr,
                        placement->master_port, placement->origin);
     member_ = std::make_unique<LearnerGroupMember>(store_, 0, world, learner_device(options_.device, placement->local_rank),
-                                                   options_.timeout, gloo_endpoint_from_environment());
+                                                   options_.timeout, gloo_endpoint_from_environment(placement->master_addr));
     return;
   }
   const int port = static_cast<c10d::TCPStore&>(*store_).getPort();
@@ -196,7 +196,7 @@ std::unique_ptr<LearnerGroupMember> join_placed_learner_group(const RankPlacemen
   store->setTimeout(timeout > rendezvous_timeout ? timeout : rendezvous_timeout);
   return std::make_unique<LearnerGroupMember>(store, placement.rank, placement.world_size,
                                               learner_device(device, placement.local_rank), timeout,
-                                              gloo_endpoint_from_environment());
+                                              gloo_endpoint_from_environment(placement.master_addr));
 }
 
 }  // namespace rlx

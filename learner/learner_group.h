@@ -75,7 +75,7 @@ struct LearnerGroupOptions {
   ProcessLauncher* launcher = nullptr;  // starts ranks 1..M-1 (null: local fork/exec); outlives the group
   // Set when an engine (srun, torchrun) started every rank: this process is placement->rank 0;
   // nothing is spawned; the store listens on every interface at placement->master_port, Gloo
-  // uses gloo_endpoint_from_environment(), and each rank learns on its node's GPU local_rank.
+  // uses gloo_endpoint_from_environment(master_addr), and each rank learns on its node's GPU local_rank.
   std::optional<RankPlacement> placement;
 };
 
@@ -116,7 +116,7 @@ std::unique_ptr<LearnerGroupMember> join_learner_group(const std::string& host, 
 // Ranks >= 1 that an engine started: connect to rank 0's store at placement's rendezvous
 // (waiting up to `rendezvous_timeout` for rank 0 to publish its payload), then join on the
 // device the payload's experiment names (cuda:local_rank on CUDA) with Gloo at
-// gloo_endpoint_from_environment(); collectives time out after the experiment's
+// gloo_endpoint_from_environment(master_addr); collectives time out after the experiment's
 // learner_timeout_s. CommunicatorError naming the address when the rendezvous fails.
 std::unique_ptr<LearnerGroupMember> join_placed_learner_group(const RankPlacement& placement,
                                                               std::chrono::milliseconds rendezvous_timeout);

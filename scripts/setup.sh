@@ -28,7 +28,7 @@ packages=(
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libspdlog-dev
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge iproute2 python3
 )
 
 missing=()

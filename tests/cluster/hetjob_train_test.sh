@@ -19,7 +19,7 @@ trial=runs/cartpole-ppo/slurm-cartpole-ppo
 wait_for_rows "$trial/progress.csv" 1 60 || fail "no iteration within 60 s of sbatch"
 first=$(date +%s.%N)
 wait_job_state "$jid" COMPLETED 240 || fail "job $jid did not complete"
-echo "FIGURE sbatch_to_first_iteration_s $(echo "$first - $submitted" | bc)"
+echo "FIGURE sbatch_to_first_iteration_s $(awk -v a="$first" -v b="$submitted" 'BEGIN {print a - b}')"
 
 out=rlx-train-$jid.out
 [ "$(job_exit_code "$jid")" = 0 ] || fail "job $jid exited $(job_exit_code "$jid")"

@@ -194,7 +194,7 @@ rows() { if [ -f "$1" ]; then echo $(($(wc -l <"$1") - 1)); else echo 0; fi; }
 
 # fragments_sent OUTPUT_FILE: the fragments every worker that wrote its final line to the job
 # output says it sent, summed.
-fragments_sent() { grep -o 'fragments_sent=[0-9]*' "$1" | cut -d= -f2 | paste -sd+ | bc; }
+fragments_sent() { grep -o 'fragments_sent=[0-9]*' "$1" | cut -d= -f2 | awk '{s += $1} END {print s + 0}'; }
 
 # check_fragment_accounting RESULT_JSON SENT: every fragment a worker sent was received, and
 # every one received ended consumed, dropped (stale, unknown sender, at stop), refused or queued.

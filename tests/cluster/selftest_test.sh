@@ -7,6 +7,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
+command -v ip >/dev/null || { echo "skipped: ip not found (scripts/setup.sh installs iproute2)"; exit 77; }
 links_before=$(ip -o link | awk -F': ' '{print $2}' | sort)
 cluster_up 3
 

@@ -191,7 +191,7 @@ check_machine() {   # exit 77 with one line when this machine cannot run the clu
   [ "$(id -u)" = 0 ] || skip "needs root (network, mount and UTS namespaces)"
   for b in munged slurmctld slurmd srun sbatch sinfo scontrol ip nsenter unshare; do
     command -v "$b" >/dev/null ||
-      skip "$b not found (scripts/setup.sh installs slurmctld slurmd slurm-client munge)"
+      skip "$b not found (scripts/setup.sh installs slurmctld slurmd slurm-client munge iproute2)"
   done
   mountpoint -q /sys/fs/cgroup || skip "no cgroup filesystem on /sys/fs/cgroup (slurmd 22.05 needs one)"
   unshare --uts --mount --propagation slave true 2>/dev/null ||
