@@ -25,7 +25,8 @@ const char* const kBenchUsage =
     "  transport --bytes B   zero-copy fragments of B bytes over tcp loopback vs memcpy\n"
     "  scale --workers N,..  receiver CPU per fragment with N worker connections streaming\n"
     "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n"
-    "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n\n"
+    "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n"
+    "  startup               rlx --version and envs list exec-to-exit, an idle worker's memory\n\n"
     "every subcommand takes --help.\n";
 
 int run_bench_transport(const std::vector<std::string>& args) {
@@ -199,7 +200,8 @@ int run_bench_learner(const std::vector<std::string>& args) {
 int run_bench_command(const std::vector<std::string>& args) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> subcommands = {
       {"scale", run_bench_scale},
-      {"transport", run_bench_transport}, {"sampling", run_bench_sampling}, {"learner", run_bench_learner}};
+      {"transport", run_bench_transport}, {"sampling", run_bench_sampling}, {"learner", run_bench_learner},
+      {"startup", run_bench_startup}};
   if (args.empty()) throw UsageError(std::string("missing subcommand\n") + kBenchUsage);
   if (args.front() == "--help" || args.front() == "-h") {
     std::cout << kBenchUsage;
