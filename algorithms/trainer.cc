@@ -108,6 +108,14 @@ double counter_value(const Progress& p, const std::string& name) {
 
 }  // namespace
 
+bool trial_holds_results(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) return std::filesystem::exists(dir);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename() != kLogsDirName) return true;
+  }
+  return false;
+}
+
 const std::vector<std::string>& pause_counter_names() {
   static const std::vector<std::string> names = {"training_iteration", "timesteps_total", "time_total_s"};
   return names;
@@ -255,7 +263,7 @@ class TrainingRun {
     } else {
       outcome_.trial_dir = options_.output_root / experiment_.name /
                            (options_.trial_name.empty() ? default_trial_name(experiment_) : options_.trial_name);
-      if (holds_results(outcome_.trial_dir)) {
+      if (trial_holds_results(outcome_.trial_dir)) {
         throw std::runtime_error("trial directory '" + outcome_.trial_dir.string() +
                                  "' exists already; pick another --trial-name, or --resume one of its checkpoints");
       }
@@ -263,13 +271,6 @@ class TrainingRun {
     std::filesystem::create_directories(outcome_.trial_dir / kLogsDirName);
   }
 
-  static bool holds_results(const std::filesystem::path& dir) {
-    if (!std::filesystem::is_directory(dir)) return std::filesystem::exists(dir);
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      if (entry.path().filename() != kLogsDirName) return true;
-    }
-    return false;
-  }
 
   void open_trial() {
     if (resumed_) {

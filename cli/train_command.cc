@@ -32,11 +32,11 @@ namespace {
 constexpr std::chrono::milliseconds kPlacedRendezvousTimeout{300000};
 
 // `--resume auto`: the newest checkpoint of OUTPUT/<experiment>/<--trial-name> that verifies
-// (each damaged one skipped, and said so); nullopt when there is none yet. A trial directory
+// (each damaged one skipped, and said so), read; nullopt when there is none yet. A trial directory
 // that holds results but no usable checkpoint (a run stopped before its first one) is moved
 // aside to TRIAL.abandoned-<time>, so that the fresh run's counters start clean.
-std::optional<std::filesystem::path> auto_resume_checkpoint(const po::variables_map& values,
-                                                            const std::vector<std::string>& overrides) {
+std::optional<Checkpoint> auto_resume_checkpoint(const po::variables_map& values,
+                                                 const std::vector<std::string>& overrides) {
   if (!values.count("file") || !values.count("trial-name")) {
     throw UsageError("--resume auto needs the experiment FILE.yaml and --trial-name NAME: it continues "
                      "OUTPUT/<experiment>/NAME from its newest checkpoint, or starts it");
@@ -46,21 +46,15 @@ std::optional<std::filesystem::path> auto_resume_checkpoint(const po::variables_
   const std::filesystem::path trial_dir = std::filesystem::path(values["output"].as<std::string>()) / experiment.name /
                                           values["trial-name"].as<std::string>();
   std::vector<SkippedCheckpoint> skipped;
-  const std::optional<Checkpoint> newest = newest_valid_checkpoint(trial_dir, skipped);
+  std::optional<Checkpoint> newest = newest_valid_checkpoint(trial_dir, skipped);
   for (const SkippedCheckpoint& bad : skipped) {
     logger().warn("--resume auto: skipping {}: {}", bad.path.string(), bad.reason);
   }
   if (newest) {
     logger().info("--resume auto: continuing from {}", newest->path.string());
-    return newest->path;
+    return newest;
   }
-  bool holds_results = false;  // anything besides logs/ (an attempt that failed before training)
-  std::error_code error;
-  for (auto it = std::filesystem::directory_iterator(trial_dir, error); !error && it != std::filesystem::end(it);
-       it.increment(error)) {
-    holds_results = holds_results || it->path().filename() != kLogsDirName;
-  }
-  if (holds_results) {
+  if (trial_holds_results(trial_dir)) {
     const std::filesystem::path aside = trial_dir.string() + ".abandoned-" + std::to_string(::time(nullptr));
     std::filesystem::rename(trial_dir, aside);
     logger().warn("--resume auto: {} has no usable checkpoint; moved it to {} and starting afresh", trial_dir.string(),
@@ -72,10 +66,10 @@ std::optional<std::filesystem::path> auto_resume_checkpoint(const po::variables_
 }
 
 // The experiment to run: from the file, or from the checkpoint when resuming; then overrides.
-Experiment resolve_experiment(const po::variables_map& values, const std::optional<std::filesystem::path>& resume,
+Experiment resolve_experiment(const po::variables_map& values, const std::optional<Checkpoint>& resume,
                               const std::vector<std::string>& overrides) {
   if (resume) {
-    const Checkpoint checkpoint = read_checkpoint_dir(*resume);
+    const Checkpoint& checkpoint = *resume;
     Experiment experiment =
         experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
     apply_overrides(experiment, overrides);
@@ -203,10 +197,10 @@ int run_train_command(const std::vector<std::string>& args) {
   if (values.count("learners")) overrides.push_back("num_learners=" + std::to_string(values["learners"].as<int64_t>()));
   if (values.count("device")) overrides.push_back("device=" + values["device"].as<std::string>());
 
-  std::optional<std::filesystem::path> resume;
+  std::optional<Checkpoint> resume;  // read (and so verified) once, here
   if (values.count("resume")) {
     resume = values["resume"].as<std::string>() == "auto" ? auto_resume_checkpoint(values, overrides)
-                                                         : std::filesystem::path(values["resume"].as<std::string>());
+                                                         : read_checkpoint_dir(values["resume"].as<std::string>());
   }
   TrainOptions train;
   train.experiment = resolve_experiment(values, resume, overrides);
@@ -234,7 +228,7 @@ int run_train_command(const std::vector<std::string>& args) {
     }
   }
   train.output_root = values["output"].as<std::string>();
-  train.resume = resume;
+  if (resume) train.resume = resume->path;
   if (values.count("endpoint-file")) train.endpoint_file = values["endpoint-file"].as<std::string>();
   if (values.count("trial-name")) train.trial_name = values["trial-name"].as<std::string>();
   train.bind_endpoint = values["bind"].as<std::string>();

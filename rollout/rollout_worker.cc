@@ -87,7 +87,6 @@ void RolloutWorker::follow_endpoint() {
   socket_.disconnect(options_.endpoint);
   socket_.connect(*endpoint);
   options_.endpoint = *endpoint;
-  credits_ = 0;
 }
 
 void RolloutWorker::send_hello() {
