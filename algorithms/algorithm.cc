@@ -10,6 +10,7 @@
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
 #include "learner/error_text.h"
+#include "learner/policy_networks.h"
 #include "rollout/rollout_policy.h"
 
 namespace rlx {

@@ -7,6 +7,7 @@
 
 #include "core/config_schema.h"
 #include "core/log.h"
+#include "core/rlx_program.h"
 #include "core/stop_signal.h"
 #include "envs/registry.h"
 
@@ -42,7 +43,7 @@ std::unique_ptr<GuardedTempDir> make_socket_dir() {
 }  // namespace
 
 RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(options)), context_(1) {
-  if (options_.worker_program.empty()) options_.worker_program = std::filesystem::read_symlink("/proc/self/exe");
+  if (options_.worker_program.empty()) options_.worker_program = rlx_program_path();
   ReceiverOptions receiver_options;
   if (options_.bind_endpoint.empty()) {
     socket_dir_ = make_socket_dir();

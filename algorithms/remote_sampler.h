@@ -24,7 +24,7 @@ constexpr int kDefaultMaxEnvsPerWorker = 64;
 struct RemoteSamplerOptions {
   WorkerSetup setup;                      // worker_index is filled per worker
   int num_local_workers = 2;
-  std::string worker_program;             // the rlx binary (default: this process's own)
+  std::string worker_program;             // the rlx binary (default: rlx_program_path(), the torch-free `rlx`)
   std::vector<std::string> env_plugins;   // passed on to local workers
   std::string bind_endpoint;              // empty: a private ipc:// socket only this user can reach
   int credits_per_worker = 2;

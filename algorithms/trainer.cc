@@ -28,6 +28,7 @@
 #include "envs/registry.h"
 #include "learner/error_text.h"
 #include "learner/non_finite.h"
+#include "learner/policy_networks.h"
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
 #include "transport/sockets.h"

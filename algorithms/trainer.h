@@ -24,7 +24,7 @@ struct TrainOptions {
   bool progress = true;                        // the live progress line on stderr
   std::string bind_endpoint;  // where workers connect (remote ones too); empty: a private ipc:// socket
   std::optional<std::filesystem::path> auth_keys;   // CURVE key dir (rlx keys init)
-  std::string worker_program;                  // the rlx binary for local workers (default: this executable)
+  std::string worker_program;                  // the rlx binary for local workers (default: rlx_program_path())
   ProcessLauncher* launcher = nullptr;         // starts local workers and learner ranks (null: local fork/exec)
   // Pause here: end the run with a checkpoint at the first iteration where this counter
   // ("training_iteration", "timesteps_total" or "time_total_s") reaches the value, without

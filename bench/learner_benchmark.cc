@@ -13,6 +13,7 @@
 #include "learner/gloo_communicator.h"
 #include "learner/learner_group.h"
 #include "learner/nccl_communicator.h"
+#include "learner/policy_networks.h"
 #include "learner/rank_threads.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/rollout_policy.h"

@@ -52,6 +52,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   receiver.publish_weights(weights);
 
   const std::string endpoint = receiver.endpoint();
+  const auto launched = Clock::now();
   WorkerPool pool({options.num_workers, 0, std::chrono::milliseconds(2000), {}}, [&](int i) {
     std::vector<std::string> argv{options.worker_program, "worker", "--connect", endpoint,
                                   "--worker-id", std::to_string(i + 1), "--learner-timeout", "30"};
@@ -62,10 +63,15 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
     return argv;
   });
 
-  // The consumer: pops as fast as fragments arrive.
+  // The consumer: pops as fast as fragments arrive, noting when the first came.
   std::atomic<bool> consuming{true};
+  std::atomic<double> first_fragment_ms{-1.0};
   std::thread consumer([&] {
-    while (consuming) receiver.pop(std::chrono::milliseconds(50));
+    while (consuming) {
+      if (receiver.pop(std::chrono::milliseconds(50)) && first_fragment_ms < 0.0) {
+        first_fragment_ms = std::chrono::duration<double, std::milli>(Clock::now() - launched).count();
+      }
+    }
   });
   const auto join_deadline = Clock::now() + std::chrono::seconds(30);
   while (receiver.stats().workers_joined < static_cast<uint64_t>(options.num_workers)) {
@@ -83,6 +89,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   std::this_thread::sleep_for(std::chrono::duration<double>(options.seconds));
   const ReceiverStats after = receiver.stats();
   PipelineMeasurement result;
+  for (int i = 0; i < options.num_workers; ++i) result.worker_memory.push_back(read_process_memory(pool.pid(i)));
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.env_steps = after.env_steps_consumed - before.env_steps_consumed;
   result.fragments = after.fragments_consumed - before.fragments_consumed;
@@ -94,6 +101,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   }
   consuming = false;
   consumer.join();
+  result.first_fragment_ms = first_fragment_ms;
   result.receiver = receiver.stats();
   return result;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/process_memory.h"
 #include "transport/sample_receiver.h"
 
 namespace rlx {
@@ -26,6 +27,8 @@ struct PipelineBenchmarkOptions {
 };
 
 struct PipelineMeasurement {
+  double first_fragment_ms = 0.0;  // from launching the workers to the first fragment popped
+  std::vector<ProcessMemory> worker_memory;  // each worker's, read at the end of the timed window
   double seconds = 0.0;
   uint64_t env_steps = 0;       // consumed in the timed window
   uint64_t fragments = 0;

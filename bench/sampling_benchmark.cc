@@ -45,24 +45,11 @@ class TimedPolicy : public RolloutPolicy {
   int64_t calls_ = 0;
 };
 
-// Sets torch's intra-op threads to one for a scope (worker-style inference), then restores them.
-class SingleInferenceThread {
- public:
-  SingleInferenceThread() : previous_(set_inference_threads(1)) {}
-  ~SingleInferenceThread() { set_inference_threads(previous_); }
-  SingleInferenceThread(const SingleInferenceThread&) = delete;
-  SingleInferenceThread& operator=(const SingleInferenceThread&) = delete;
-
- private:
-  int previous_;
-};
-
 }  // namespace
 
 LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,
                                                 const PolicyModelConfig& policy_config, double seconds, uint64_t seed) {
   if (!(seconds >= 0.0)) throw std::invalid_argument("measure_local_sampling needs seconds >= 0");
-  SingleInferenceThread threads;
   VectorEnv envs(factory, num_envs);
   PolicyModelConfig config = policy_config;
   config.obs_size = envs.obs_size();
@@ -71,7 +58,7 @@ LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int n
   TimedPolicy timed(policy);
   FragmentCollector collector(envs, timed, fragment_length, seed);
   SampleBatch batch;
-  collector.collect(batch);  // warm-up: sizes the batch, first torch calls
+  collector.collect(batch);  // warm-up: sizes the batch and the kernel's buffers
   collector.take_finished_episodes();
   timed.restart();
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "envs/registry.h"
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
 
 namespace rlx {
 
@@ -29,8 +29,8 @@ struct LocalSamplingMeasurement {
 // Collects fragments of fragment_length steps from num_envs envs with an ActorCriticPolicy
 // (sampling, as PPO workers do) for about `seconds` (at least one fragment, after one untimed
 // warm-up fragment). obs_size and action_space come from the env; hidden sizes, activation and
-// trunk sharing from policy_config. Runs torch inference on one intra-op thread, as a worker
-// does, restoring the previous thread count afterwards. Throws std::invalid_argument on bad sizes.
+// trunk sharing from policy_config. Runs the torch-free inference kernel on this thread, as a
+// worker does. Throws std::invalid_argument on bad sizes.
 LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,
                                                 const PolicyModelConfig& policy_config, double seconds, uint64_t seed);
 

@@ -1,138 +1,22 @@
-// The `rlx` binary: dispatches to one subcommand per file.
+// The `rlx` executable: links no LibTorch. It runs --help, --version, envs, keys and worker
+// itself, and hands train, tune, evaluate, bench, envs bench and the hidden learner command to
+// rlx-torch (cli/forward_to_torch.h), so starting a worker or listing envs costs milliseconds.
 #include <exception>
-#include <iostream>
 #include <string>
-#include <vector>
 
-#include "cli/command.h"
-#include "core/checkpoint_dir.h"
-#include "core/config_error.h"
-#include "core/log.h"
-#include "core/version.h"
-#include "envs/env.h"
-#include "learner/error_text.h"
+#include "cli/dispatch.h"
+#include "cli/forward_to_torch.h"
 
 namespace {
 
-struct Subcommand {
-  const char* name;
-  const char* summary;
-  int (*run)(const std::vector<std::string>& args);
-};
-
-const Subcommand kSubcommands[] = {
-    {"train", "train an experiment file (PPO, DQN) until its stop criterion", rlx::cli::run_train_command},
-    {"tune", "tune hyperparameters: search spaces, ASHA, population-based training", rlx::cli::run_tune_command},
-    {"evaluate", "run a saved policy (a checkpoint) for some episodes", rlx::cli::run_evaluate_command},
-    {"envs", "list, describe, roll out and benchmark environments", rlx::cli::run_envs_command},
-    {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", rlx::cli::run_worker_command},
-    {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", rlx::cli::run_keys_command},
-    {"bench", "benchmarks: transport, sampling, scale, learner", rlx::cli::run_bench_command},
-};
-
-void print_usage(std::ostream& out) {
-  out << "usage: rlx [--help] [--version] [--log-level LEVEL] COMMAND [ARGS...]\n\n"
-         "rlx: distributed reinforcement learning in C++.\n\ncommands:\n";
-  for (const Subcommand& sub : kSubcommands) {
-    out << "  " << sub.name << std::string(10 - std::string(sub.name).size(), ' ') << sub.summary << "\n";
-  }
-  out << "\n--log-level " << rlx::log_level_names("|")
-      << ": the lines logged (default info), on stderr and in a run's\n"
-         "logs/; given anywhere on the line, and passed on to the workers, learner ranks and trials rlx starts.\n"
-         "\n`rlx COMMAND --help` describes a command.\n";
-}
-
-// Takes every `--log-level LEVEL` / `--log-level=LEVEL` out of args (the last one wins) and sets
-// the level; UsageError-like message and false on a bad or missing level.
-bool take_log_level(std::vector<std::string>& args) {
-  constexpr const char* kOption = "--log-level";
-  for (size_t i = 0; i < args.size();) {
-    std::string value;
-    size_t taken = 0;
-    if (args[i] == kOption) {
-      if (i + 1 >= args.size()) {
-        std::cerr << "rlx: --log-level needs a level: " << rlx::log_level_names(", ") << "\n";
-        return false;
-      }
-      value = args[i + 1];
-      taken = 2;
-    } else if (args[i].rfind(std::string(kOption) + "=", 0) == 0) {
-      value = args[i].substr(std::string(kOption).size() + 1);
-      taken = 1;
-    } else {
-      ++i;
-      continue;
-    }
-    try {
-      rlx::set_log_level(rlx::parse_log_level(value));
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "rlx: --log-level: " << e.what() << "\n";
-      return false;
-    }
-    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i + taken));
-  }
-  return true;
-}
-
-// The final message of a failed command, "rlx NAME: [LABEL: ]TEXT": on stderr as the user sees
-// it, and in the open log files; where stderr is itself a log file, one detailed line there.
-void report(const std::string& name, const std::string& label, const std::string& text) {
-  const std::string message = label.empty() ? text : label + ": " + text;
-  if (rlx::log_stderr_detailed()) {
-    rlx::logger().error("{}", label == "error" ? text : message);
-    return;
-  }
-  std::cerr << "rlx " << name << ": " << message << "\n";
-  rlx::file_logger().error("{}", label == "error" ? text : message);
-}
+std::string plain_error_text(const std::exception& error) { return error.what(); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (!take_log_level(args)) return rlx::cli::kExitUsage;
-  if (args.empty()) {
-    print_usage(std::cerr);
-    return rlx::cli::kExitUsage;
-  }
-  const std::string& name = args.front();
-  if (name == "--help" || name == "-h" || name == "help") {
-    print_usage(std::cout);
-    return rlx::cli::kExitOk;
-  }
-  if (name == "--version") {
-    std::cout << "rlx " << rlx::kRlxVersion << "\n";
-    return rlx::cli::kExitOk;
-  }
-  // Hidden: a data-parallel learner rank, spawned by `rlx train --learners M`.
-  static const Subcommand kLearner = {"learner", "", rlx::cli::run_learner_command};
-  std::vector<const Subcommand*> commands;
-  for (const Subcommand& sub : kSubcommands) commands.push_back(&sub);
-  commands.push_back(&kLearner);
-  for (const Subcommand* command : commands) {
-    const Subcommand& sub = *command;
-    if (name != sub.name) continue;
-    rlx::set_log_role(name, "rlx " + name);
-    try {
-      return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));
-    } catch (const rlx::cli::UsageError& e) {
-      report(name, "", std::string(e.what()) + "\n(see `rlx " + name + " --help`)");
-      return rlx::cli::kExitUsage;
-    } catch (const rlx::ConfigError& e) {
-      report(name, "", e.what());
-      return rlx::cli::kExitUsage;
-    } catch (const rlx::CheckpointRefused& e) {
-      report(name, "", e.what());
-      return rlx::cli::kExitUsage;
-    } catch (const rlx::EnvContractError& e) {
-      report(name, "env error", e.what());
-      return rlx::cli::kExitUsage;
-    } catch (const std::exception& e) {
-      report(name, "error", rlx::error_text(e));
-      return rlx::cli::kExitError;
-    }
-  }
-  std::cerr << "rlx: unknown command '" << name << "'\n\n";
-  print_usage(std::cerr);
-  return rlx::cli::kExitUsage;
+  using rlx::cli::forward_to_torch;
+  rlx::cli::remember_command_line(argc, argv);
+  const rlx::cli::TorchCommands handed_over{forward_to_torch, forward_to_torch, forward_to_torch, forward_to_torch,
+                                            forward_to_torch};
+  return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(handed_over), plain_error_text);
 }

@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "core/config_error.h"
 #include "core/log.h"
+#include "core/rlx_program.h"
 #include "core/stop_signal.h"
 #include "envs/plugin_loader.h"
 #include "tune/replay.h"
@@ -78,7 +79,7 @@ int run_tune_command(const std::vector<std::string>& args) {
       {kStopSupervisorEnv, std::to_string(::getpid())},
       {kStopGraceEnv, std::to_string(std::max<int64_t>(1, grace.count() - 5))}};
   set_log_role("tune", "rlx tune");
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string self = rlx_program_path();
   const int modes = static_cast<int>(values.count("file") + values.count("resume") + values.count("replay"));
   if (modes != 1) throw UsageError("give exactly one of FILE.yaml, --resume DIR, --replay TRIAL_DIR");
   std::vector<std::string> env_plugins;

@@ -15,7 +15,6 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "envs/env.h"
-#include "rollout/rollout_policy.h"
 #include "rollout/rollout_worker.h"
 #include "transport/sockets.h"
 #include "transport/wire_format.h"
@@ -106,7 +105,6 @@ int run_worker_command(const std::vector<std::string>& args) {
     worker_options.curve_client = load_curve_keypair(dir / "client");
     worker_options.curve_server_public_key = load_curve_public_key(dir / "server.pub");
   }
-  set_inference_threads(1);  // one worker per core: torch's own pool would only oversubscribe it
   zmq::context_t context(1);
   RolloutWorker worker(context, worker_options);
   const std::string id = std::to_string(worker.worker_id());

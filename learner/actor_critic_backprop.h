@@ -15,7 +15,7 @@
 #include <torch/types.h>
 
 #include "learner/ppo_loss.h"
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 
 namespace rlx {
 

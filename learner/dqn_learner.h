@@ -43,9 +43,9 @@
 #include "learner/communicator.h"
 #include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
-#include "rollout/policy_config.h"
-#include "rollout/policy_model.h"
-#include "transport/messages.h"
+#include "learner/policy_networks.h"
+#include "models/model_config.h"
+#include "models/weights.h"
 
 namespace rlx {
 

@@ -5,7 +5,7 @@
 
 #include <torch/types.h>
 
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 
 namespace rlx {
 

@@ -39,9 +39,9 @@
 #include "core/sample_batch.h"
 #include "learner/ppo_loss.h"
 #include "learner/running_mean_std.h"
-#include "rollout/policy_config.h"
-#include "rollout/policy_model.h"
-#include "transport/messages.h"
+#include "learner/policy_networks.h"
+#include "models/model_config.h"
+#include "models/weights.h"
 
 namespace rlx {
 

@@ -1,22 +1,15 @@
 #include "rollout/rollout_policy.h"
 
-#include <ATen/Parallel.h>
-#include <dlfcn.h>
-#include <torch/types.h>
-#include <torch/utils.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "rollout/policy_model.h"
+#include "models/action_sampling.h"
 
 namespace rlx {
 
 namespace {
-
-constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
 
 void check_act_args(const float* obs, int num_envs, bool discrete, const ActOutput& out, bool policy_outputs) {
   if (num_envs < 1) throw std::invalid_argument("RolloutPolicy::act needs num_envs >= 1, got " + std::to_string(num_envs));
@@ -30,35 +23,15 @@ void check_act_args(const float* obs, int num_envs, bool discrete, const ActOutp
   }
 }
 
-// Index of the first largest element of row[0..n).
-int64_t argmax_row(const float* row, int64_t n) {
-  int64_t best = 0;
-  for (int64_t j = 1; j < n; ++j) {
-    if (row[j] > row[best]) best = j;
+// Throws std::invalid_argument unless count is the layout's parameter count.
+void check_weight_count(size_t count, size_t expected) {
+  if (count != expected) {
+    throw std::invalid_argument("flat parameter vector holds " + std::to_string(count) + " values, the model has " +
+                                std::to_string(expected));
   }
-  return best;
-}
-
-// A read-only [rows, cols] float view of caller memory (no copy).
-torch::Tensor view_rows(const float* data, int64_t rows, int64_t cols) {
-  return torch::from_blob(const_cast<float*>(data), {rows, cols}, torch::kFloat);
 }
 
 }  // namespace
-
-int set_inference_threads(int num_threads) {
-  if (num_threads < 1) throw std::invalid_argument("set_inference_threads needs at least one thread");
-  const int previous = at::get_num_threads();
-  at::set_num_threads(num_threads);
-  // at::set_num_threads leaves OpenBLAS's own pthread pool alone, and a 2-thread GEMM on a
-  // [128, 64] batch is about twice as slow as one thread here. Looked up at run time so rlx
-  // needs no OpenBLAS headers and works with any BLAS.
-  using SetBlasThreads = void (*)(int);
-  if (void* symbol = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
-    reinterpret_cast<SetBlasThreads>(symbol)(num_threads);
-  }
-  return previous;
-}
 
 // ---- ObsNormalizer ----
 
@@ -114,137 +87,50 @@ const float* RolloutPolicy::prepare_obs(const float* obs, int num_envs) {
 
 // ---- ActorCriticPolicy ----
 
-// The ActorCritic as one MLP whose last layer outputs [policy (P), value (1)]: separate
-// networks side by side (first layer stacked, later layers block-diagonal), or the shared
-// trunk with both heads stacked. layer i computes x W_i^T + b_i.
-struct ActorCriticPolicy::Fused {
-  std::vector<torch::Tensor> weights_t;  // [in, out]
-  std::vector<torch::Tensor> biases;     // [out]
-  bool relu = false;
-};
-
 ActorCriticPolicy::ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic)
-    : RolloutPolicy(config, seed),
-      model_(std::make_shared<ActorCritic>(config)),
-      fused_(std::make_unique<Fused>()),
-      deterministic_(deterministic) {
-  model_->eval();
-  refresh_inference_weights();
-}
-
-ActorCriticPolicy::~ActorCriticPolicy() = default;
-
-void ActorCriticPolicy::refresh_inference_weights() {
-  torch::NoGradGuard no_grad;
-  const auto params = model_->named_parameters();
-  const auto get = [&](const std::string& name) { return params[name].detach(); };
-  const size_t depth = config_.hidden_sizes.size();
-  fused_->relu = config_.activation == "relu";
-  fused_->weights_t.clear();
-  fused_->biases.clear();
-  const auto add = [&](const torch::Tensor& weight, const torch::Tensor& bias) {
-    fused_->weights_t.push_back(weight.t().contiguous());
-    fused_->biases.push_back(bias.contiguous());
-  };
-  for (size_t i = 0; i < depth; ++i) {
-    const std::string n = std::to_string(i);
-    if (config_.shared_trunk) {
-      add(get("trunk_" + n + ".weight"), get("trunk_" + n + ".bias"));
-      continue;
-    }
-    const torch::Tensor pi = get("pi_" + n + ".weight"), vf = get("vf_" + n + ".weight");
-    add(i == 0 ? torch::cat({pi, vf}, 0) : torch::block_diag({pi, vf}),
-        torch::cat({get("pi_" + n + ".bias"), get("vf_" + n + ".bias")}));
-  }
-  const torch::Tensor pi = get("pi_out.weight"), vf = get("vf_out.weight");
-  const bool stacked = config_.shared_trunk || depth == 0;  // both heads read the same features
-  add(stacked ? torch::cat({pi, vf}, 0) : torch::block_diag({pi, vf}), torch::cat({get("pi_out.bias"), get("vf_out.bias")}));
-
-  if (!model_->discrete()) {
-    const torch::Tensor log_std = model_->log_std().detach().contiguous();
-    log_std_.assign(log_std.data_ptr<float>(), log_std.data_ptr<float>() + log_std.numel());
-    std_.resize(log_std_.size());
-    for (size_t i = 0; i < log_std_.size(); ++i) std_[i] = std::exp(log_std_[i]);
-  }
+    : RolloutPolicy(config, seed), kernel_(actor_critic_layout(config_)), deterministic_(deterministic) {
+  weights_ = initial_parameters(kernel_.layout(), seed);
+  kernel_.load(weights_.data());
 }
 
 void ActorCriticPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
-  const bool discrete = model_->discrete();
+  const bool discrete = kernel_.layout().discrete;
   check_act_args(obs, num_envs, discrete, out, true);
   const float* input = prepare_obs(obs, num_envs);
-  torch::InferenceMode inference;
-  torch::Tensor x = view_rows(input, num_envs, config_.obs_size);
-  const size_t layers = fused_->weights_t.size();
-  for (size_t i = 0; i < layers; ++i) {
-    x = torch::addmm(fused_->biases[i], x, fused_->weights_t[i]);
-    if (i + 1 == layers) break;
-    if (fused_->relu) {
-      x.relu_();
-    } else {
-      x.tanh_();
-    }
-  }
-  const torch::Tensor output = x.contiguous();  // [K, P + 1]: policy outputs, then the value
-  const float* output_data = output.data_ptr<float>();
-  const int64_t width = config_.policy_output_size();
-
+  const int64_t width = kernel_.layout().policy_outputs;
+  policy_out_.resize(static_cast<size_t>(num_envs * width));  // grows once, then reused
+  kernel_.forward(input, num_envs, policy_out_.data(), out.values);
   for (int k = 0; k < num_envs; ++k) {
-    const float* row = output_data + k * (width + 1);
-    out.values[k] = row[width];
+    const float* row = policy_out_.data() + k * width;
     if (discrete) {
-      // Categorical over logits: inverse-CDF draw on exp(logit - max); log-prob = logit - logsumexp.
-      const float max_logit = row[argmax_row(row, width)];
-      double total = 0.0;
-      for (int64_t j = 0; j < width; ++j) total += std::exp(static_cast<double>(row[j]) - max_logit);
-      int64_t action = width - 1;
-      if (deterministic_) {
-        action = argmax_row(row, width);
-      } else {
-        const double target = rng_.uniform() * total;
-        double cumulative = 0.0;
-        for (int64_t j = 0; j < width; ++j) {
-          cumulative += std::exp(static_cast<double>(row[j]) - max_logit);
-          if (target < cumulative) {
-            action = j;
-            break;
-          }
-        }
-      }
-      out.action_indices[k] = action;
-      out.log_probs[k] = static_cast<float>(row[action] - max_logit - std::log(total));
+      out.action_indices[k] = sample_categorical(row, width, rng_, deterministic_, &out.log_probs[k]);
     } else {
-      // Diagonal Gaussian: a = mean + std * z; log-prob = sum(-z^2/2 - log_std - log(2 pi)/2).
-      float* action = out.action_values + k * width;
-      double log_prob = 0.0;
-      for (int64_t j = 0; j < width; ++j) {
-        const double z = deterministic_ ? 0.0 : rng_.normal();
-        action[j] = static_cast<float>(row[j] + std_[j] * z);
-        log_prob += -0.5 * z * z - log_std_[j] - kHalfLog2Pi;
-      }
-      out.log_probs[k] = static_cast<float>(log_prob);
+      out.log_probs[k] = sample_diagonal_gaussian(row, kernel_.std().data(), kernel_.log_std().data(), width, rng_,
+                                                  deterministic_, out.action_values + k * width);
     }
   }
 }
 
 void ActorCriticPolicy::load_weights(const float* params, size_t count, uint64_t version) {
-  model_->load_flat_parameters(params, count);
-  refresh_inference_weights();
+  check_weight_count(count, weights_.size());
+  if (count > 0 && params == nullptr) throw std::invalid_argument("load_weights got a null buffer");
+  weights_.assign(params, params + count);
+  kernel_.load(weights_.data());
   set_version(version);
 }
 
-size_t ActorCriticPolicy::num_parameters() const { return static_cast<size_t>(model_->num_parameters()); }
+size_t ActorCriticPolicy::num_parameters() const { return weights_.size(); }
 
-std::vector<float> ActorCriticPolicy::weights() const { return model_->flat_parameters(); }
+std::vector<float> ActorCriticPolicy::weights() const { return weights_; }
 
 // ---- EpsilonGreedyQPolicy ----
 
 EpsilonGreedyQPolicy::EpsilonGreedyQPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed)
-    : RolloutPolicy(config, seed), model_(std::make_shared<QNetwork>(config)) {
-  model_->eval();
+    : RolloutPolicy(config, seed), kernel_(q_network_layout(config_)) {
   set_epsilon(epsilon);
+  weights_ = initial_parameters(kernel_.layout(), seed);
+  kernel_.load(weights_.data());
 }
-
-EpsilonGreedyQPolicy::~EpsilonGreedyQPolicy() = default;
 
 void EpsilonGreedyQPolicy::set_epsilon(double epsilon) {
   if (!(epsilon >= 0.0 && epsilon <= 1.0)) {
@@ -256,25 +142,23 @@ void EpsilonGreedyQPolicy::set_epsilon(double epsilon) {
 void EpsilonGreedyQPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
   check_act_args(obs, num_envs, true, out, false);
   const float* input = prepare_obs(obs, num_envs);
-  torch::InferenceMode inference;
-  const torch::Tensor q = model_->forward(view_rows(input, num_envs, config_.obs_size)).contiguous();
-  const float* q_data = q.data_ptr<float>();
-  const int64_t n = model_->num_actions();
-  for (int k = 0; k < num_envs; ++k) {
-    // Draw the coin for every env so the stream does not depend on the Q-values.
-    const bool explore = rng_.uniform() < epsilon_;
-    out.action_indices[k] = explore ? rng_.uniform_int(n) : argmax_row(q_data + k * n, n);
-  }
+  const int64_t n = kernel_.layout().num_actions;
+  q_values_.resize(static_cast<size_t>(num_envs * n));
+  kernel_.forward(input, num_envs, q_values_.data());
+  for (int k = 0; k < num_envs; ++k) out.action_indices[k] = epsilon_greedy(q_values_.data() + k * n, n, epsilon_, rng_);
 }
 
 void EpsilonGreedyQPolicy::load_weights(const float* params, size_t count, uint64_t version) {
-  model_->load_flat_parameters(params, count);
+  check_weight_count(count, weights_.size());
+  if (count > 0 && params == nullptr) throw std::invalid_argument("load_weights got a null buffer");
+  weights_.assign(params, params + count);
+  kernel_.load(weights_.data());
   set_version(version);
 }
 
-size_t EpsilonGreedyQPolicy::num_parameters() const { return static_cast<size_t>(model_->num_parameters()); }
+size_t EpsilonGreedyQPolicy::num_parameters() const { return weights_.size(); }
 
-std::vector<float> EpsilonGreedyQPolicy::weights() const { return model_->flat_parameters(); }
+std::vector<float> EpsilonGreedyQPolicy::weights() const { return weights_; }
 
 double apex_worker_epsilon(int worker_index, int num_workers, double base, double alpha) {
   if (num_workers < 1 || worker_index < 0 || worker_index >= num_workers) {

@@ -1,9 +1,6 @@
 // RolloutPolicy: what a rollout worker runs each step, one batched inference call for all K
-// envs, writing into caller-owned buffers. Torch-free header (models live behind pointers).
-//
-// Threads: a worker process should call set_inference_threads(1) once at start-up (workers are
-// one per core; torch's intra-op pool would only oversubscribe it). measure_local_sampling
-// does the same for the duration of its measurement.
+// envs, writing into caller-owned buffers. Torch-free: the networks run on the inference
+// kernel of models/network_kernel.h, single-threaded (workers are one per core).
 #pragma once
 
 #include <cstddef>
@@ -12,16 +9,10 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
+#include "models/network_kernel.h"
 
 namespace rlx {
-
-class ActorCritic;
-class QNetwork;
-
-// Sets LibTorch's intra-op thread count for this process (torch::set_num_threads) and, when
-// OpenBLAS is loaded, its thread pool too; returns the previous LibTorch count.
-int set_inference_threads(int num_threads);
 
 // Caller-owned outputs of RolloutPolicy::act, each with K rows.
 struct ActOutput {
@@ -106,14 +97,12 @@ class RolloutPolicy {
 
 // PPO-style policy: samples from the ActorCritic's categorical / diagonal Gaussian (or takes
 // argmax / mean when deterministic) and reports log pi(a|s) and V(s). Sampling draws from an
-// rlx::Rng seeded at construction, so a seed fixes the action stream. For speed, act() runs
-// an inference-only copy of the weights with policy and value layers fused side by side
-// (block-diagonal), rebuilt on every load_weights: one matmul per layer for both networks.
+// rlx::Rng seeded at construction, so a seed fixes the action stream.
 class ActorCriticPolicy : public RolloutPolicy {
  public:
-  // A freshly initialised model from config (weights normally arrive via load_weights).
+  // Freshly initialised weights (initial_parameters of the layout, seeded with seed; weights
+  // normally arrive via load_weights).
   ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic = false);
-  ~ActorCriticPolicy() override;
 
   void act(const float* obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
@@ -124,18 +113,13 @@ class ActorCriticPolicy : public RolloutPolicy {
   // Switch between sampling and argmax / mean actions.
   void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
   bool deterministic() const { return deterministic_; }
-  // The underlying model (for tests and local evaluation).
-  ActorCritic& model() { return *model_; }
+  const ActorCriticLayout& layout() const { return kernel_.layout(); }
 
  private:
-  struct Fused;
-  void refresh_inference_weights();
-
-  std::shared_ptr<ActorCritic> model_;
-  std::unique_ptr<Fused> fused_;
+  ActorCriticKernel kernel_;
+  std::vector<float> weights_;
+  std::vector<float> policy_out_, values_;  // [K, P] and [K] scratch
   bool deterministic_ = false;
-  std::vector<float> log_std_;  // Box: cached copy of the model's log_std
-  std::vector<float> std_;      // Box: exp(log_std)
 };
 
 // DQN-style policy: argmax of Q(s, .) with probability 1 - epsilon, else a uniformly random
@@ -143,8 +127,8 @@ class ActorCriticPolicy : public RolloutPolicy {
 class EpsilonGreedyQPolicy : public RolloutPolicy {
  public:
   // Throws std::invalid_argument unless the action space is Discrete and 0 <= epsilon <= 1.
+  // Weights start as initial_parameters of the layout, seeded with seed.
   EpsilonGreedyQPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed);
-  ~EpsilonGreedyQPolicy() override;
 
   void act(const float* obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
@@ -155,11 +139,12 @@ class EpsilonGreedyQPolicy : public RolloutPolicy {
   // Sets the exploration rate; throws std::invalid_argument outside [0, 1].
   void set_epsilon(double epsilon);
   double epsilon() const { return epsilon_; }
-  // The underlying model (for tests and local evaluation).
-  QNetwork& model() { return *model_; }
+  const QNetworkLayout& layout() const { return kernel_.layout(); }
 
  private:
-  std::shared_ptr<QNetwork> model_;
+  QNetworkKernel kernel_;
+  std::vector<float> weights_;
+  std::vector<float> q_values_;  // [K, n] scratch
   double epsilon_ = 0.0;
 };
 

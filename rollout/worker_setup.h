@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "envs/vector_env.h"
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
 
 namespace rlx {
 

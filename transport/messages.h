@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/sample_batch.h"
+#include "models/weights.h"
 #include "transport/wire_format.h"
 
 namespace rlx {
@@ -35,16 +36,6 @@ struct EpisodeStats {
   std::vector<double> returns;   // [E]
   std::vector<int32_t> lengths;  // [E]
   int64_t dropped = 0;           // episodes ended by a non-finite step (drop_nonfinite_episodes), not in returns
-};
-
-// Learner -> workers: a policy's flat parameters and its observation normalizer.
-struct Weights {
-  uint64_t policy_version = 0;    // header policy_version
-  std::vector<float> params;      // [P] in the policy's fixed parameter order
-  std::vector<double> obs_mean;   // [O] empty when the policy normalizes nothing
-  std::vector<double> obs_var;    // [O]
-  double obs_count = 0;           // samples behind mean/var
-  std::optional<double> epsilon;  // epsilon-greedy workers: the exploration rate to use now
 };
 
 // Learner -> worker: the worker may send this many more fragments.

@@ -12,8 +12,9 @@
 #include "bench/stepping_benchmark.h"
 #include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
+#include "core/rlx_program.h"
 #include "envs/registry.h"
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
 
 namespace po = boost::program_options;
 
@@ -54,7 +55,7 @@ int run_bench_sampling(const std::vector<std::string>& args) {
   const LocalSamplingMeasurement local = measure_local_sampling(factory, envs, fragment_length, config, seconds, seed);
 
   PipelineBenchmarkOptions pipeline_options;
-  pipeline_options.worker_program = std::filesystem::read_symlink("/proc/self/exe").string();
+  pipeline_options.worker_program = rlx_program_path();
   pipeline_options.env_id = env_id;
   pipeline_options.num_workers = workers;
   pipeline_options.envs_per_worker = envs;

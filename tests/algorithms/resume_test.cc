@@ -1,7 +1,7 @@
 // What a checkpoint promises: a synchronous run stopped and resumed continues bit for bit like a
 // straight run (envs mid-episode, action sampling, learner, replay buffer, normalizers); a
 // finished run resumes to nothing; a checkpoint of non-finite weights is never written.
-#include "tests/rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <unistd.h>
 
@@ -23,7 +23,7 @@
 #include "envs/registry.h"
 #include "learner/dqn_learner.h"
 #include "learner/non_finite.h"
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 #include "tests/learner/learner_test_configs.h"
 
 namespace rlx {

@@ -1,5 +1,5 @@
 // Gradient-step timing of the DQN learner (hidden: run with "[dqn_speed]"); prints, never asserts on time.
-#include "tests/rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <chrono>
 #include <iostream>

@@ -4,7 +4,7 @@
 
 #include "bench/sampling_benchmark.h"
 #include "envs/registry.h"
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
 
 TEST_CASE("measure_local_sampling counts one fragment at zero seconds", "[bench]") {
   rlx::PolicyModelConfig config;

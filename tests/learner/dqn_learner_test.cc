@@ -1,4 +1,4 @@
-#include "tests/rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <cmath>
 #include <sstream>
@@ -10,7 +10,7 @@
 #include "learner/dqn_learner.h"
 #include "learner/dqn_loss.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 #include "rollout/rollout_policy.h"
 #include "core/config_error.h"
 #include "tests/learner/learner_test_configs.h"

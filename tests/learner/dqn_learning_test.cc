@@ -1,7 +1,7 @@
 // DQN learns CartPole-v1 in a synchronous in-process loop: a FragmentCollector steps the envs
 // with an EpsilonGreedyQPolicy refreshed from the learner (weights and scheduled epsilon) before
 // every fragment, the learner stores each fragment and runs the training rounds due.
-#include "tests/rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <chrono>
 #include <deque>

@@ -1,11 +1,11 @@
-#include "tests/rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "learner/dqn_loss.h"
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 
 namespace {
 

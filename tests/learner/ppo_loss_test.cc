@@ -1,4 +1,4 @@
-#include "../rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // that carries the learner's current weights.
 #pragma once
 
-#include "../rollout/torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <cstring>
 #include <memory>

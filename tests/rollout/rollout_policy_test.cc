@@ -1,10 +1,12 @@
-#include "torch_catch.h"
+// RolloutPolicy against the learner's LibTorch networks ("twins" loaded with the same flat
+// weights): the worker side runs the torch-free kernel, so these pin it to the learner's maths.
+#include "tests/learner/torch_catch.h"
 
 #include <cmath>
 #include <vector>
 
 #include "core/rng.h"
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 #include "rollout/rollout_policy.h"
 
 namespace {
@@ -77,8 +79,10 @@ TEST_CASE("ActorCriticPolicy reports the model's log-probs and values", "[rollou
     policy.act(obs.data(), k, out);
 
     torch::NoGradGuard no_grad;
-    const rlx::PolicyOutput ref = policy.model().forward(as_tensor(obs, k));
-    const auto dist = policy.model().distribution(ref.policy);
+    rlx::ActorCritic twin(config);
+    twin.load_flat_parameters(weights.data(), weights.size());
+    const rlx::PolicyOutput ref = twin.forward(as_tensor(obs, k));
+    const auto dist = twin.distribution(ref.policy);
     const torch::Tensor actions = discrete ? torch::tensor(indices) : as_tensor(values, k);
     const torch::Tensor ref_lp = dist.log_prob(actions);
     for (int i = 0; i < k; ++i) {
@@ -113,7 +117,8 @@ TEST_CASE("ActorCriticPolicy samples with the model's probabilities", "[rollout]
 
   rlx::ActorCriticPolicy categorical(make_config(rlx::Space::discrete(2)), 9);
   // All weights zero, policy bias log(0.2), log(0.8): every state has p = (0.2, 0.8).
-  const auto w = weights_with(categorical.model(), "pi_out.bias", {std::log(0.2f), std::log(0.8f)});
+  const auto w = weights_with(rlx::ActorCritic(make_config(rlx::Space::discrete(2))), "pi_out.bias",
+                              {std::log(0.2f), std::log(0.8f)});
   categorical.load_weights(w.data(), w.size(), 1);
   std::vector<int64_t> indices(k);
   int64_t ones = 0;
@@ -125,7 +130,7 @@ TEST_CASE("ActorCriticPolicy samples with the model's probabilities", "[rollout]
   CHECK(log_probs[0] == Approx(indices[0] ? std::log(0.8) : std::log(0.2)).margin(1e-6));
 
   rlx::ActorCriticPolicy gaussian(make_config(rlx::Space::box({1}, -1.0f, 1.0f)), 9);
-  auto gw = weights_with(gaussian.model(), "pi_out.bias", {0.5f});
+  auto gw = weights_with(rlx::ActorCritic(make_config(rlx::Space::box({1}, -1.0f, 1.0f))), "pi_out.bias", {0.5f});
   gw[0] = std::log(0.3f);  // log_std comes first
   gaussian.load_weights(gw.data(), gw.size(), 1);
   std::vector<float> actions(k);
@@ -160,6 +165,9 @@ TEST_CASE("Same seed and weights give the same actions", "[rollout][policy]") {
 TEST_CASE("Observation normalisation applies clip((obs - mean) / sqrt(var + eps))", "[rollout][policy]") {
   const int k = 4;
   rlx::ActorCriticPolicy policy(make_config(rlx::Space::discrete(2)), 1);
+  rlx::ActorCritic twin(make_config(rlx::Space::discrete(2)));
+  const std::vector<float> w = policy.weights();
+  twin.load_flat_parameters(w.data(), w.size());
   const std::vector<float> mean = {1.0f, -2.0f, 0.5f}, var = {4.0f, 0.25f, 1e-6f};
   policy.set_obs_normalizer(mean, var, 1000.0);
   CHECK(policy.obs_normalizer().count() == 1000.0);
@@ -171,7 +179,7 @@ TEST_CASE("Observation normalisation applies clip((obs - mean) / sqrt(var + eps)
   torch::NoGradGuard no_grad;
   const torch::Tensor normalized = rlx::normalize_observations(as_tensor(obs, k), torch::tensor(mean), torch::tensor(var));
   CHECK(normalized.abs().max().item<float>() == 10.0f);
-  const torch::Tensor ref = policy.model().value_forward(normalized);
+  const torch::Tensor ref = twin.value_forward(normalized);
   for (int i = 0; i < k; ++i) CHECK(v[i] == Approx(ref[i].item<float>()).margin(1e-6));
 
   std::vector<float> direct(obs.size());
@@ -180,7 +188,7 @@ TEST_CASE("Observation normalisation applies clip((obs - mean) / sqrt(var + eps)
 
   policy.clear_obs_normalizer();
   policy.act(obs.data(), k, {indices.data(), nullptr, lp.data(), v_raw.data()});
-  const torch::Tensor raw = policy.model().value_forward(as_tensor(obs, k));
+  const torch::Tensor raw = twin.value_forward(as_tensor(obs, k));
   CHECK(v_raw[0] == Approx(raw[0].item<float>()).margin(1e-6));
 
   CHECK_THROWS_AS(policy.set_obs_normalizer({0.0f}, {1.0f}, 1.0), std::invalid_argument);
@@ -205,7 +213,10 @@ TEST_CASE("EpsilonGreedyQPolicy explores uniformly at 1 and is greedy at 0", "[r
   policy.set_epsilon(0.0);
   policy.act(obs.data(), k, {indices.data(), nullptr, nullptr, nullptr});
   torch::NoGradGuard no_grad;
-  const torch::Tensor greedy = policy.model().forward(as_tensor(obs, k)).argmax(1);
+  rlx::QNetwork twin(config);
+  const std::vector<float> q_weights = policy.weights();
+  twin.load_flat_parameters(q_weights.data(), q_weights.size());
+  const torch::Tensor greedy = twin.forward(as_tensor(obs, k)).argmax(1);
   for (int i = 0; i < k; ++i) CHECK(indices[i] == greedy[i].item<int64_t>());
 
   CHECK_THROWS_AS(policy.set_epsilon(1.5), std::invalid_argument);
@@ -217,14 +228,9 @@ TEST_CASE("EpsilonGreedyQPolicy explores uniformly at 1 and is greedy at 0", "[r
   CHECK(policy.version() == 7);
 }
 
-TEST_CASE("Ape-X per-worker epsilons and inference threads", "[rollout][policy]") {
+TEST_CASE("Ape-X per-worker epsilons", "[rollout][policy]") {
   CHECK(rlx::apex_worker_epsilon(0, 1) == Approx(0.4));
   CHECK(rlx::apex_worker_epsilon(0, 8) == Approx(0.4));
   CHECK(rlx::apex_worker_epsilon(7, 8) == Approx(std::pow(0.4, 8.0)));
   CHECK_THROWS_AS(rlx::apex_worker_epsilon(8, 8), std::invalid_argument);
-
-  const int before = rlx::set_inference_threads(1);
-  CHECK(torch::get_num_threads() == 1);
-  CHECK(rlx::set_inference_threads(before) == 1);
-  CHECK(torch::get_num_threads() == before);
 }

@@ -1,5 +1,6 @@
 // PolicyModelConfig: what the policy and Q networks are built from (torch-free, so workers,
-// the CLI and configs can name a model without pulling in LibTorch).
+// the CLI and configs can name a model without pulling in LibTorch); models/network_layout.h
+// turns it into layers and a flat parameter layout.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,11 @@
 #include "core/space.h"
 
 namespace rlx {
+
+// Observation normalisation, the same on workers and learners:
+// clip((obs - mean) / sqrt(var + kObsNormEpsilon), -kObsNormClip, kObsNormClip).
+constexpr double kObsNormEpsilon = 1e-8;
+constexpr double kObsNormClip = 10.0;
 
 // Network shape for ActorCritic (PPO) and QNetwork (DQN). Fields a model does not use are ignored.
 struct PolicyModelConfig {

@@ -1,10 +1,10 @@
-#include "torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ double max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b)
 
 }  // namespace
 
-TEST_CASE("ActorCritic flat parameters follow the documented order", "[rollout][model]") {
+TEST_CASE("ActorCritic flat parameters follow the documented order", "[learner][model]") {
   rlx::ActorCritic model(box_config({3, 5}));
   const std::vector<std::string> expected = {"log_std",     "pi_0.weight", "pi_0.bias",     "pi_1.weight",
                                              "pi_1.bias",   "pi_out.weight", "pi_out.bias", "vf_0.weight",
@@ -60,7 +60,7 @@ TEST_CASE("ActorCritic flat parameters follow the documented order", "[rollout][
   CHECK(rlx::flat_parameter_names(discrete).front() == "pi_0.weight");
 }
 
-TEST_CASE("Flat parameters round trip and load into the documented places", "[rollout][model]") {
+TEST_CASE("Flat parameters round trip and load into the documented places", "[learner][model]") {
   rlx::ActorCritic model(box_config({3, 5}));
   std::vector<float> flat(static_cast<size_t>(model.num_parameters()));
   std::iota(flat.begin(), flat.end(), 0.0f);
@@ -97,7 +97,7 @@ TEST_CASE("Flat parameters round trip and load into the documented places", "[ro
   CHECK_THROWS_AS(q.load_flat_parameters(q_flat.data(), 2), std::invalid_argument);
 }
 
-TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[rollout][model]") {
+TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[learner][model]") {
   torch::manual_seed(3);
   rlx::PolicyModelConfig config = discrete_config(4, 2, {64, 64});
   rlx::ActorCritic model(config);
@@ -126,7 +126,7 @@ TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[rollout][
   CHECK(max_diff(box.log_std(), torch::full({2}, -0.5)) == 0.0);
 }
 
-TEST_CASE("Model configs are validated", "[rollout][model]") {
+TEST_CASE("Model configs are validated", "[learner][model]") {
   rlx::PolicyModelConfig config = discrete_config(4, 2, {8});
   config.activation = "gelu";
   CHECK_THROWS_WITH(rlx::ActorCritic(config), Catch::Contains("gelu"));
@@ -140,7 +140,7 @@ TEST_CASE("Model configs are validated", "[rollout][model]") {
   CHECK_THROWS_WITH(rlx::QNetwork(box_config({8})), Catch::Contains("Discrete"));
 }
 
-TEST_CASE("ActorCritic forward shapes, and a shared trunk feeds both heads", "[rollout][model]") {
+TEST_CASE("ActorCritic forward shapes, and a shared trunk feeds both heads", "[learner][model]") {
   torch::NoGradGuard no_grad;
   rlx::PolicyModelConfig config = box_config({16, 16});
   config.shared_trunk = true;
@@ -154,7 +154,7 @@ TEST_CASE("ActorCritic forward shapes, and a shared trunk feeds both heads", "[r
   CHECK(max_diff(out.policy, model.policy_forward(obs)) == 0.0);
 }
 
-TEST_CASE("QNetwork dueling heads combine as V + A - mean(A)", "[rollout][model]") {
+TEST_CASE("QNetwork dueling heads combine as V + A - mean(A)", "[learner][model]") {
   rlx::PolicyModelConfig config = discrete_config(2, 3, {});  // linear heads: easy to compute by hand
   config.dueling = true;
   rlx::QNetwork q(config);
@@ -174,4 +174,12 @@ TEST_CASE("QNetwork dueling heads combine as V + A - mean(A)", "[rollout][model]
   rlx::QNetwork plain(config);
   CHECK(rlx::flat_parameter_names(plain) == std::vector<std::string>{"q_out.weight", "q_out.bias"});
   CHECK(plain.forward(torch::zeros({4, 2})).sizes() == torch::IntArrayRef({4, 3}));
+}
+
+TEST_CASE("set_inference_threads sets LibTorch's threads and gives back the previous count", "[learner][policy]") {
+  const int before = rlx::set_inference_threads(1);
+  CHECK(torch::get_num_threads() == 1);
+  CHECK(rlx::set_inference_threads(before) == 1);
+  CHECK(torch::get_num_threads() == before);
+  CHECK_THROWS_AS(rlx::set_inference_threads(0), std::invalid_argument);
 }

@@ -1,15 +1,8 @@
-// LibTorch models built from a PolicyModelConfig: ActorCritic (PPO), QNetwork (DQN), the
-// action distributions over their outputs, and flat float32 parameter vectors (the wire form
-// of weights).
-//
-// Flat parameter order is Module::parameters() order, which is fixed by construction:
-//   ActorCritic: [log_std (Box only)], then per policy trunk layer i (or shared trunk layer i)
-//                "pi_i.weight" [out, in], "pi_i.bias"; "pi_out.weight", "pi_out.bias";
-//                then "vf_i.weight", "vf_i.bias" (separate networks only); "vf_out.weight",
-//                "vf_out.bias". With a shared trunk the trunk layers are named "trunk_i".
-//   QNetwork:    "q_i.weight", "q_i.bias" per hidden layer; then "q_out.*" or, when dueling,
-//                "value_out.*" followed by "advantage_out.*".
-// Each tensor contributes its elements row-major. parameter_names() lists the same order.
+// The learner's LibTorch back end of the networks in models/network_layout.h: ActorCritic (PPO)
+// and QNetwork (DQN), built layer by layer from their layouts, so Module::parameters() order is
+// the layout's flat order; the action distributions over their outputs; and flat float32
+// parameter vectors (the wire form of weights). Workers run the same networks with the
+// torch-free kernel of models/network_kernel.h.
 #pragma once
 
 #include <cstddef>
@@ -22,16 +15,15 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
+#include "models/network_layout.h"
 
 namespace rlx {
 
-// Orthogonal-init gains (PPO implementation details): hidden layers, policy output, value output.
-constexpr double kHiddenGain = 1.4142135623730951;  // sqrt(2)
-constexpr double kPolicyOutputGain = 0.01;
-constexpr double kValueOutputGain = 1.0;
-constexpr double kObsNormEpsilon = 1e-8;  // added to the variance before the square root
-constexpr double kObsNormClip = 10.0;     // normalised observations are clipped to [-10, 10]
+// Sets LibTorch's intra-op thread count for this process (torch::set_num_threads) and, when
+// OpenBLAS is loaded, its thread pool too; returns the previous LibTorch count. A learner on
+// small networks runs best with 1: tiny GEMMs do not gain from threads.
+int set_inference_threads(int num_threads);
 
 // ---- flat parameters (shared by every model) ----
 
@@ -113,6 +105,7 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   ActionDistribution distribution(const torch::Tensor& policy_output) const;
 
   const PolicyModelConfig& config() const { return config_; }
+  const ActorCriticLayout& layout() const { return layout_; }
   bool discrete() const { return config_.action_space.is_discrete(); }
   // The learned log-std [A]; undefined for Discrete actions.
   const torch::Tensor& log_std() const { return log_std_; }
@@ -123,14 +116,11 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   void load_flat_parameters(const float* params, size_t count) { rlx::load_flat_parameters(*this, params, count); }
 
  private:
-  torch::Tensor trunk(const std::vector<torch::nn::Linear>& layers, torch::Tensor x) const;
-
   PolicyModelConfig config_;
-  bool relu_ = false;
-  std::vector<torch::nn::Linear> policy_layers_;  // or the shared trunk
-  std::vector<torch::nn::Linear> value_layers_;   // empty with a shared trunk
-  torch::nn::Linear policy_head_{nullptr};
-  torch::nn::Linear value_head_{nullptr};
+  ActorCriticLayout layout_;
+  std::vector<torch::nn::Linear> trunk_;         // empty unless shared_trunk
+  std::vector<torch::nn::Linear> policy_chain_;  // hidden layers, then pi_out
+  std::vector<torch::nn::Linear> value_chain_;   // hidden layers, then vf_out
   torch::Tensor log_std_;
 };
 
@@ -148,6 +138,7 @@ class QNetwork : public torch::nn::Cloneable<QNetwork> {
   torch::Tensor forward(const torch::Tensor& obs);
 
   const PolicyModelConfig& config() const { return config_; }
+  const QNetworkLayout& layout() const { return layout_; }
   int64_t num_actions() const { return config_.action_space.n; }
 
   // Flat parameters in the order documented at the top of this file.
@@ -157,11 +148,9 @@ class QNetwork : public torch::nn::Cloneable<QNetwork> {
 
  private:
   PolicyModelConfig config_;
-  bool relu_ = false;
-  std::vector<torch::nn::Linear> layers_;
-  torch::nn::Linear q_head_{nullptr};          // non-dueling
-  torch::nn::Linear value_head_{nullptr};      // dueling
-  torch::nn::Linear advantage_head_{nullptr};  // dueling
+  QNetworkLayout layout_;
+  std::vector<torch::nn::Linear> trunk_;
+  std::vector<torch::nn::Linear> heads_;  // {q_out} or {value_out, advantage_out}
 };
 
 }  // namespace rlx

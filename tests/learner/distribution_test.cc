@@ -1,8 +1,8 @@
-#include "torch_catch.h"
+#include "tests/learner/torch_catch.h"
 
 #include <cmath>
 
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 
 namespace {
 
@@ -10,7 +10,7 @@ constexpr double kHalfLog2Pi = 0.91893853320467274178;
 
 }  // namespace
 
-TEST_CASE("Categorical log_prob and entropy match hand-computed values", "[rollout][distribution]") {
+TEST_CASE("Categorical log_prob and entropy match hand-computed values", "[learner][distribution]") {
   const auto d = rlx::ActionDistribution::categorical(torch::tensor({{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 0.0f}}));
   REQUIRE(d.discrete());
   const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
@@ -27,7 +27,7 @@ TEST_CASE("Categorical log_prob and entropy match hand-computed values", "[rollo
   CHECK(d.deterministic()[0].item<int64_t>() == 2);
 }
 
-TEST_CASE("Diagonal Gaussian log_prob and entropy match hand-computed values", "[rollout][distribution]") {
+TEST_CASE("Diagonal Gaussian log_prob and entropy match hand-computed values", "[learner][distribution]") {
   // mean (0, 1), std (1, 2), action (1, 0): z = (1, -0.5).
   const auto d = rlx::ActionDistribution::diagonal_gaussian(torch::tensor({{0.0f, 1.0f}}),
                                                             torch::tensor({0.0f, static_cast<float>(std::log(2.0))}));
@@ -38,7 +38,7 @@ TEST_CASE("Diagonal Gaussian log_prob and entropy match hand-computed values", "
   CHECK(d.deterministic()[0][1].item<float>() == 1.0f);
 }
 
-TEST_CASE("Sampling is reproducible under a generator and follows the distribution", "[rollout][distribution]") {
+TEST_CASE("Sampling is reproducible under a generator and follows the distribution", "[learner][distribution]") {
   const torch::Tensor logits = torch::log(torch::tensor({0.1f, 0.2f, 0.7f})).repeat({20000, 1});
   const auto categorical = rlx::ActionDistribution::categorical(logits);
   const torch::Tensor a = categorical.sample(rlx::make_cpu_generator(7));
@@ -62,7 +62,7 @@ TEST_CASE("Sampling is reproducible under a generator and follows the distributi
   CHECK(torch::equal(g1, gaussian.sample()));
 }
 
-TEST_CASE("ActorCritic builds its distribution, and gradients reach log_std", "[rollout][distribution]") {
+TEST_CASE("ActorCritic builds its distribution, and gradients reach log_std", "[learner][distribution]") {
   rlx::PolicyModelConfig config;
   config.obs_size = 3;
   config.action_space = rlx::Space::box({2}, -1.0f, 1.0f);
@@ -78,7 +78,7 @@ TEST_CASE("ActorCritic builds its distribution, and gradients reach log_std", "[
   CHECK(model.log_std().grad().abs().sum().item<float>() > 0.0f);
 }
 
-TEST_CASE("normalize_observations centres, scales and clips", "[rollout][distribution]") {
+TEST_CASE("normalize_observations centres, scales and clips", "[learner][distribution]") {
   const torch::Tensor obs = torch::tensor({{1.0f, 100.0f}, {3.0f, -100.0f}});
   const torch::Tensor out = rlx::normalize_observations(obs, torch::tensor({2.0f, 0.0f}), torch::tensor({4.0f, 1.0f}));
   CHECK(out[0][0].item<float>() == Approx(-0.5));

@@ -1,6 +1,8 @@
-#include "rollout/policy_model.h"
+#include "learner/policy_networks.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
 #include <torch/nn/init.h>
 #include <torch/utils.h>
 
@@ -15,41 +17,47 @@ namespace {
 
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
 
-// Orthogonal weight with the given gain, zero bias.
-void init_linear(torch::nn::LinearImpl& layer, double gain) {
-  torch::NoGradGuard no_grad;
-  torch::nn::init::orthogonal_(layer.weight, gain);
-  layer.bias.zero_();
-}
-
-// Registers Linear layers named prefix_0.. for in -> hidden sizes, returning the last width.
-int64_t add_hidden_layers(torch::nn::Module& module, const std::string& prefix, int64_t in,
-                          const std::vector<int64_t>& hidden, std::vector<torch::nn::Linear>& layers) {
-  layers.clear();
-  for (size_t i = 0; i < hidden.size(); ++i) {
-    torch::nn::Linear layer(module.register_module(prefix + "_" + std::to_string(i), torch::nn::Linear(in, hidden[i])));
-    init_linear(*layer, kHiddenGain);
+// Registers a Linear layer per spec of a chain, in order, each with its orthogonal init.
+std::vector<torch::nn::Linear> register_chain(torch::nn::Module& module, const DenseChain& chain) {
+  std::vector<torch::nn::Linear> layers;
+  for (const DenseLayerSpec& spec : chain) {
+    torch::nn::Linear layer(module.register_module(spec.name, torch::nn::Linear(spec.in, spec.out)));
+    torch::NoGradGuard no_grad;
+    torch::nn::init::orthogonal_(layer->weight, spec.init_gain);
+    layer->bias.zero_();
     layers.push_back(layer);
-    in = hidden[i];
   }
-  return in;
+  return layers;
 }
 
-torch::nn::Linear add_head(torch::nn::Module& module, const std::string& name, int64_t in, int64_t out, double gain) {
-  torch::nn::Linear layer(module.register_module(name, torch::nn::Linear(in, out)));
-  init_linear(*layer, gain);
-  return layer;
-}
-
-torch::Tensor run_trunk(const std::vector<torch::nn::Linear>& layers, torch::Tensor x, bool relu) {
-  for (const auto& layer : layers) {
-    x = layer.ptr()->forward(x);  // ptr(): the holder is const, the layer is not
-    x = relu ? torch::relu(x) : torch::tanh(x);
+// Runs a chain's layers with each spec's activation.
+torch::Tensor run_chain(const std::vector<torch::nn::Linear>& layers, const DenseChain& chain, torch::Tensor x) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    x = layers[i].ptr()->forward(x);  // ptr(): the holder is const, the layer is not
+    if (chain[i].activation == Activation::kTanh) {
+      x = torch::tanh(x);
+    } else if (chain[i].activation == Activation::kRelu) {
+      x = torch::relu(x);
+    }
   }
   return x;
 }
 
 }  // namespace
+
+int set_inference_threads(int num_threads) {
+  if (num_threads < 1) throw std::invalid_argument("set_inference_threads needs at least one thread");
+  const int previous = at::get_num_threads();
+  at::set_num_threads(num_threads);
+  // at::set_num_threads leaves OpenBLAS's own pthread pool alone, and a 2-thread GEMM on a
+  // [128, 64] batch is about twice as slow as one thread here. Looked up at run time so rlx
+  // needs no OpenBLAS headers and works with any BLAS.
+  using SetBlasThreads = void (*)(int);
+  if (void* symbol = dlsym(RTLD_DEFAULT, "openblas_set_num_threads")) {
+    reinterpret_cast<SetBlasThreads>(symbol)(num_threads);
+  }
+  return previous;
+}
 
 // ---- flat parameters ----
 
@@ -156,47 +164,32 @@ torch::Tensor ActionDistribution::deterministic() const { return discrete_ ? log
 
 // ---- ActorCritic ----
 
-ActorCritic::ActorCritic(PolicyModelConfig config) : config_(std::move(config)) {
-  config_.validate();
+ActorCritic::ActorCritic(PolicyModelConfig config) : config_(std::move(config)), layout_(actor_critic_layout(config_)) {
   reset();
 }
 
 void ActorCritic::reset() {
-  relu_ = config_.activation == "relu";
-  const int64_t out = config_.policy_output_size();
-  if (!discrete()) {
-    log_std_ = register_parameter("log_std", torch::full({out}, config_.log_std_init, torch::kFloat));
+  // Registration order is the layout's flat order: log_std, trunk, policy chain, value chain.
+  if (layout_.log_std) {
+    log_std_ = register_parameter("log_std", torch::full({layout_.policy_outputs}, layout_.log_std_init, torch::kFloat));
   }
-  if (config_.shared_trunk) {
-    const int64_t width = add_hidden_layers(*this, "trunk", config_.obs_size, config_.hidden_sizes, policy_layers_);
-    value_layers_.clear();
-    policy_head_ = add_head(*this, "pi_out", width, out, kPolicyOutputGain);
-    value_head_ = add_head(*this, "vf_out", width, 1, kValueOutputGain);
-  } else {
-    const int64_t pi_width = add_hidden_layers(*this, "pi", config_.obs_size, config_.hidden_sizes, policy_layers_);
-    policy_head_ = add_head(*this, "pi_out", pi_width, out, kPolicyOutputGain);
-    const int64_t vf_width = add_hidden_layers(*this, "vf", config_.obs_size, config_.hidden_sizes, value_layers_);
-    value_head_ = add_head(*this, "vf_out", vf_width, 1, kValueOutputGain);
-  }
-}
-
-torch::Tensor ActorCritic::trunk(const std::vector<torch::nn::Linear>& layers, torch::Tensor x) const {
-  return run_trunk(layers, std::move(x), relu_);
+  trunk_ = register_chain(*this, layout_.trunk);
+  policy_chain_ = register_chain(*this, layout_.policy_chain);
+  value_chain_ = register_chain(*this, layout_.value_chain);
 }
 
 PolicyOutput ActorCritic::forward(const torch::Tensor& obs) {
-  if (config_.shared_trunk) {
-    const torch::Tensor features = trunk(policy_layers_, obs);
-    return {policy_head_->forward(features), value_head_->forward(features).squeeze(1)};
-  }
-  return {policy_head_->forward(trunk(policy_layers_, obs)), value_head_->forward(trunk(value_layers_, obs)).squeeze(1)};
+  const torch::Tensor features = run_chain(trunk_, layout_.trunk, obs);
+  return {run_chain(policy_chain_, layout_.policy_chain, features),
+          run_chain(value_chain_, layout_.value_chain, features).squeeze(1)};
 }
 
-torch::Tensor ActorCritic::policy_forward(const torch::Tensor& obs) { return policy_head_->forward(trunk(policy_layers_, obs)); }
+torch::Tensor ActorCritic::policy_forward(const torch::Tensor& obs) {
+  return run_chain(policy_chain_, layout_.policy_chain, run_chain(trunk_, layout_.trunk, obs));
+}
 
 torch::Tensor ActorCritic::value_forward(const torch::Tensor& obs) {
-  const auto& layers = config_.shared_trunk ? policy_layers_ : value_layers_;
-  return value_head_->forward(trunk(layers, obs)).squeeze(1);
+  return run_chain(value_chain_, layout_.value_chain, run_chain(trunk_, layout_.trunk, obs)).squeeze(1);
 }
 
 ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output) const {
@@ -206,30 +199,18 @@ ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output)
 
 // ---- QNetwork ----
 
-QNetwork::QNetwork(PolicyModelConfig config) : config_(std::move(config)) {
-  config_.validate();
-  if (!config_.action_space.is_discrete()) {
-    throw std::invalid_argument("QNetwork needs a Discrete action space, got " + config_.action_space.to_string());
-  }
-  reset();
-}
+QNetwork::QNetwork(PolicyModelConfig config) : config_(std::move(config)), layout_(q_network_layout(config_)) { reset(); }
 
 void QNetwork::reset() {
-  relu_ = config_.activation == "relu";
-  const int64_t width = add_hidden_layers(*this, "q", config_.obs_size, config_.hidden_sizes, layers_);
-  if (config_.dueling) {
-    value_head_ = add_head(*this, "value_out", width, 1, 1.0);
-    advantage_head_ = add_head(*this, "advantage_out", width, config_.action_space.n, 1.0);
-  } else {
-    q_head_ = add_head(*this, "q_out", width, config_.action_space.n, 1.0);
-  }
+  trunk_ = register_chain(*this, layout_.trunk);
+  heads_ = register_chain(*this, layout_.heads);
 }
 
 torch::Tensor QNetwork::forward(const torch::Tensor& obs) {
-  const torch::Tensor features = run_trunk(layers_, obs, relu_);
-  if (!config_.dueling) return q_head_->forward(features);
-  const torch::Tensor advantage = advantage_head_->forward(features);
-  return value_head_->forward(features) + advantage - advantage.mean(1, /*keepdim=*/true);
+  const torch::Tensor features = run_chain(trunk_, layout_.trunk, obs);
+  if (!layout_.dueling) return heads_[0]->forward(features);
+  const torch::Tensor advantage = heads_[1]->forward(features);
+  return heads_[0]->forward(features) + advantage - advantage.mean(1, /*keepdim=*/true);
 }
 
 }  // namespace rlx

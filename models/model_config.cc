@@ -1,4 +1,4 @@
-#include "rollout/policy_config.h"
+#include "models/model_config.h"
 
 #include <stdexcept>
 

@@ -1,0 +1,59 @@
+#include "models/action_sampling.h"
+
+#include <cmath>
+
+namespace rlx {
+
+namespace {
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
+}  // namespace
+
+int64_t argmax(const float* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < n; ++j) {
+    if (row[j] > row[best]) best = j;
+  }
+  return best;
+}
+
+int64_t sample_categorical(const float* logits, int64_t n, Rng& rng, bool deterministic, float* log_prob) {
+  // exp(logit - max) in double; log-prob = logit - max - log(sum).
+  const float max_logit = logits[argmax(logits, n)];
+  double total = 0.0;
+  for (int64_t j = 0; j < n; ++j) total += std::exp(static_cast<double>(logits[j]) - max_logit);
+  int64_t action = n - 1;
+  if (deterministic) {
+    action = argmax(logits, n);
+  } else {
+    const double target = rng.uniform() * total;
+    double cumulative = 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+      cumulative += std::exp(static_cast<double>(logits[j]) - max_logit);
+      if (target < cumulative) {
+        action = j;
+        break;
+      }
+    }
+  }
+  *log_prob = static_cast<float>(logits[action] - max_logit - std::log(total));
+  return action;
+}
+
+float sample_diagonal_gaussian(const float* mean, const float* std, const float* log_std, int64_t size, Rng& rng,
+                               bool deterministic, float* action) {
+  // a = mean + std * z; log-prob = sum(-z^2/2 - log_std - log(2 pi)/2).
+  double log_prob = 0.0;
+  for (int64_t j = 0; j < size; ++j) {
+    const double z = deterministic ? 0.0 : rng.normal();
+    action[j] = static_cast<float>(mean[j] + std[j] * z);
+    log_prob += -0.5 * z * z - log_std[j] - kHalfLog2Pi;
+  }
+  return static_cast<float>(log_prob);
+}
+
+int64_t epsilon_greedy(const float* q, int64_t n, double epsilon, Rng& rng) {
+  const bool explore = rng.uniform() < epsilon;
+  return explore ? rng.uniform_int(n) : argmax(q, n);
+}
+
+}  // namespace rlx

@@ -1,0 +1,166 @@
+#include "models/network_layout.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/rng.h"
+
+namespace rlx {
+
+namespace {
+
+// Appends tensors to a flat layout in order, assigning offsets.
+class FlatBuilder {
+ public:
+  explicit FlatBuilder(std::vector<ParameterSpec>& parameters) : parameters_(parameters) {}
+
+  ParameterSpec add(const std::string& name, std::vector<int64_t> shape) {
+    size_t size = 1;
+    for (int64_t d : shape) size *= static_cast<size_t>(d);
+    ParameterSpec spec{name, std::move(shape), next_, size};
+    next_ += size;
+    parameters_.push_back(spec);
+    return spec;
+  }
+
+  DenseLayerSpec dense(const std::string& name, int64_t in, int64_t out, Activation activation, double gain) {
+    DenseLayerSpec layer;
+    layer.name = name;
+    layer.in = in;
+    layer.out = out;
+    layer.activation = activation;
+    layer.init_gain = gain;
+    layer.weight_offset = add(name + ".weight", {out, in}).offset;
+    layer.bias_offset = add(name + ".bias", {out}).offset;
+    return layer;
+  }
+
+  // Hidden layers prefix_0.. from in through widths; returns the last width.
+  int64_t hidden(DenseChain& chain, const std::string& prefix, int64_t in, const std::vector<int64_t>& widths,
+                 Activation activation) {
+    for (size_t i = 0; i < widths.size(); ++i) {
+      chain.push_back(dense(prefix + "_" + std::to_string(i), in, widths[i], activation, kHiddenGain));
+      in = widths[i];
+    }
+    return in;
+  }
+
+  size_t size() const { return next_; }
+
+ private:
+  std::vector<ParameterSpec>& parameters_;
+  size_t next_ = 0;
+};
+
+// Orthonormal rows or columns (whichever are fewer) scaled by gain, into W [out, in].
+void orthogonal_fill(float* weight, int64_t out, int64_t in, double gain, Rng& rng) {
+  const int64_t vectors = std::min(out, in);  // orthonormal vectors of length `length`
+  const int64_t length = std::max(out, in);
+  std::vector<double> basis(static_cast<size_t>(vectors * length));
+  for (double& v : basis) v = rng.normal();
+  for (int64_t k = 0; k < vectors; ++k) {  // modified Gram-Schmidt
+    double* v = basis.data() + k * length;
+    for (int64_t j = 0; j < k; ++j) {
+      const double* u = basis.data() + j * length;
+      double dot = 0.0;
+      for (int64_t i = 0; i < length; ++i) dot += u[i] * v[i];
+      for (int64_t i = 0; i < length; ++i) v[i] -= dot * u[i];
+    }
+    double norm = 0.0;
+    for (int64_t i = 0; i < length; ++i) norm += v[i] * v[i];
+    norm = std::sqrt(norm);
+    for (int64_t i = 0; i < length; ++i) v[i] /= norm;
+  }
+  for (int64_t r = 0; r < out; ++r) {
+    for (int64_t c = 0; c < in; ++c) {
+      // Fewer rows: each row is a basis vector; fewer columns: each column is.
+      const double value = out <= in ? basis[static_cast<size_t>(r * length + c)] : basis[static_cast<size_t>(c * length + r)];
+      weight[r * in + c] = static_cast<float>(gain * value);
+    }
+  }
+}
+
+void init_chain(const DenseChain& chain, std::vector<float>& flat, Rng& rng) {
+  for (const DenseLayerSpec& layer : chain) {
+    orthogonal_fill(flat.data() + layer.weight_offset, layer.out, layer.in, layer.init_gain, rng);
+  }
+}
+
+}  // namespace
+
+Activation parse_activation(const std::string& name) {
+  if (name == "tanh") return Activation::kTanh;
+  if (name == "relu") return Activation::kRelu;
+  throw std::invalid_argument("unknown activation '" + name + "' (expected tanh or relu)");
+}
+
+int64_t chain_output_size(const DenseChain& chain, int64_t input_size) {
+  return chain.empty() ? input_size : chain.back().out;
+}
+
+ActorCriticLayout actor_critic_layout(const PolicyModelConfig& config) {
+  config.validate();
+  ActorCriticLayout layout;
+  layout.obs_size = config.obs_size;
+  layout.policy_outputs = config.policy_output_size();
+  layout.discrete = config.action_space.is_discrete();
+  layout.log_std_init = config.log_std_init;
+  const Activation activation = parse_activation(config.activation);
+  FlatBuilder flat(layout.parameters);
+  if (!layout.discrete) layout.log_std = flat.add("log_std", {layout.policy_outputs});
+  if (config.shared_trunk) {
+    const int64_t width = flat.hidden(layout.trunk, "trunk", config.obs_size, config.hidden_sizes, activation);
+    layout.policy_chain.push_back(flat.dense("pi_out", width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
+    layout.value_chain.push_back(flat.dense("vf_out", width, 1, Activation::kNone, kValueOutputGain));
+  } else {
+    const int64_t pi_width = flat.hidden(layout.policy_chain, "pi", config.obs_size, config.hidden_sizes, activation);
+    layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
+    const int64_t vf_width = flat.hidden(layout.value_chain, "vf", config.obs_size, config.hidden_sizes, activation);
+    layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
+  }
+  layout.num_parameters = flat.size();
+  return layout;
+}
+
+QNetworkLayout q_network_layout(const PolicyModelConfig& config) {
+  config.validate();
+  if (!config.action_space.is_discrete()) {
+    throw std::invalid_argument("QNetwork needs a Discrete action space, got " + config.action_space.to_string());
+  }
+  QNetworkLayout layout;
+  layout.obs_size = config.obs_size;
+  layout.num_actions = config.action_space.n;
+  layout.dueling = config.dueling;
+  FlatBuilder flat(layout.parameters);
+  const int64_t width = flat.hidden(layout.trunk, "q", config.obs_size, config.hidden_sizes, parse_activation(config.activation));
+  if (config.dueling) {
+    layout.heads.push_back(flat.dense("value_out", width, 1, Activation::kNone, kQOutputGain));
+    layout.heads.push_back(flat.dense("advantage_out", width, layout.num_actions, Activation::kNone, kQOutputGain));
+  } else {
+    layout.heads.push_back(flat.dense("q_out", width, layout.num_actions, Activation::kNone, kQOutputGain));
+  }
+  layout.num_parameters = flat.size();
+  return layout;
+}
+
+std::vector<float> initial_parameters(const ActorCriticLayout& layout, uint64_t seed) {
+  std::vector<float> flat(layout.num_parameters, 0.0f);
+  Rng rng(seed);
+  if (layout.log_std) {
+    for (size_t i = 0; i < layout.log_std->size; ++i) flat[layout.log_std->offset + i] = static_cast<float>(layout.log_std_init);
+  }
+  init_chain(layout.trunk, flat, rng);
+  init_chain(layout.policy_chain, flat, rng);
+  init_chain(layout.value_chain, flat, rng);
+  return flat;
+}
+
+std::vector<float> initial_parameters(const QNetworkLayout& layout, uint64_t seed) {
+  std::vector<float> flat(layout.num_parameters, 0.0f);
+  Rng rng(seed);
+  init_chain(layout.trunk, flat, rng);
+  init_chain(layout.heads, flat, rng);
+  return flat;
+}
+
+}  // namespace rlx

@@ -1,0 +1,97 @@
+// The one description of each network rlx trains: its dense layers in order, their widths,
+// activations and initial gains, the parameters' names and shapes, and where each lies in the
+// flat float32 vector that goes to workers. Two back ends are built from it: the learner's
+// LibTorch modules (learner/policy_networks.h) and the torch-free inference kernel
+// (models/network_kernel.h). Torch-free.
+//
+// Flat order (each tensor row-major, weights [out, in]):
+//   ActorCritic: ["log_std" [A], Box only], then the shared trunk "trunk_i" (when shared_trunk),
+//                then the policy chain "pi_i".. "pi_out", then the value chain "vf_i".. "vf_out".
+//   QNetwork:    "q_i" per hidden layer, then "q_out" or, when dueling, "value_out" and
+//                "advantage_out".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model_config.h"
+
+namespace rlx {
+
+// Orthogonal-init gains (PPO implementation details): hidden layers, policy output, value output.
+constexpr double kHiddenGain = 1.4142135623730951;  // sqrt(2)
+constexpr double kPolicyOutputGain = 0.01;
+constexpr double kValueOutputGain = 1.0;
+constexpr double kQOutputGain = 1.0;
+
+// What follows a dense layer's affine map.
+enum class Activation { kNone, kTanh, kRelu };
+
+// "tanh" or "relu" as an Activation; throws std::invalid_argument naming anything else.
+Activation parse_activation(const std::string& name);
+
+// One named tensor of the flat vector.
+struct ParameterSpec {
+  std::string name;            // "pi_0.weight", "log_std", ...
+  std::vector<int64_t> shape;  // [out, in], [out] or [A]
+  size_t offset = 0;           // first element in the flat vector
+  size_t size = 0;             // number of elements
+};
+
+// y = activation(x W^T + b) with W [out, in] and b [out] in the flat vector.
+struct DenseLayerSpec {
+  std::string name;  // parameters name.weight and name.bias
+  int64_t in = 0;
+  int64_t out = 0;
+  Activation activation = Activation::kNone;
+  double init_gain = 1.0;  // orthogonal init gain of W (b starts at zero)
+  size_t weight_offset = 0;
+  size_t bias_offset = 0;
+};
+
+// Dense layers applied one after another; empty is the identity.
+using DenseChain = std::vector<DenseLayerSpec>;
+
+// Width of a chain's output, given the width of its input.
+int64_t chain_output_size(const DenseChain& chain, int64_t input_size);
+
+// Policy and value networks: policy = policy_chain(trunk(obs)), value = value_chain(trunk(obs)).
+// With separate networks the trunk is empty; with a shared trunk the chains are the two heads.
+struct ActorCriticLayout {
+  int64_t obs_size = 0;
+  int64_t policy_outputs = 0;  // n logits (Discrete) or A means (Box)
+  bool discrete = true;
+  std::optional<ParameterSpec> log_std;  // Box actions: state-independent log-std [A]
+  double log_std_init = 0.0;
+  DenseChain trunk;
+  DenseChain policy_chain;  // ends with "pi_out"
+  DenseChain value_chain;   // ends with "vf_out" (1 output)
+  std::vector<ParameterSpec> parameters;  // flat order
+  size_t num_parameters = 0;
+};
+
+// Q(s, .): an MLP trunk, then one head "q_out" or dueling heads Q = V + A - mean(A).
+struct QNetworkLayout {
+  int64_t obs_size = 0;
+  int64_t num_actions = 0;
+  bool dueling = false;
+  DenseChain trunk;
+  DenseChain heads;  // {q_out} or {value_out, advantage_out}, each reading the trunk's output
+  std::vector<ParameterSpec> parameters;  // flat order
+  size_t num_parameters = 0;
+};
+
+// The ActorCritic for a config; throws std::invalid_argument on a bad config.
+ActorCriticLayout actor_critic_layout(const PolicyModelConfig& config);
+// The QNetwork for a config; throws std::invalid_argument on a bad config or Box actions.
+QNetworkLayout q_network_layout(const PolicyModelConfig& config);
+
+// Freshly initialised flat parameters: orthogonal weights with each layer's gain (a Gaussian
+// matrix orthonormalised by Gram-Schmidt), zero biases, log_std at its init; seeded, torch-free.
+std::vector<float> initial_parameters(const ActorCriticLayout& layout, uint64_t seed);
+std::vector<float> initial_parameters(const QNetworkLayout& layout, uint64_t seed);
+
+}  // namespace rlx
