@@ -5,6 +5,8 @@
 
 #include <torch/torch.h>
 
+#include "models/network_kernel.h"
+
 namespace rlx {
 
 bool ActorCriticBackprop::supports(const ActorCritic& model) { return !model.config().shared_trunk; }
@@ -56,6 +58,8 @@ torch::Tensor ActorCriticBackprop::forward(const Mlp& mlp, const torch::Tensor& 
     if (i + 1 == mlp.layers.size()) break;
     if (relu_) {
       x.relu_();
+    } else if (x.is_cpu() && x.scalar_type() == torch::kFloat && x.is_contiguous()) {
+      apply_activation(x.data_ptr<float>(), x.numel(), Activation::kTanh);  // the workers' fast tanh
     } else {
       x.tanh_();
     }

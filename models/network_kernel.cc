@@ -133,14 +133,17 @@ void DenseWeights::assign(const float* weight_rows, const float* bias_values, in
   bias.assign(bias_values, bias_values + out);
 }
 
+void apply_activation(float* values, int64_t count, Activation activation) {
+  if (activation == Activation::kTanh) {
+    tanh_in_place(values, count);
+  } else if (activation == Activation::kRelu) {
+    for (int64_t j = 0; j < count; ++j) values[j] = std::max(values[j], 0.0f);
+  }
+}
+
 void dense_forward(const float* x, int64_t rows, const DenseWeights& layer, Activation activation, float* y) {
   affine_rows(x, rows, layer, y);
-  const int64_t count = rows * layer.out;
-  if (activation == Activation::kTanh) {
-    tanh_in_place(y, count);
-  } else if (activation == Activation::kRelu) {
-    for (int64_t j = 0; j < count; ++j) y[j] = std::max(y[j], 0.0f);
-  }
+  apply_activation(y, rows * layer.out, activation);
 }
 
 // ---- DenseChainKernel ----

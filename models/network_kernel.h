@@ -28,6 +28,9 @@ struct DenseWeights {
   void assign(const float* weight_rows, const float* bias_values, int64_t in_size, int64_t out_size);
 };
 
+// values[0..count) = activation(values) in place (tanh to about 1e-7 absolute, vectorized).
+void apply_activation(float* values, int64_t count, Activation activation);
+
 // y[rows, out] = activation(x[rows, in] W^T + b).
 void dense_forward(const float* x, int64_t rows, const DenseWeights& layer, Activation activation, float* y);
 
