@@ -72,6 +72,8 @@ int run_bench_sampling(const std::vector<std::string>& args) {
             << "raw_env_steps_per_s_one_process=" << static_cast<int64_t>(raw.env_steps_per_s()) << "\n"
             << "local_steps_per_s_one_process=" << static_cast<int64_t>(local.env_steps_per_s()) << "\n"
             << "inference_us_per_call=" << local.inference_us_per_call() << "\n"
+            << "local_over_raw=" << (raw.env_steps_per_s() > 0 ? local.env_steps_per_s() / raw.env_steps_per_s() : 0.0)
+            << "\n"
             << "pipeline_fragments=" << pipeline.fragments << " pipeline_seconds=" << pipeline.seconds
             << " dropped_stale=" << pipeline.receiver.dropped_stale
             << " messages_rejected=" << pipeline.receiver.messages_rejected << "\n"

@@ -175,7 +175,7 @@ TEST_CASE("unknown commands and missing plugins are clear errors", "[cli]") {
 TEST_CASE("rlx bench sampling prints raw, local and pipeline figures side by side", "[cli][bench]") {
   const auto r = run_rlx("bench sampling --env CartPole-v1 --workers 1 --envs-per-worker 2 --seconds 0.5");
   REQUIRE(r.exit_code == 0);
-  for (const char* key : {"raw_env_steps_per_s=", "local_steps_per_s=", "pipeline_env_steps_per_s=", "pipeline_ratio="}) {
+  for (const char* key : {"raw_env_steps_per_s=", "local_steps_per_s=", "pipeline_env_steps_per_s=", "pipeline_ratio=", "local_over_raw="}) {
     const size_t at = r.out.find(std::string("\n") + key);
     REQUIRE(at != std::string::npos);
     CHECK(std::stod(r.out.substr(at + 1 + std::string(key).size())) > 0.0);
