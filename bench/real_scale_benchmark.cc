@@ -36,7 +36,6 @@ using namespace std::chrono_literals;
 constexpr int kFdSlack = 256;                        // beyond one descriptor per worker connection
 constexpr std::chrono::milliseconds kTick{20};        // weights and join checks
 constexpr std::chrono::milliseconds kPoolPollEvery{500};  // waitpid over every worker: not every tick
-constexpr double kWorkerLearnerTimeoutS = 60;        // a worker exits after the receiver is silent this long
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); }
@@ -121,14 +120,19 @@ std::string read_text(const std::filesystem::path& file) {
 
 // Throws std::runtime_error describing the first exit when any worker exited (they must not
 // before they are told to stop).
-void require_none_exited(WorkerPool& pool) {
+void require_none_exited(WorkerPool& pool, const SampleReceiver& receiver) {
   const std::vector<WorkerExitReport> exits = pool.poll();
   if (exits.empty()) return;
+  const ReceiverStats s = receiver.stats();
   const WorkerExitReport& first = exits.front();
   std::string text = "real-worker scale benchmark: worker " + std::to_string(first.worker_index + 1) + " (pid " +
                      std::to_string(first.pid) + ") exited early: " + first.exit.describe();
   if (exits.size() > 1) text += " (and " + std::to_string(exits.size() - 1) + " more)";
   for (const std::string& line : first.last_lines) text += "\n    | " + line;
+  text += "\n  the receiver: " + std::to_string(s.workers_joined) + " joined, " + std::to_string(s.workers_active) +
+          " active, " + std::to_string(s.joins_refused_full) + " joins refused (max_workers), " +
+          std::to_string(s.workers_lost) + " lost, " + std::to_string(s.workers_restarted) + " re-joined, " +
+          std::to_string(s.hellos_refused) + " hellos refused, " + std::to_string(s.peers_dropped) + " peers dropped";
   throw std::runtime_error(text);
 }
 
@@ -162,7 +166,6 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
     weights->params = params;
     receiver.publish_weights(std::move(weights));
   };
-  publish_next();
   Consumer consumer(receiver);
 
   std::optional<TempDir> temp_logs;
@@ -174,10 +177,15 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
   pool_options.max_restarts = 0;  // an exit before the stop is a failure of the run
   pool_options.stop_grace = 3000ms;
   pool_options.log_dir = log_dir;
+  // On two cores the workers already stepping leave little CPU to those still starting (1,000
+  // joined in minutes, not seconds): a worker waits for its welcome as long as we wait for it.
+  const std::string learner_timeout_s =
+      std::to_string(static_cast<int64_t>(options.join_timeout_seconds + options.warmup_seconds + options.seconds +
+                                          options.stop_timeout_seconds) + 30);
   const auto started = Clock::now();
   WorkerPool pool(pool_options, [&](int i) {
     return std::vector<std::string>{options.worker_program, "worker", "--connect", endpoint, "--worker-id",
-                                    std::to_string(i + 1), "--learner-timeout", std::to_string(kWorkerLearnerTimeoutS)};
+                                    std::to_string(i + 1), "--learner-timeout", learner_timeout_s};
   });
   RealScaleResult result;
   result.workers = options.workers;
@@ -188,10 +196,10 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
   auto next_pool_poll = Clock::now();
   const auto tick = [&] {
     if (Clock::now() >= next_pool_poll) {
-      require_none_exited(pool);
+      require_none_exited(pool, receiver);
       next_pool_poll = Clock::now() + kPoolPollEvery;
     }
-    if (options.weights_interval_seconds > 0 && Clock::now() >= next_weights) {
+    if (version > 0 && options.weights_interval_seconds > 0 && Clock::now() >= next_weights) {
       publish_next();
       next_weights += millis(options.weights_interval_seconds);
     }
@@ -208,6 +216,11 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
     tick();
   }
   result.join_seconds = seconds_between(started, Clock::now());
+  // The first weights once every worker has joined: workers stepping from the start leave the
+  // ones still starting too little CPU on a small box (beyond ~700 of 1,000 on two cores, joins
+  // stalled for minutes), and the window measures all N anyway.
+  publish_next();
+  next_weights = Clock::now() + millis(options.weights_interval_seconds);
   const auto warm = Clock::now() + millis(options.warmup_seconds);
   while (Clock::now() < warm) tick();
 
@@ -277,10 +290,11 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
   result.peak_queued_bytes = s.peak_queued_bytes;
   result.queued_bytes_bound = s.queued_bytes_bound;
   const auto n = static_cast<uint64_t>(options.workers);
-  // A worker whose welcome took longer than its rejoin_after (3 s, a loaded machine) joins again
-  // on the same connection: the receiver counts that join twice, and once as a re-join.
-  result.accounted = result.workers_joined - result.workers_restarted == n && result.workers_left == n &&
-                     result.clean_exits == options.workers &&
+  // A worker that heard nothing for its rejoin_after (3 s, a loaded machine) joins again on the
+  // same connection: the receiver counts that join twice, once as a re-join, and does not count
+  // a goodbye that comes before the new hello in workers_left. Each worker's clean exit (status
+  // 0: stopped by us) and its own count are what say it is done.
+  result.accounted = result.workers_joined - result.workers_restarted == n && result.clean_exits == options.workers &&
                      result.workers_reported == options.workers && result.refused == 0 &&
                      result.fragments_sent == result.fragments_received &&
                      result.fragments_received == result.fragments_consumed + result.dropped_stale +

@@ -74,7 +74,7 @@ struct RealScaleResult {
   double cpu_us_per_fragment = 0;
   double fragments_per_s = 0;
   double env_steps_per_s = 0;
-  // Every worker joined (joins less re-joins), said goodbye, exited cleanly and reported; sent == received ==
+  // Every worker joined (joins less re-joins), exited cleanly and reported; sent == received ==
   // consumed + dropped_* + refused + queued; nothing refused.
   bool accounted = false;
 };
