@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/config_schema.h"
+#include "core/fd_limit.h"
 #include "core/log.h"
 #include "core/rlx_program.h"
 #include "core/stop_signal.h"
@@ -18,6 +19,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxNoticesPrinted = 20;  // dropped peers named in the log; the rest are counted
+
+// Descriptors beyond one per local worker's connection: the receiver's own sockets, ZeroMQ's,
+// the log files, remote workers.
+constexpr uint64_t kFdSlack = 256;
 
 // Unix socket paths must fit sockaddr_un (108 bytes): short names in /tmp when TMPDIR is long.
 constexpr size_t kMaxIpcPathBytes = 100;
@@ -44,6 +49,9 @@ std::unique_ptr<GuardedTempDir> make_socket_dir() {
 
 RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(options)), context_(1) {
   if (options_.worker_program.empty()) options_.worker_program = rlx_program_path();
+  // The receiver holds a descriptor per connected worker: 1,000 workers pass the usual soft limit.
+  require_fd_limit(static_cast<uint64_t>(std::max(options_.num_local_workers, 0)) + kFdSlack,
+                   "a sampler with " + std::to_string(options_.num_local_workers) + " local workers");
   ReceiverOptions receiver_options;
   if (options_.bind_endpoint.empty()) {
     socket_dir_ = make_socket_dir();

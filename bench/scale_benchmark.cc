@@ -25,6 +25,7 @@
 #include <zmq.hpp>
 
 #include "bench/synthetic_fleet.h"
+#include "core/fd_limit.h"
 #include "transport/sample_receiver.h"
 
 namespace rlx {
@@ -42,27 +43,6 @@ constexpr std::chrono::milliseconds kPollStep{20};
 std::system_error errno_error(const std::string& what) { return std::system_error(errno, std::generic_category(), what); }
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-// User + system CPU seconds of this process, all threads.
-double process_cpu_seconds() {
-  rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) != 0) throw errno_error("getrusage");
-  const auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-// Raises the soft fd limit to the hard one; returns the limit now in force.
-rlim_t raise_fd_limit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) throw errno_error("getrlimit");
-  if (limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) throw errno_error("setrlimit");
-  }
-  return limit.rlim_cur;
-}
 
 void write_all(int fd, const std::string& text) {
   size_t done = 0;
@@ -324,17 +304,22 @@ std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseco
 
 }  // namespace
 
+double process_cpu_seconds() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) throw errno_error("getrusage");
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 ScaleResult run_scale_benchmark(const ScaleOptions& options) {
   validate(options);
   const int processes = (options.workers + options.workers_per_process - 1) / options.workers_per_process;
   const int per_process = (options.workers + processes - 1) / processes;
-  const rlim_t fd_limit = raise_fd_limit();
   // The receiver holds one connection per worker; a worker process a socket and a connection each.
-  const auto needed = static_cast<rlim_t>(std::max(options.workers, 2 * per_process) + kFdsPerConnectionSlack);
-  if (fd_limit != RLIM_INFINITY && fd_limit < needed) {
-    throw std::runtime_error("scale benchmark: needs about " + std::to_string(needed) + " file descriptors, the limit is " +
-                             std::to_string(fd_limit) + " (raise `ulimit -n`)");
-  }
+  require_fd_limit(static_cast<uint64_t>(std::max(options.workers, 2 * per_process) + kFdsPerConnectionSlack),
+                   "the scale benchmark");
 
   // Fork first, before this call starts any thread; the processes wait for the endpoint.
   FleetProcesses fleets;

@@ -62,6 +62,10 @@ struct ScaleResult {
 // process fails or the fd limit is too low, std::system_error if fork or a pipe fails.
 ScaleResult run_scale_benchmark(const ScaleOptions& options);
 
+// User + system CPU seconds of this process, all its threads (getrusage RUSAGE_SELF; children
+// are not counted); std::system_error if getrusage fails.
+double process_cpu_seconds();
+
 // The result as key=value pairs on one line, e.g. "workers=10 fragments_sent=... accounted=true".
 std::string format_scale_result(const ScaleResult& result);
 

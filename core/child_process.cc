@@ -46,55 +46,35 @@ std::vector<char*> pointers_to(const std::vector<std::string>& strings) {
   return pointers;
 }
 
-ChildExit exit_of(int status) {
-  return WIFSIGNALED(status) ? ChildExit{true, WTERMSIG(status)} : ChildExit{false, WEXITSTATUS(status)};
-}
-
-}  // namespace
-
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                           const std::string& banner)
-    : ChildProcess(ProcessSpec{argv, {}, log, banner}) {}
-
-ChildProcess::ChildProcess(const ProcessSpec& spec) : log_(spec.log) {
-  if (spec.argv.empty()) throw std::invalid_argument("a process to start needs argv[0]");
-  // Everything the child needs is built before fork: it may only call async-signal-safe functions.
-  const std::vector<std::string> environment = child_environment(spec.env);
-  std::vector<char*> envp = pointers_to(environment);
-  std::vector<char*> args = pointers_to(spec.argv);
-  int fd = -1;
-  if (!log_.empty()) {
-    if (log_.has_parent_path()) std::filesystem::create_directories(log_.parent_path());
-    fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log_.string());
-    if (!spec.banner.empty()) {
-      const std::string line = spec.banner + "\n";
-      if (::write(fd, line.data(), line.size()) < 0) {
-        const int error = errno;
-        ::close(fd);
-        throw std::system_error(error, std::generic_category(), "write " + log_.string());
-      }
+// The child's log opened for appending, with the banner written (-1 without a log);
+// std::system_error naming the file when it cannot be opened or written.
+int open_log(const std::filesystem::path& log, const std::string& banner) {
+  if (log.empty()) return -1;
+  if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log.string());
+  if (!banner.empty()) {
+    const std::string line = banner + "\n";
+    if (::write(fd, line.data(), line.size()) < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw std::system_error(error, std::generic_category(), "write " + log.string());
     }
   }
-  const pid_t parent = ::getpid();
-  // Every signal is blocked across fork: one that comes before the child has reset its
-  // dispositions (a terminate() right after the start) waits and then takes its default action
-  // instead of running a copy of this process's handler, or being lost at exec.
-  sigset_t all, before;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &before);
-  pid_ = ::fork();
-  if (pid_ < 0) {
-    const int error = errno;
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    if (fd >= 0) ::close(fd);
-    throw std::system_error(error, std::generic_category(), "fork of " + spec.argv.front());
-  }
-  if (pid_ == 0) {
-    // Until exec, this is a copy of the parent: its signal handlers must not run here, and
+  return fd;
+}
+
+// vfork, then in the child: default stop-signal handlers, no blocked signals, a process group
+// of its own, death with the parent, stdout and stderr on fd (unless -1), exec. Returns the
+// child's pid, or -1 with errno set. Only system calls on its arguments run in the child.
+pid_t vfork_exec(char* const* args, char* const* envp, int fd, pid_t parent) {
+  const pid_t pid = ::vfork();
+  if (pid == 0) {
+    // Until exec, this runs on the parent's memory: its signal handlers must not run here, and
     // the stop signals it blocks (core/stop_signal.h) must reach the program.
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGABRT, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -107,9 +87,49 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) : log_(spec.log) {
       ::dup2(fd, 1);
       ::dup2(fd, 2);
     }
-    ::execve(args[0], args.data(), envp.data());
+    ::execve(args[0], args, envp);
     ::_exit(127);
   }
+  return pid;
+}
+
+ChildExit exit_of(int status) {
+  return WIFSIGNALED(status) ? ChildExit{true, WTERMSIG(status)} : ChildExit{false, WEXITSTATUS(status)};
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                           const std::string& banner)
+    : ChildProcess(ProcessSpec{argv, {}, log, banner}) {}
+
+ChildProcess::ChildProcess(const ProcessSpec& spec) : log_(spec.log) {
+  if (spec.argv.empty()) throw std::invalid_argument("a process to start needs argv[0]");
+  // Everything the child needs is built before vfork_exec: it may only make system calls.
+  const std::vector<std::string> environment = child_environment(spec.env);
+  std::vector<char*> envp = pointers_to(environment);
+  std::vector<char*> args = pointers_to(spec.argv);
+  const int fd = open_log(log_, spec.banner);
+  const pid_t parent = ::getpid();
+  // vfork, not fork: the child borrows this process's memory until exec instead of copying its
+  // page tables. A LibTorch process (rlx-torch) takes tens of ms per fork, during which its
+  // other threads (the sample receiver) stall on the memory map and then on copy-on-write
+  // faults: starting 1,000 workers that way starved the receiver for a minute. So the child
+  // (vfork_exec) only makes system calls on values built here, and writes no memory we use.
+  // Every signal is blocked across the start: one that comes before the child has reset its
+  // dispositions (a terminate() right after the start) waits and then takes its default action
+  // instead of running this process's handler in the child, or being lost at exec.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  const pid_t pid = vfork_exec(args.data(), envp.data(), fd, parent);
+  if (pid < 0) {
+    const int error = errno;
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (fd >= 0) ::close(fd);
+    throw std::system_error(error, std::generic_category(), "vfork of " + spec.argv.front());
+  }
+  pid_ = pid;
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (fd >= 0) ::close(fd);
 }

@@ -20,7 +20,7 @@ namespace rlx {
 class ChildProcess final : public LaunchedProcess {
  public:
   // Starts spec.argv with spec.env added to this process's environment, its output appended to
-  // spec.log after spec.banner. std::system_error when the log cannot be opened or fork fails.
+  // spec.log after spec.banner. std::system_error when the log cannot be opened or vfork fails.
   explicit ChildProcess(const ProcessSpec& spec);
   // ChildProcess({argv, {}, log, banner}).
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log, const std::string& banner = "");

@@ -1,16 +1,13 @@
 // `rlx bench SUBCOMMAND`: throughput benchmarks printing key=value lines, the medians last.
-#include <algorithm>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "bench/learner_benchmark.h"
-#include "bench/scale_benchmark.h"
 #include "bench/transport_benchmark.h"
 #include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
-#include "core/log.h"
 #include "cli/number_list.h"
 
 namespace po = boost::program_options;
@@ -23,7 +20,8 @@ const char* const kBenchUsage =
     "usage: rlx bench SUBCOMMAND [OPTIONS]\n\n"
     "subcommands:\n"
     "  transport --bytes B   zero-copy fragments of B bytes over tcp loopback vs memcpy\n"
-    "  scale --workers N,..  receiver CPU per fragment with N worker connections streaming\n"
+    "  scale --workers N,..  receiver CPU per fragment with N workers streaming (synthetic, or\n"
+    "                        --real-workers: rlx worker processes, with their memory)\n"
     "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n"
     "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n"
     "  startup               rlx --version and envs list exec-to-exit, an idle worker's memory\n\n"
@@ -61,79 +59,6 @@ int run_bench_transport(const std::vector<std::string>& args) {
             << "gbytes_per_s=" << result.gbytes_per_s << "\n"
             << "memcpy_gbytes_per_s=" << result.memcpy_gbytes_per_s << "\n"
             << "ratio_to_memcpy=" << result.ratio_to_memcpy() << std::endl;
-  return kExitOk;
-}
-
-int run_bench_scale(const std::vector<std::string>& args) {
-  po::options_description options("rlx bench scale: one receiver, N worker connections over tcp://127.0.0.1");
-  options.add_options()("help,h", "show this help")(
-      "workers", po::value<std::string>()->default_value("10,100,1000"), "worker counts, one measurement each")(
-      "seconds", po::value<double>()->default_value(30.0), "measured seconds per worker count")(
-      "warmup", po::value<double>()->default_value(2.0), "seconds after every worker joined, before measuring")(
-      "workers-per-process", po::value<int>()->default_value(250), "synthetic workers per forked process")(
-      "credits", po::value<int>()->default_value(2), "fragments each worker may have in flight")(
-      "rate", po::value<double>()->default_value(0.0), "fragments per second per worker; 0: as credits allow")(
-      "total-rate", po::value<double>()->default_value(0.0), "fragments per second over all workers (instead of --rate)")(
-      "fragment-length", po::value<int>()->default_value(32), "T of each fragment")(
-      "envs", po::value<int>()->default_value(8), "K of each fragment")(
-      "weights-interval", po::value<double>()->default_value(1.0), "seconds between new weights; 0: publish once")(
-      "heartbeat-ms", po::value<int>()->default_value(500), "each worker's heartbeat interval");
-  const po::variables_map values = parse_command_line(args, options, {});
-  if (values.count("help")) {
-    std::cout << "usage: rlx bench scale [--workers N[,N2,...]] [--seconds S] [--workers-per-process P]\n\n" << options;
-    return kExitOk;
-  }
-  ScaleOptions bench;
-  bench.seconds = values["seconds"].as<double>();
-  bench.warmup_seconds = values["warmup"].as<double>();
-  bench.workers_per_process = values["workers-per-process"].as<int>();
-  bench.credits_per_worker = values["credits"].as<int>();
-  bench.max_fragments_per_s_per_worker = values["rate"].as<double>();
-  bench.total_fragments_per_s = values["total-rate"].as<double>();
-  bench.fragment_length = values["fragment-length"].as<int>();
-  bench.num_envs = values["envs"].as<int>();
-  bench.weights_interval_seconds = values["weights-interval"].as<double>();
-  bench.heartbeat_interval_ms = values["heartbeat-ms"].as<int>();
-  if (!(bench.seconds > 0) || bench.seconds > 3600) throw UsageError("--seconds must be in (0, 3600]");
-  if (!(bench.warmup_seconds >= 0) || bench.warmup_seconds > 600) throw UsageError("--warmup must be in [0, 600]");
-  if (bench.workers_per_process < 1) throw UsageError("--workers-per-process must be >= 1");
-  if (bench.credits_per_worker < 1) throw UsageError("--credits must be >= 1");
-  if (bench.heartbeat_interval_ms < 1) throw UsageError("--heartbeat-ms must be >= 1");
-  if (!(bench.max_fragments_per_s_per_worker >= 0) || !(bench.total_fragments_per_s >= 0)) {
-    throw UsageError("--rate and --total-rate must be >= 0");
-  }
-  if (bench.max_fragments_per_s_per_worker > 0 && bench.total_fragments_per_s > 0) {
-    throw UsageError("give --rate or --total-rate, not both");
-  }
-  if (bench.fragment_length < 1 || bench.num_envs < 1) throw UsageError("--fragment-length and --envs must be >= 1");
-  if (!(bench.weights_interval_seconds >= 0) || bench.weights_interval_seconds > 3600) {
-    throw UsageError("--weights-interval must be in [0, 3600]");
-  }
-  std::vector<int> worker_counts;
-  for (double count : parse_number_list(values["workers"].as<std::string>(), "--workers")) {
-    if (count < 1 || count > 100000 || count != static_cast<int>(count)) {
-      throw UsageError("--workers takes whole numbers in [1, 100000], got " + std::to_string(count));
-    }
-    worker_counts.push_back(static_cast<int>(count));
-  }
-
-  double lowest = 0, highest = 0;
-  bool all_accounted = true;
-  for (int workers : worker_counts) {
-    bench.workers = workers;
-    const ScaleResult result = run_scale_benchmark(bench);
-    std::cout << format_scale_result(result) << std::endl;
-    all_accounted = all_accounted && result.accounted;
-    if (result.cpu_us_per_fragment > 0) {
-      lowest = lowest > 0 ? std::min(lowest, result.cpu_us_per_fragment) : result.cpu_us_per_fragment;
-      highest = std::max(highest, result.cpu_us_per_fragment);
-    }
-  }
-  std::cout << "cpu_per_fragment_ratio_max_over_min=" << (lowest > 0 ? highest / lowest : 0) << std::endl;
-  if (!all_accounted) {
-    logger().error("bench scale: some fragments were not accounted for (see accounted=false above)");
-    return kExitError;
-  }
   return kExitOk;
 }
 

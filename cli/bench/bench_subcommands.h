@@ -9,6 +9,10 @@ namespace rlx::cli {
 // `rlx bench sampling --env ID [--workers N] [--envs-per-worker K] [--seconds S]`.
 int run_bench_sampling(const std::vector<std::string>& args);
 
+// `rlx bench scale [--workers N,..] [--real-workers]`: receiver CPU per fragment with N synthetic
+// worker connections, or N real `rlx worker` processes (with their memory).
+int run_bench_scale(const std::vector<std::string>& args);
+
 // `rlx bench startup [--repeats R]`: exec-to-exit times of light commands and an idle worker's memory.
 int run_bench_startup(const std::vector<std::string>& args);
 
