@@ -6,8 +6,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,12 +30,7 @@ std::string command_output(const std::string& command) {
   return out;
 }
 
-std::string file_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string file_text(const fs::path& path) { return rlx::test::read_text_file(path.string()); }
 
 // Pids of the processes whose parent is `parent` and whose command line contains `word`.
 std::vector<pid_t> children_running(pid_t parent, const std::string& word) {
