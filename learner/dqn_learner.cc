@@ -18,6 +18,7 @@
 
 #include "learner/dqn_loss.h"
 #include "learner/non_finite.h"
+#include "learner/q_network_backprop.h"
 
 namespace rlx {
 
@@ -130,9 +131,22 @@ DqnLearner::DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, 
                                                     torch::optim::AdamOptions(config_.lr).eps(config_.adam_eps));
   buffer_ = make_buffer(config_, model_config_.obs_size);
   prioritized_ = dynamic_cast<PrioritizedReplayBuffer*>(buffer_.get());
+  if (QNetworkBackprop::supports(*online_)) use_hand_written_gradients(true);
 }
 
 DqnLearner::~DqnLearner() = default;
+
+void DqnLearner::use_hand_written_gradients(bool on) {
+  if (!on) {
+    backprop_.reset();
+  } else if (!backprop_) {
+    if (!QNetworkBackprop::supports(*online_)) {
+      throw std::invalid_argument("DqnLearner: the hand-written backward needs float32 networks on the CPU, the learner runs on " +
+                                  device_.str());
+    }
+    backprop_ = std::make_unique<QNetworkBackprop>(*online_, *target_, flat_grad_);
+  }
+}
 
 int64_t DqnLearner::add(const SampleBatch& batch) {
   if (!batch.discrete()) throw std::invalid_argument("DQN needs Discrete actions; the fragment has Box actions");
@@ -261,13 +275,17 @@ void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
   batch.actions = torch::from_blob(s.actions.data(), {b, 1}, torch::kLong);
   if (!device_.is_cpu()) batch.actions = batch.actions.to(device_);
   if (weighted) batch.weights = host_tensor(s.weights.data(), {b});
-  const DqnLossOutput out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+  DqnLossOutput out;
+  if (backprop_) {
+    out = backprop_->dqn_gradients(batch, config_.double_q, config_.huber_delta);  // overwrites flat_grad_
+  } else {
+    out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+    flat_grad_.zero_();
+    out.loss.backward();
+  }
   const torch::Tensor& loss = out.loss;
   const torch::Tensor& q = out.q;
   const torch::Tensor& target = out.target;
-
-  flat_grad_.zero_();
-  loss.backward();
   if (hooks_.world_size > 1) {
     torch::NoGradGuard no_grad;
     flat_grad_.mul_(1.0 / static_cast<double>(hooks_.world_size));

@@ -24,7 +24,9 @@
 // it, gradients a view of one flat gradient), so Adam, clipping, zeroing and target updates
 // are a handful of ops per step whatever the depth; a batch is gathered on the host in one
 // copy and wrapped with from_blob (no copy on CPU). online()/target() must therefore not be
-// moved to another device or have their parameters replaced.
+// moved to another device or have their parameters replaced. On the CPU the gradient comes from
+// QNetworkBackprop (learner/q_network_backprop.h: a hand-written backward, no autograd, several
+// times faster on DQN's small networks); elsewhere, or when switched off, from autograd.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +77,8 @@ struct DqnUpdateMetrics {
   int64_t num_gradient_steps = 0;   // so far, over all calls
   int64_t buffer_size = 0;          // transitions stored now
 };
+
+class QNetworkBackprop;
 
 class DqnLearner {
  public:
@@ -155,6 +159,12 @@ class DqnLearner {
   torch::optim::Adam& optimizer() { return *optimizer_; }
   torch::Device device() const { return device_; }
   int64_t num_gradient_steps() const { return num_gradient_steps_; }
+  // True when gradient steps use the hand-written backward (the default on the CPU), false
+  // when they use autograd.
+  bool hand_written_gradients() const { return backprop_ != nullptr; }
+  // Chooses the hand-written backward (on) or autograd (off) for later steps; throws
+  // std::invalid_argument when on and QNetworkBackprop::supports() refuses the networks.
+  void use_hand_written_gradients(bool on);
   int64_t target_updates() const { return target_updates_; }
 
  private:
@@ -174,6 +184,7 @@ class DqnLearner {
   torch::Tensor flat_grad_;    // [P] storage of every online gradient
   torch::Tensor flat_target_;  // [P] storage of every target parameter
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<QNetworkBackprop> backprop_;  // set when the hand-written backward is used
   std::unique_ptr<ReplayBuffer> buffer_;
   PrioritizedReplayBuffer* prioritized_ = nullptr;  // buffer_ when prioritized
   Rng rng_;
