@@ -171,6 +171,8 @@ class DqnLearner {
   void gradient_step(double beta);
   void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
   void update_target(int64_t timesteps_done);
+  void adam_step();  // optimizer_->step() on the CPU, fused into one loop once Adam has its state
+  [[noreturn]] void throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const;
   void apply_optimizer_options();
   torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
 
