@@ -8,6 +8,10 @@
 #include <torch/utils.h>
 #include <c10/util/string_utils.h>
 
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -67,6 +71,38 @@ std::shared_ptr<QNetwork> seeded_qnetwork(const PolicyModelConfig& config, uint6
   }
   generator.set_state(saved);
   return net;
+}
+
+struct AdamCoefficients {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2, root_bias_correction2, eps, neg_step_size;
+};
+
+// One Adam update in torch's op order (m = m b1 + (1 - b1) g; v = v b2 + (1 - b2) g g;
+// p += -step_size m / (sqrt(v) / sqrt(bc2) + eps)), four lanes at a time where SSE is there:
+// the same IEEE operations in the same order as the scalar tail, so the same results.
+void adam_update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, int64_t n,
+                 const AdamCoefficients& c) {
+  int64_t i = 0;
+#ifdef __SSE2__
+  const __m128 beta1 = _mm_set1_ps(c.beta1), one_minus_beta1 = _mm_set1_ps(c.one_minus_beta1);
+  const __m128 beta2 = _mm_set1_ps(c.beta2), one_minus_beta2 = _mm_set1_ps(c.one_minus_beta2);
+  const __m128 root_bc2 = _mm_set1_ps(c.root_bias_correction2), eps = _mm_set1_ps(c.eps);
+  const __m128 neg_step = _mm_set1_ps(c.neg_step_size);
+  for (; i + 4 <= n; i += 4) {
+    const __m128 gi = _mm_loadu_ps(g + i);
+    const __m128 mi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(m + i), beta1), _mm_mul_ps(one_minus_beta1, gi));
+    const __m128 vi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), beta2), _mm_mul_ps(_mm_mul_ps(one_minus_beta2, gi), gi));
+    const __m128 denom = _mm_add_ps(_mm_div_ps(_mm_sqrt_ps(vi), root_bc2), eps);
+    _mm_storeu_ps(m + i, mi);
+    _mm_storeu_ps(v + i, vi);
+    _mm_storeu_ps(p + i, _mm_add_ps(_mm_loadu_ps(p + i), _mm_mul_ps(neg_step, _mm_div_ps(mi, denom))));
+  }
+#endif
+  for (; i < n; ++i) {
+    m[i] = m[i] * c.beta1 + c.one_minus_beta1 * g[i];
+    v[i] = v[i] * c.beta2 + c.one_minus_beta2 * g[i] * g[i];
+    p[i] += c.neg_step_size * (m[i] / (std::sqrt(v[i]) / c.root_bias_correction2 + c.eps));
+  }
 }
 
 uint64_t mix64(uint64_t x) {
@@ -353,16 +389,8 @@ void DqnLearner::adam_step() {
   const float root_bc2 = static_cast<float>(std::sqrt(bias_correction2));
   const float eps = static_cast<float>(options.eps());
   const float neg_step = static_cast<float>(-options.lr() / bias_correction1);
-  float* p = flat_online_.data_ptr<float>();
-  const float* g = flat_grad_.data_ptr<float>();
-  float* m = s.exp_avg().data_ptr<float>();
-  float* v = s.exp_avg_sq().data_ptr<float>();
-  const int64_t n = flat_online_.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    m[i] = m[i] * b1 + c1 * g[i];
-    v[i] = v[i] * b2 + c2 * g[i] * g[i];
-    p[i] += neg_step * (m[i] / (std::sqrt(v[i]) / root_bc2 + eps));
-  }
+  adam_update(flat_online_.data_ptr<float>(), flat_grad_.data_ptr<float>(), s.exp_avg().data_ptr<float>(),
+              s.exp_avg_sq().data_ptr<float>(), flat_online_.numel(), {b1, c1, b2, c2, root_bc2, eps, neg_step});
 }
 
 DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
