@@ -6,6 +6,11 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/utils.h>
+#include <c10/util/string_utils.h>
+
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +23,7 @@
 
 #include "learner/dqn_loss.h"
 #include "learner/non_finite.h"
+#include "learner/q_network_backprop.h"
 
 namespace rlx {
 
@@ -65,6 +71,38 @@ std::shared_ptr<QNetwork> seeded_qnetwork(const PolicyModelConfig& config, uint6
   }
   generator.set_state(saved);
   return net;
+}
+
+struct AdamCoefficients {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2, root_bias_correction2, eps, neg_step_size;
+};
+
+// One Adam update in torch's op order (m = m b1 + (1 - b1) g; v = v b2 + (1 - b2) g g;
+// p += -step_size m / (sqrt(v) / sqrt(bc2) + eps)), four lanes at a time where SSE is there:
+// the same IEEE operations in the same order as the scalar tail, so the same results.
+void adam_update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, int64_t n,
+                 const AdamCoefficients& c) {
+  int64_t i = 0;
+#ifdef __SSE2__
+  const __m128 beta1 = _mm_set1_ps(c.beta1), one_minus_beta1 = _mm_set1_ps(c.one_minus_beta1);
+  const __m128 beta2 = _mm_set1_ps(c.beta2), one_minus_beta2 = _mm_set1_ps(c.one_minus_beta2);
+  const __m128 root_bc2 = _mm_set1_ps(c.root_bias_correction2), eps = _mm_set1_ps(c.eps);
+  const __m128 neg_step = _mm_set1_ps(c.neg_step_size);
+  for (; i + 4 <= n; i += 4) {
+    const __m128 gi = _mm_loadu_ps(g + i);
+    const __m128 mi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(m + i), beta1), _mm_mul_ps(one_minus_beta1, gi));
+    const __m128 vi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), beta2), _mm_mul_ps(_mm_mul_ps(one_minus_beta2, gi), gi));
+    const __m128 denom = _mm_add_ps(_mm_div_ps(_mm_sqrt_ps(vi), root_bc2), eps);
+    _mm_storeu_ps(m + i, mi);
+    _mm_storeu_ps(v + i, vi);
+    _mm_storeu_ps(p + i, _mm_add_ps(_mm_loadu_ps(p + i), _mm_mul_ps(neg_step, _mm_div_ps(mi, denom))));
+  }
+#endif
+  for (; i < n; ++i) {
+    m[i] = m[i] * c.beta1 + c.one_minus_beta1 * g[i];
+    v[i] = v[i] * c.beta2 + c.one_minus_beta2 * g[i] * g[i];
+    p[i] += c.neg_step_size * (m[i] / (std::sqrt(v[i]) / c.root_bias_correction2 + c.eps));
+  }
 }
 
 uint64_t mix64(uint64_t x) {
@@ -130,9 +168,22 @@ DqnLearner::DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, 
                                                     torch::optim::AdamOptions(config_.lr).eps(config_.adam_eps));
   buffer_ = make_buffer(config_, model_config_.obs_size);
   prioritized_ = dynamic_cast<PrioritizedReplayBuffer*>(buffer_.get());
+  if (QNetworkBackprop::supports(*online_)) use_hand_written_gradients(true);
 }
 
 DqnLearner::~DqnLearner() = default;
+
+void DqnLearner::use_hand_written_gradients(bool on) {
+  if (!on) {
+    backprop_.reset();
+  } else if (!backprop_) {
+    if (!QNetworkBackprop::supports(*online_)) {
+      throw std::invalid_argument("DqnLearner: the hand-written backward needs float32 networks on the CPU, the learner runs on " +
+                                  device_.str());
+    }
+    backprop_ = std::make_unique<QNetworkBackprop>(*online_, *target_, flat_grad_);
+  }
+}
 
 int64_t DqnLearner::add(const SampleBatch& batch) {
   if (!batch.discrete()) throw std::invalid_argument("DQN needs Discrete actions; the fragment has Box actions");
@@ -261,13 +312,17 @@ void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
   batch.actions = torch::from_blob(s.actions.data(), {b, 1}, torch::kLong);
   if (!device_.is_cpu()) batch.actions = batch.actions.to(device_);
   if (weighted) batch.weights = host_tensor(s.weights.data(), {b});
-  const DqnLossOutput out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+  DqnLossOutput out;
+  if (backprop_) {
+    out = backprop_->dqn_gradients(batch, config_.double_q, config_.huber_delta);  // overwrites flat_grad_
+  } else {
+    out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+    flat_grad_.zero_();
+    out.loss.backward();
+  }
   const torch::Tensor& loss = out.loss;
   const torch::Tensor& q = out.q;
   const torch::Tensor& target = out.target;
-
-  flat_grad_.zero_();
-  loss.backward();
   if (hooks_.world_size > 1) {
     torch::NoGradGuard no_grad;
     flat_grad_.mul_(1.0 / static_cast<double>(hooks_.world_size));
@@ -276,18 +331,25 @@ void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
     if (!grads.at(0).is_same(flat_grad_)) flat_grad_.copy_(grads.at(0));
   }
   const torch::Tensor grad_norm = flat_grad_.norm();
-  // The norm is global when data-parallel (the same on every rank), the loss this rank's: a
-  // data-parallel step checks the norm alone so that every rank decides alike.
-  if (!all_finite(hooks_.world_size > 1 ? grad_norm : torch::stack({grad_norm, loss.detach().to(grad_norm.dtype())}))) {
-    throw NonFiniteLearnerError("DQN gradient step " + std::to_string(num_gradient_steps_ + 1) + ": loss " +
-                                std::to_string(loss.item<double>()) + ", gradient norm " +
-                                std::to_string(grad_norm.item<double>()) +
-                                " (not finite); stopped before the step, no weight changed (try a smaller lr or grad_clip)");
+  if (device_.is_cpu()) {
+    // The same checks and clipping with host scalars: a few ops fewer on the CPU.
+    const double norm = grad_norm.item<double>();
+    const double loss_value = hooks_.world_size > 1 ? 0.0 : loss.item<double>();
+    if (!std::isfinite(norm) || !std::isfinite(loss_value)) throw_non_finite(loss, grad_norm);
+    const double scale = config_.grad_clip / (norm + 1e-6);
+    if (config_.grad_clip > 0.0 && scale < 1.0) flat_grad_.mul_(scale);
+    adam_step();
+  } else {
+    // The norm is global when data-parallel (the same on every rank), the loss this rank's: a
+    // data-parallel step checks the norm alone so that every rank decides alike.
+    if (!all_finite(hooks_.world_size > 1 ? grad_norm : torch::stack({grad_norm, loss.detach().to(grad_norm.dtype())}))) {
+      throw_non_finite(loss, grad_norm);
+    }
+    if (config_.grad_clip > 0.0) {
+      flat_grad_.mul_(torch::clamp_max(config_.grad_clip / (grad_norm + 1e-6), 1.0));
+    }
+    optimizer_->step();
   }
-  if (config_.grad_clip > 0.0) {
-    flat_grad_.mul_(torch::clamp_max(config_.grad_clip / (grad_norm + 1e-6), 1.0));
-  }
-  optimizer_->step();
 
   const torch::Tensor td = q.detach() - target;
   losses_.push_back(loss.detach());
@@ -295,6 +357,40 @@ void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
   td_errors_.push_back(td);
   grad_norms_.push_back(grad_norm);
   ++num_gradient_steps_;
+}
+
+void DqnLearner::throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const {
+  throw NonFiniteLearnerError("DQN gradient step " + std::to_string(num_gradient_steps_ + 1) + ": loss " +
+                              std::to_string(loss.item<double>()) + ", gradient norm " +
+                              std::to_string(grad_norm.item<double>()) +
+                              " (not finite); stopped before the step, no weight changed (try a smaller lr or grad_clip)");
+}
+
+void DqnLearner::adam_step() {
+  // torch::optim::Adam's update of the one flat parameter, in one loop over its own state (so
+  // save()/load() and the options stay torch's); its first step creates that state.
+  auto& state = optimizer_->state();
+  const auto found = state.find(c10::guts::to_string(flat_online_.unsafeGetTensorImpl()));
+  const auto& options = static_cast<const torch::optim::AdamOptions&>(optimizer_->param_groups()[0].options());
+  if (found == state.end() || options.amsgrad() || options.weight_decay() != 0.0) {
+    optimizer_->step();
+    return;
+  }
+  auto& s = static_cast<torch::optim::AdamParamState&>(*found->second);
+  s.step(s.step() + 1);
+  const double beta1 = std::get<0>(options.betas());
+  const double beta2 = std::get<1>(options.betas());
+  const double bias_correction1 = 1.0 - std::pow(beta1, static_cast<double>(s.step()));
+  const double bias_correction2 = 1.0 - std::pow(beta2, static_cast<double>(s.step()));
+  // torch's op order in float: m = m b1 + (1 - b1) g; v = v b2 + (1 - b2) g g;
+  // p += -step_size m / (sqrt(v) / sqrt(bc2) + eps).
+  const float b1 = static_cast<float>(beta1), c1 = static_cast<float>(1.0 - beta1);
+  const float b2 = static_cast<float>(beta2), c2 = static_cast<float>(1.0 - beta2);
+  const float root_bc2 = static_cast<float>(std::sqrt(bias_correction2));
+  const float eps = static_cast<float>(options.eps());
+  const float neg_step = static_cast<float>(-options.lr() / bias_correction1);
+  adam_update(flat_online_.data_ptr<float>(), flat_grad_.data_ptr<float>(), s.exp_avg().data_ptr<float>(),
+              s.exp_avg_sq().data_ptr<float>(), flat_online_.numel(), {b1, c1, b2, c2, root_bc2, eps, neg_step});
 }
 
 DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {

@@ -24,7 +24,9 @@
 // it, gradients a view of one flat gradient), so Adam, clipping, zeroing and target updates
 // are a handful of ops per step whatever the depth; a batch is gathered on the host in one
 // copy and wrapped with from_blob (no copy on CPU). online()/target() must therefore not be
-// moved to another device or have their parameters replaced.
+// moved to another device or have their parameters replaced. On the CPU the gradient comes from
+// QNetworkBackprop (learner/q_network_backprop.h: a hand-written backward, no autograd, several
+// times faster on DQN's small networks); elsewhere, or when switched off, from autograd.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +77,8 @@ struct DqnUpdateMetrics {
   int64_t num_gradient_steps = 0;   // so far, over all calls
   int64_t buffer_size = 0;          // transitions stored now
 };
+
+class QNetworkBackprop;
 
 class DqnLearner {
  public:
@@ -155,12 +159,20 @@ class DqnLearner {
   torch::optim::Adam& optimizer() { return *optimizer_; }
   torch::Device device() const { return device_; }
   int64_t num_gradient_steps() const { return num_gradient_steps_; }
+  // True when gradient steps use the hand-written backward (the default on the CPU), false
+  // when they use autograd.
+  bool hand_written_gradients() const { return backprop_ != nullptr; }
+  // Chooses the hand-written backward (on) or autograd (off) for later steps; throws
+  // std::invalid_argument when on and QNetworkBackprop::supports() refuses the networks.
+  void use_hand_written_gradients(bool on);
   int64_t target_updates() const { return target_updates_; }
 
  private:
   void gradient_step(double beta);
   void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
   void update_target(int64_t timesteps_done);
+  void adam_step();  // optimizer_->step() on the CPU, fused into one loop once Adam has its state
+  [[noreturn]] void throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const;
   void apply_optimizer_options();
   torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
 
@@ -174,6 +186,7 @@ class DqnLearner {
   torch::Tensor flat_grad_;    // [P] storage of every online gradient
   torch::Tensor flat_target_;  // [P] storage of every target parameter
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<QNetworkBackprop> backprop_;  // set when the hand-written backward is used
   std::unique_ptr<ReplayBuffer> buffer_;
   PrioritizedReplayBuffer* prioritized_ = nullptr;  // buffer_ when prioritized
   Rng rng_;
