@@ -115,7 +115,8 @@ namespace {
 // 15th ended at 388.
 void check_dqn_learns_cartpole(int seed) {
   std::optional<EvaluationResult> evaluation;
-  const TrainOutcome outcome = train_example("cartpole-dqn.yaml", {"seed=" + std::to_string(seed)}, &evaluation);
+  const TrainOutcome outcome =
+      train_example("cartpole-dqn.yaml", {"num_workers=0", "seed=" + std::to_string(seed)}, &evaluation);
   INFO("seed " << seed << ": " << outcome.final_row.dump());
   REQUIRE(outcome.final_row["episode_return_mean"].is_number());
   CHECK(outcome.final_row["episode_return_mean"].get<double>() >= 300.0);

@@ -1,12 +1,14 @@
 // Envs that break the env API's contract in each way rlx must catch, for the failure tests:
 // each behaves (obs ~ small steps, reward 1, 50-step episodes) until its `kBadEpisode`-th
 // episode, then misbehaves at episode step kBadStep.
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "envs/plugin.h"
 
@@ -56,7 +58,12 @@ class MisbehavingEnv : public rlx::Env {
       switch (fault_) {
         case Fault::kNanObservation: obs[2] = std::numeric_limits<float>::quiet_NaN(); break;
         case Fault::kInfReward: result.reward = std::numeric_limits<double>::infinity(); break;
-        case Fault::kCrash: std::abort();
+        case Fault::kCrash:
+          // A crash, not a race with ZeroMQ: the fragment this worker sent a few microseconds
+          // ago is still in its I/O thread's queue, and a loaded machine may not have flushed it
+          // before abort() (the test wants that fragment to count). 200 ms lets it go out.
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          std::abort();
         case Fault::kThrow: throw std::runtime_error(spec().id + " broke at episode " + std::to_string(episodes_));
         default: break;
       }
