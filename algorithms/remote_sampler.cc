@@ -27,17 +27,6 @@ constexpr uint64_t kFdSlack = 256;
 // Unix socket paths must fit sockaddr_un (108 bytes): short names in /tmp when TMPDIR is long.
 constexpr size_t kMaxIpcPathBytes = 100;
 
-ExpectedEnv expected_env(const std::string& env_id) {
-  const EnvSpec& spec = global_env_registry().spec(env_id);
-  ExpectedEnv env;
-  env.env_id = spec.id;
-  env.obs_size = spec.observation_space.size();
-  env.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
-  env.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
-  env.max_episode_steps = spec.max_episode_steps;
-  return env;
-}
-
 // A directory of mode 0700 for the run's ipc socket: other users cannot connect to it.
 std::unique_ptr<GuardedTempDir> make_socket_dir() {
   auto dir = std::make_unique<GuardedTempDir>("rlx-run-");
@@ -59,7 +48,7 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   } else {
     receiver_options.endpoint = options_.bind_endpoint;
   }
-  receiver_options.env = expected_env(options_.setup.env_id);
+  receiver_options.env = ExpectedEnv::of(global_env_registry().spec(options_.setup.env_id));
   receiver_options.fragment_length = options_.setup.fragment_length;
   // A worker may run more envs than the learner's setup asks (rlx worker --envs K).
   receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);

@@ -33,11 +33,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   const EnvSpec& spec = global_env_registry().spec(options.env_id);
   zmq::context_t context(1);
   ReceiverOptions receiver_options;
-  receiver_options.env.env_id = spec.id;
-  receiver_options.env.obs_size = spec.observation_space.size();
-  receiver_options.env.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
-  receiver_options.env.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
-  receiver_options.env.max_episode_steps = spec.max_episode_steps;
+  receiver_options.env = ExpectedEnv::of(spec);
   receiver_options.fragment_length = options.fragment_length;
   receiver_options.max_envs_per_worker = options.envs_per_worker;
   receiver_options.credits_per_worker = options.credits_per_worker;

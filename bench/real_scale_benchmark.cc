@@ -16,6 +16,7 @@
 
 #include <zmq.hpp>
 
+#include "bench/fragment_consumer.h"
 #include "bench/process_memory.h"
 #include "bench/scale_benchmark.h"
 #include "core/fd_limit.h"
@@ -67,36 +68,6 @@ WorkerSetup setup_for(const RealScaleOptions& o, int worker_index) {
   return setup;
 }
 
-ExpectedEnv expected_env(const EnvSpec& spec) {
-  ExpectedEnv env;
-  env.env_id = spec.id;
-  env.obs_size = spec.observation_space.size();
-  env.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
-  env.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
-  env.max_episode_steps = spec.max_episode_steps;
-  return env;
-}
-
-// The learner: pops fragments as fast as they come until stopped.
-class Consumer {
- public:
-  explicit Consumer(SampleReceiver& receiver)
-      : thread_([this, &receiver] {
-          while (running_) receiver.pop(50ms);
-        }) {}
-  ~Consumer() { stop(); }
-  Consumer(const Consumer&) = delete;
-  Consumer& operator=(const Consumer&) = delete;
-  void stop() {
-    running_ = false;
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::atomic<bool> running_{true};
-  std::thread thread_;
-};
-
 // The number after the last "key=" in text; nothing when absent.
 std::optional<uint64_t> last_count(const std::string& text, const std::string& key) {
   const size_t at = text.rfind(key + "=");
@@ -146,7 +117,7 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
   zmq::context_t context(1);
   ReceiverOptions receiver_options;
   receiver_options.endpoint = options.endpoint;
-  receiver_options.env = expected_env(spec);
+  receiver_options.env = ExpectedEnv::of(spec);
   receiver_options.fragment_length = options.fragment_length;
   receiver_options.max_envs_per_worker = options.envs_per_worker;
   receiver_options.max_workers = static_cast<size_t>(options.workers);
@@ -166,7 +137,7 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
     weights->params = params;
     receiver.publish_weights(std::move(weights));
   };
-  Consumer consumer(receiver);
+  FragmentConsumer consumer(receiver);
 
   std::optional<TempDir> temp_logs;
   std::filesystem::path log_dir = options.log_dir;

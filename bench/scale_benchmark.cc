@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "bench/fragment_consumer.h"
 #include "bench/synthetic_fleet.h"
 #include "core/fd_limit.h"
 #include "transport/sample_receiver.h"
@@ -248,26 +249,6 @@ class FleetProcesses {
   std::vector<Child> children_;
 };
 
-// The learner: pops fragments as fast as they come until stopped.
-class Consumer {
- public:
-  explicit Consumer(SampleReceiver& receiver)
-      : thread_([this, &receiver] {
-          while (running_) receiver.pop(50ms);
-        }) {}
-  ~Consumer() { stop(); }
-  Consumer(const Consumer&) = delete;
-  Consumer& operator=(const Consumer&) = delete;
-  void stop() {
-    running_ = false;
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::atomic<bool> running_{true};
-  std::thread thread_;
-};
-
 std::shared_ptr<const Weights> make_weights(uint64_t version, int64_t params) {
   auto weights = std::make_shared<Weights>();
   weights->policy_version = version;
@@ -361,7 +342,7 @@ ScaleResult run_scale_benchmark(const ScaleOptions& options) {
   SampleReceiver receiver(context, receiver_options);
   uint64_t version = 1;
   receiver.publish_weights(make_weights(version, options.weights_params));
-  Consumer consumer(receiver);
+  FragmentConsumer consumer(receiver);
   fleets.connect_all(receiver.endpoint());
 
   // Publishes new weights when due (a learner's iterations) and checks the processes while waiting.

@@ -523,4 +523,14 @@ void SampleReceiver::send_credits(const std::string& identity, Worker& worker, i
   send(identity, encode_credit_grant(CreditGrant{credits}, 0, ++sequence_));
 }
 
+ExpectedEnv ExpectedEnv::of(const EnvSpec& spec) {
+  ExpectedEnv env;
+  env.env_id = spec.id;
+  env.obs_size = spec.observation_space.size();
+  env.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
+  env.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
+  env.max_episode_steps = spec.max_episode_steps;
+  return env;
+}
+
 }  // namespace rlx

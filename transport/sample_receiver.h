@@ -34,6 +34,7 @@
 
 #include <zmq.hpp>
 
+#include "core/env_spec.h"
 #include "transport/curve.h"
 #include "transport/decode.h"
 #include "transport/episode_tracker.h"
@@ -52,6 +53,9 @@ struct ExpectedEnv {
   int64_t action_size = 0;   // A for Box, 0 for Discrete
   int64_t num_actions = 0;   // n for Discrete, 0 for Box
   int max_episode_steps = 0;  // the env's time limit (0: none); a longer episode is refused
+
+  // The contract of an env with this spec.
+  static ExpectedEnv of(const EnvSpec& spec);
 };
 
 struct ReceiverOptions {
