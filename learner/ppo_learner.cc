@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "learner/actor_critic_backprop.h"
-#include "learner/gae.h"
+#include "native/gae.h"
 #include "learner/non_finite.h"
 
 namespace rlx {

@@ -37,30 +37,16 @@
 #include "core/algorithm_config.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
-#include "learner/ppo_loss.h"
-#include "learner/running_mean_std.h"
 #include "learner/policy_networks.h"
+#include "learner/ppo_loss.h"
 #include "models/model_config.h"
 #include "models/weights.h"
+#include "native/ppo_update_metrics.h"
+#include "native/running_mean_std.h"
 
 namespace rlx {
 
 class ActorCriticBackprop;
-
-// Means over the update's minibatch steps unless noted.
-struct PpoUpdateMetrics {
-  double policy_loss = 0.0;
-  double vf_loss = 0.0;
-  double entropy = 0.0;
-  double approx_kl = 0.0;
-  double clip_fraction = 0.0;
-  double explained_variance = 0.0;  // of the returns by the pre-update values; NaN when the returns are constant
-  double lr = 0.0;                  // used in this update
-  double clip_param = 0.0;          // used in this update
-  double grad_norm = 0.0;           // before clipping
-  int64_t num_samples = 0;
-  int64_t num_minibatch_steps = 0;
-};
 
 // GAE targets of fragments, each [N] in fragment order (t-major within a fragment).
 struct PpoTargets {

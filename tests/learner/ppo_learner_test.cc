@@ -6,7 +6,7 @@
 
 #include "core/config_error.h"
 #include "core/rng.h"
-#include "learner/gae.h"
+#include "native/gae.h"
 #include "tests/learner/learner_test_configs.h"
 
 using rlx_test::model_config_for;

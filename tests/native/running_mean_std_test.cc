@@ -5,7 +5,7 @@
 
 #include "core/rng.h"
 #include "core/sample_batch.h"
-#include "learner/running_mean_std.h"
+#include "native/running_mean_std.h"
 
 namespace {
 
@@ -18,7 +18,7 @@ std::vector<float> random_rows(int64_t rows, int64_t size, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("RunningMeanStd: chunked merges equal the whole-batch statistics", "[learner][ppo]") {
+TEST_CASE("RunningMeanStd: chunked merges equal the whole-batch statistics", "[native][ppo]") {
   const int64_t size = 3, rows = 1000;
   const std::vector<float> data = random_rows(rows, size, 7);
 
@@ -44,7 +44,7 @@ TEST_CASE("RunningMeanStd: chunked merges equal the whole-batch statistics", "[l
   }
 }
 
-TEST_CASE("RunningMeanStd: moments merge, prior, JSON round trip and misuse", "[learner][ppo]") {
+TEST_CASE("RunningMeanStd: moments merge, prior, JSON round trip and misuse", "[native][ppo]") {
   rlx::RunningMeanStd stats(2);
   CHECK(stats.mean() == std::vector<double>{0.0, 0.0});
   CHECK(stats.var() == std::vector<double>{1.0, 1.0});
@@ -72,7 +72,7 @@ TEST_CASE("RunningMeanStd: moments merge, prior, JSON round trip and misuse", "[
   CHECK(stats.count() == Approx(total));
 }
 
-TEST_CASE("RewardScaler: per-env discounted returns, reset at episode end, keyed by worker", "[learner][ppo]") {
+TEST_CASE("RewardScaler: per-env discounted returns, reset at episode end, keyed by worker", "[native][ppo]") {
   const double gamma = 0.5;
   rlx::SampleBatch batch;
   batch.resize(3, 2, 1, 0, true);

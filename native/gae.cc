@@ -1,4 +1,4 @@
-#include "learner/gae.h"
+#include "native/gae.h"
 
 #include <stdexcept>
 #include <vector>

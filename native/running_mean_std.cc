@@ -1,4 +1,4 @@
-#include "learner/running_mean_std.h"
+#include "native/running_mean_std.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "learner/gae.h"
+#include "native/gae.h"
 
 namespace {
 
@@ -27,7 +27,7 @@ struct Fragment {
 
 }  // namespace
 
-TEST_CASE("GAE: hand-computed 3-step, 2-env fragment with termination, truncation and fragment end", "[learner][ppo]") {
+TEST_CASE("GAE: hand-computed 3-step, 2-env fragment with termination, truncation and fragment end", "[native][ppo]") {
   // gamma 0.9, lambda 0.8 (gamma * lambda = 0.72).
   // env 0: terminated at t = 1; t = 2 is the fragment's end -> bootstrap 2.0.
   //   t2: delta = 3 + 0.9 * 2.0 - 1.5 = 3.3             A = 3.3              R = 4.8
@@ -64,7 +64,7 @@ TEST_CASE("GAE: hand-computed 3-step, 2-env fragment with termination, truncatio
   CHECK(adv[2] == Approx(1.0));
 }
 
-TEST_CASE("GAE: equals the explicit sum of discounted TD errors within each episode", "[learner][ppo]") {
+TEST_CASE("GAE: equals the explicit sum of discounted TD errors within each episode", "[native][ppo]") {
   const int64_t t_max = 40, k_max = 3;
   const double gamma = 0.97, lambda = 0.9;
   rlx::Rng rng(11);
@@ -118,7 +118,7 @@ TEST_CASE("GAE: equals the explicit sum of discounted TD errors within each epis
   }
 }
 
-TEST_CASE("GAE: misuse throws", "[learner][ppo]") {
+TEST_CASE("GAE: misuse throws", "[native][ppo]") {
   rlx::GaeInputs in;
   in.num_steps = 1;
   in.num_envs = 1;
