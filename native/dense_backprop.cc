@@ -1,0 +1,190 @@
+#include "native/dense_backprop.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace rlx {
+
+namespace {
+
+constexpr int64_t kBlockRows = 4;      // rows of C sharing each load of B
+constexpr int64_t kBlockColumns = 16;  // columns of C held in registers: two Vec8
+
+// Eight floats in GCC's vector extension: one AVX register, or two SSE registers in the
+// baseline clone.
+typedef float Vec8 __attribute__((vector_size(32)));
+
+inline Vec8 load8(const float* p) {
+  Vec8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof(v)); }
+
+// C[r, n0..n0+16) for kRows rows: bias (or 0) + sum_i a[r, i] b_kn[i, n0..], summed in i order.
+template <int64_t kRows>
+inline void matmul_block(const float* __restrict a, int64_t k, const float* __restrict b_kn, int64_t n,
+                         const float* __restrict bias, int64_t n0, float* __restrict c) {
+  Vec8 acc[kRows][2];
+  const Vec8 init0 = bias ? load8(bias + n0) : Vec8{};
+  const Vec8 init1 = bias ? load8(bias + n0 + 8) : Vec8{};
+  for (int64_t r = 0; r < kRows; ++r) {
+    acc[r][0] = init0;
+    acc[r][1] = init1;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    const Vec8 b0 = load8(b_kn + i * n + n0);
+    const Vec8 b1 = load8(b_kn + i * n + n0 + 8);
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float ai = a[r * k + i];
+      acc[r][0] += ai * b0;
+      acc[r][1] += ai * b1;
+    }
+  }
+  for (int64_t r = 0; r < kRows; ++r) {
+    store8(c + r * n + n0, acc[r][0]);
+    store8(c + r * n + n0 + 8, acc[r][1]);
+  }
+}
+
+// The columns n0.. of C narrower than a block: dot products of A's rows with b_nk's rows.
+inline void matmul_narrow(const float* __restrict a, int64_t rows, int64_t k, const float* __restrict b_nk, int64_t n,
+                          const float* __restrict bias, int64_t n0, float* __restrict c) {
+  const int64_t full = k - k % 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* __restrict a_row = a + r * k;
+    for (int64_t j = n0; j < n; ++j) {
+      const float* __restrict b_row = b_nk + j * k;
+      Vec8 acc = {};
+      for (int64_t i = 0; i < full; i += 8) acc += load8(a_row + i) * load8(b_row + i);
+      float sum = 0.0f;
+      for (int lane = 0; lane < 8; ++lane) sum += acc[lane];
+      for (int64_t i = full; i < k; ++i) sum += a_row[i] * b_row[i];
+      c[r * n + j] = (bias ? bias[j] : 0.0f) + sum;
+    }
+  }
+}
+
+// C[m0..m0+kRows, n0..n0+16) = sum_r a[r, m] b[r, n], summed in r order.
+template <int64_t kRows>
+inline void matmul_transposed_block(const float* __restrict a, const float* __restrict b, int64_t rows, int64_t m,
+                                    int64_t n, int64_t m0, int64_t n0, float* __restrict c) {
+  Vec8 acc[kRows][2];
+  for (int64_t i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = Vec8{};
+  for (int64_t r = 0; r < rows; ++r) {
+    const Vec8 b0 = load8(b + r * n + n0);
+    const Vec8 b1 = load8(b + r * n + n0 + 8);
+    for (int64_t i = 0; i < kRows; ++i) {
+      const float ai = a[r * m + m0 + i];
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
+    }
+  }
+  for (int64_t i = 0; i < kRows; ++i) {
+    store8(c + (m0 + i) * n + n0, acc[i][0]);
+    store8(c + (m0 + i) * n + n0 + 8, acc[i][1]);
+  }
+}
+
+}  // namespace
+
+__attribute__((target_clones("avx2", "default"))) void matmul(const float* a, int64_t rows, int64_t k,
+                                                               const float* b_kn, const float* b_nk, int64_t n,
+                                                               const float* bias, float* c) {
+  const int64_t full = n - n % kBlockColumns;
+  int64_t r = 0;
+  for (; r + kBlockRows <= rows; r += kBlockRows) {
+    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_block<kBlockRows>(a + r * k, k, b_kn, n, bias, n0, c + r * n);
+  }
+  for (; r < rows; ++r) {
+    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_block<1>(a + r * k, k, b_kn, n, bias, n0, c + r * n);
+  }
+  if (full < n) matmul_narrow(a, rows, k, b_nk, n, bias, full, c);
+}
+
+__attribute__((target_clones("avx2", "default"))) void matmul_transposed_a(const float* a, const float* b,
+                                                                            int64_t rows, int64_t m, int64_t n,
+                                                                            float* c) {
+  const int64_t full = n - n % kBlockColumns;
+  int64_t m0 = 0;
+  for (; m0 + kBlockRows <= m; m0 += kBlockRows) {
+    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_transposed_block<kBlockRows>(a, b, rows, m, n, m0, n0, c);
+  }
+  for (; m0 < m; ++m0) {
+    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_transposed_block<1>(a, b, rows, m, n, m0, n0, c);
+  }
+  // Columns past the last block (narrow layers): row-ordered sums, vectorised over i.
+  if (full < n) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = full; j < n; ++j) c[i * n + j] = 0.0f;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < m; ++i) {
+        const float ai = a[r * m + i];
+        for (int64_t j = full; j < n; ++j) c[i * n + j] += ai * b[r * n + j];
+      }
+    }
+  }
+}
+
+void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+  }
+}
+
+__attribute__((target_clones("avx2", "default"))) void column_sums(const float* g, int64_t rows, int64_t n,
+                                                                    float* sums) {
+  for (int64_t j = 0; j < n; ++j) sums[j] = 0.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* __restrict row = g + r * n;
+    for (int64_t j = 0; j < n; ++j) sums[j] += row[j];
+  }
+}
+
+__attribute__((target_clones("avx2", "default"))) void activation_backward(float* __restrict grad,
+                                                                            const float* __restrict out,
+                                                                            int64_t count, Activation activation) {
+  if (activation == Activation::kTanh) {
+    for (int64_t i = 0; i < count; ++i) grad[i] *= 1.0f - out[i] * out[i];
+  } else if (activation == Activation::kRelu) {
+    for (int64_t i = 0; i < count; ++i) grad[i] = out[i] > 0.0f ? grad[i] : 0.0f;
+  }
+}
+
+double sum_of_squares(const float* values, int64_t count) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < count; ++i) sum += static_cast<double>(values[i]) * values[i];
+  return sum;
+}
+
+void scale_in_place(float* values, int64_t count, float factor) {
+  for (int64_t i = 0; i < count; ++i) values[i] *= factor;
+}
+
+__attribute__((target_clones("avx2", "default"))) void adam_step(float* __restrict params,
+                                                                  const float* __restrict grads,
+                                                                  float* __restrict exp_avg,
+                                                                  float* __restrict exp_avg_sq, int64_t count,
+                                                                  int64_t step, double lr, double eps) {
+  constexpr double kBeta1 = 0.9, kBeta2 = 0.999;
+  const double bias_correction1 = 1.0 - std::pow(kBeta1, static_cast<double>(step));
+  const double bias_correction2 = 1.0 - std::pow(kBeta2, static_cast<double>(step));
+  const auto beta1 = static_cast<float>(kBeta1), one_minus_beta1 = static_cast<float>(1.0 - kBeta1);
+  const auto beta2 = static_cast<float>(kBeta2), one_minus_beta2 = static_cast<float>(1.0 - kBeta2);
+  const auto sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2));
+  const auto step_size = static_cast<float>(-(lr / bias_correction1));
+  const auto epsilon = static_cast<float>(eps);
+  for (int64_t i = 0; i < count; ++i) {
+    const float g = grads[i];
+    const float m = exp_avg[i] * beta1 + g * one_minus_beta1;
+    const float v = exp_avg_sq[i] * beta2 + one_minus_beta2 * g * g;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    const float denom = std::sqrt(v) / sqrt_bias_correction2 + epsilon;
+    params[i] += step_size * m / denom;  // addcdiv_ order: (value * t1) / t2
+  }
+}
+
+}  // namespace rlx

@@ -1,0 +1,613 @@
+#include "native/native_ppo_learner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <istream>
+#include <limits>
+#include <numeric>
+#include <ostream>
+#include <stdexcept>
+#include <utility>
+
+#include "core/config_schema.h"
+#include "core/non_finite_error.h"
+#include "core/rng.h"
+#include "models/network_kernel.h"
+#include "native/dense_backprop.h"
+#include "native/gae.h"
+
+namespace rlx {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the checkpoint format is little-endian");
+
+namespace {
+
+constexpr char kMagic[8] = {'R', 'L', 'X', 'N', 'P', 'P', 'O', '1'};
+constexpr float kClipGradEpsilon = 1e-6f;     // as torch::nn::utils::clip_grad_norm_
+constexpr float kAdvantageEpsilon = 1e-8f;    // as learner/ppo_loss.cc
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
+
+// PpoLearner's checks: the schema's, and the members no key sets.
+void validate(const PpoConfig& config) {
+  check_config(config);
+  const bool anneals = config.lr_schedule == Schedule::kLinear || config.clip_schedule == Schedule::kLinear;
+  if (anneals && config.total_timesteps < 1) {
+    throw std::invalid_argument("PpoConfig: total_timesteps must be >= 1 when a schedule anneals, got " +
+                                std::to_string(config.total_timesteps));
+  }
+}
+
+PpoConfig validated(PpoConfig config) {
+  validate(config);
+  return config;
+}
+
+const PolicyModelConfig& supported(const PolicyModelConfig& model_config, const PpoConfig& config) {
+  if (const auto why = NativePpoLearner::unsupported(model_config, config)) throw std::invalid_argument(*why);
+  return model_config;
+}
+
+// splitmix64 finaliser, as PpoLearner: decorrelates (seed, update) pairs for the permutations.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double explained_variance(const float* values, const float* returns, int64_t n) {
+  double mean_y = 0.0, mean_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    mean_y += returns[i];
+    mean_e += static_cast<double>(returns[i]) - values[i];
+  }
+  mean_y /= static_cast<double>(n);
+  mean_e /= static_cast<double>(n);
+  double var_y = 0.0, var_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = returns[i] - mean_y;
+    const double e = static_cast<double>(returns[i]) - values[i] - mean_e;
+    var_y += y * y;
+    var_e += e * e;
+  }
+  if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return 1.0 - var_e / var_y;
+}
+
+void write_u64(std::ostream& out, uint64_t value) { out.write(reinterpret_cast<const char*>(&value), sizeof(value)); }
+
+void write_floats(std::ostream& out, const std::vector<float>& values) {
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+}
+
+// Reads `bytes` bytes or throws naming what was being read and how much of it the stream held.
+void read_exactly(std::istream& in, void* data, size_t bytes, const char* what) {
+  in.read(static_cast<char*>(data), static_cast<std::streamsize>(bytes));
+  if (static_cast<size_t>(in.gcount()) != bytes) {
+    throw std::invalid_argument(std::string("NativePpoLearner checkpoint is truncated in ") + what + ": expected " +
+                                std::to_string(bytes) + " bytes, found " + std::to_string(in.gcount()));
+  }
+}
+
+}  // namespace
+
+// ---- Chain ----
+
+struct NativePpoLearner::Chain {
+  explicit Chain(DenseChain chain) : layers(std::move(chain)), weight_t(layers.size()), outputs(layers.size()) {}
+
+  // Runs the chain on input [rows, in] with the weights of `params`, keeping each layer's
+  // output; returns the last [rows, out].
+  const float* forward(const float* params, const float* x, int64_t rows) {
+    input = x;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const DenseLayerSpec& layer = layers[l];
+      const float* weight = params + layer.weight_offset;
+      weight_t[l].resize(static_cast<size_t>(layer.in * layer.out));
+      transpose(weight, layer.out, layer.in, weight_t[l].data());
+      outputs[l].resize(static_cast<size_t>(rows * layer.out));
+      matmul(x, rows, layer.in, weight_t[l].data(), weight, layer.out, params + layer.bias_offset, outputs[l].data());
+      apply_activation(outputs[l].data(), rows * layer.out, layer.activation);
+      x = outputs[l].data();
+    }
+    return x;
+  }
+
+  // Backpropagates d loss / d output [rows, out] (overwritten) through the last forward(),
+  // writing every layer's weight and bias gradients into flat_grads.
+  void backward(const float* params, float* grad_output, int64_t rows, float* flat_grads) {
+    float* g = grad_output;
+    for (size_t l = layers.size(); l-- > 0;) {
+      const DenseLayerSpec& layer = layers[l];
+      const float* h = l == 0 ? input : outputs[l - 1].data();
+      // dW [out, in] = g^T h, computed with the wider dimension vectorised.
+      if (layer.out >= layer.in) {
+        grad_t.resize(static_cast<size_t>(layer.in * layer.out));
+        matmul_transposed_a(h, g, rows, layer.in, layer.out, grad_t.data());
+        transpose(grad_t.data(), layer.in, layer.out, flat_grads + layer.weight_offset);
+      } else {
+        matmul_transposed_a(g, h, rows, layer.out, layer.in, flat_grads + layer.weight_offset);
+      }
+      column_sums(g, rows, layer.out, flat_grads + layer.bias_offset);
+      if (l == 0) break;
+      // d loss / d h = g W, then through the previous layer's activation.
+      std::vector<float>& next = grads[l % 2];
+      next.resize(static_cast<size_t>(rows * layer.in));
+      matmul(g, rows, layer.out, params + layer.weight_offset, weight_t[l].data(), layer.in, nullptr, next.data());
+      activation_backward(next.data(), h, rows * layer.in, layers[l - 1].activation);
+      g = next.data();
+    }
+  }
+
+  DenseChain layers;
+  std::vector<std::vector<float>> weight_t;  // per layer W^T [in, out], from the last forward
+  std::vector<std::vector<float>> outputs;   // per layer [rows, out], activated
+  std::vector<float> grads[2], grad_t;       // scratch
+  const float* input = nullptr;              // of the last forward
+};
+
+// ---- NativePpoLearner ----
+
+struct NativePpoLearner::Snapshot {
+  std::vector<float> params, exp_avg, exp_avg_sq;
+  int64_t adam_step = 0;
+  RunningMeanStd obs_stats;
+  RewardScaler reward_scaler;
+  int64_t num_updates = 0;
+};
+
+std::optional<std::string> NativePpoLearner::unsupported(const PolicyModelConfig& model_config, const PpoConfig&) {
+  if (model_config.shared_trunk) {
+    return std::string("NativePpoLearner trains separate policy and value networks only, and the model has a shared "
+                       "trunk (shared_trunk, the key vf_share_layers: true)");
+  }
+  if (!model_config.action_space.is_discrete() && !model_config.action_space.is_box()) {
+    return std::string("NativePpoLearner handles Discrete and Box action spaces only, got ") +
+           model_config.action_space.to_string();
+  }
+  // Every PpoConfig key is honoured (analytic_gradients = false asks for autograd, whose
+  // gradient is the same as the hand-written one here).
+  return std::nullopt;
+}
+
+NativePpoLearner::NativePpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed)
+    : model_config_(supported(model_config, config)),
+      config_(validated(std::move(config))),
+      seed_(seed),
+      layout_(actor_critic_layout(model_config_)),
+      params_(initial_parameters(layout_, seed)),
+      grads_(layout_.num_parameters, 0.0f),
+      exp_avg_(layout_.num_parameters, 0.0f),
+      exp_avg_sq_(layout_.num_parameters, 0.0f),
+      obs_stats_(std::max<int64_t>(model_config_.obs_size, 1)),
+      reward_scaler_(config_.gamma),
+      policy_(std::make_unique<Chain>(layout_.policy_chain)),
+      value_(std::make_unique<Chain>(layout_.value_chain)) {}
+
+NativePpoLearner::~NativePpoLearner() = default;
+
+void NativePpoLearner::set_config(PpoConfig config) {
+  validate(config);
+  config_ = std::move(config);
+  reward_scaler_.set_gamma(config_.gamma);
+}
+
+void NativePpoLearner::set_parameters(const std::vector<float>& flat) {
+  if (flat.size() != params_.size()) {
+    throw std::invalid_argument("NativePpoLearner::set_parameters got " + std::to_string(flat.size()) +
+                                " values, the model has " + std::to_string(params_.size()));
+  }
+  params_ = flat;
+}
+
+void NativePpoLearner::check_batches(const std::vector<SampleBatch>& batches) const {
+  if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
+  const bool discrete = layout_.discrete;
+  const int64_t action_size = discrete ? 0 : model_config_.action_space.size();
+  int64_t total = 0;
+  for (const SampleBatch& batch : batches) {
+    batch.validate();
+    if (batch.obs_size != model_config_.obs_size || batch.action_size != action_size) {
+      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + ", action size " +
+                                  std::to_string(batch.action_size) + ") does not fit the model (obs " +
+                                  std::to_string(model_config_.obs_size) + ", action size " + std::to_string(action_size) + ")");
+    }
+    if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
+    if (discrete) {
+      const int64_t n = model_config_.action_space.n;
+      for (int64_t action : batch.action_indices) {
+        if (action < 0 || action >= n) {
+          throw std::invalid_argument("fragment action " + std::to_string(action) + " is outside Discrete(" + std::to_string(n) + ")");
+        }
+      }
+    }
+    if (!config_.recompute_values && batch.values.empty()) {
+      throw std::invalid_argument("PPO with recompute_values = false needs fragments with values");
+    }
+    std::vector<uint8_t> has_final(static_cast<size_t>(batch.num_transitions()), 0);
+    for (int32_t index : batch.final_obs_index) has_final[static_cast<size_t>(index)] = 1;
+    for (size_t i = 0; i < has_final.size(); ++i) {
+      if (batch.truncated[i] && !batch.terminated[i] && !has_final[i]) {
+        throw std::invalid_argument("fragment step " + std::to_string(i) + " is truncated but has no final_obs");
+      }
+    }
+    total += batch.num_transitions();
+  }
+  if (total == 0) throw std::invalid_argument("PPO update got fragments without transitions");
+}
+
+void NativePpoLearner::normalize_rows(float* obs, int64_t rows) const {
+  // As the workers and PpoLearner: float32 statistics, clip((x - mean) / sqrt(var + eps)).
+  const auto o = static_cast<int64_t>(obs_mean_.size());
+  std::vector<float> scale(static_cast<size_t>(o));
+  for (int64_t j = 0; j < o; ++j) scale[j] = std::sqrt(obs_var_[j] + static_cast<float>(kObsNormEpsilon));
+  const auto clip = static_cast<float>(kObsNormClip);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = obs + r * o;
+    for (int64_t j = 0; j < o; ++j) row[j] = std::min(std::max((row[j] - obs_mean_[j]) / scale[j], -clip), clip);
+  }
+}
+
+double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
+  const int64_t o = model_config_.obs_size;
+  int64_t n = 0, extra = 0;
+  for (const SampleBatch& batch : batches) {
+    n += batch.num_transitions();
+    extra += batch.num_envs;
+    for (int32_t index : batch.final_obs_index) extra += (batch.truncated[index] && !batch.terminated[index]) ? 1 : 0;
+  }
+  if (config_.normalize_observations) {
+    for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
+    obs_mean_.assign(obs_stats_.mean().begin(), obs_stats_.mean().end());  // rounded to float32 as the workers'
+    obs_var_.assign(obs_stats_.var().begin(), obs_stats_.var().end());
+  }
+
+  // Observations [N + E, O]: samples, then per fragment its final and bootstrap observations.
+  obs_.resize(static_cast<size_t>((n + extra) * o));
+  old_log_probs_.resize(static_cast<size_t>(n));
+  scaled_rewards_.resize(static_cast<size_t>(n));
+  const int64_t a = layout_.discrete ? 1 : layout_.policy_outputs;
+  if (layout_.discrete) {
+    action_indices_.resize(static_cast<size_t>(n));
+  } else {
+    action_values_.resize(static_cast<size_t>(n * a));
+  }
+  int64_t row = 0, extra_row = n;
+  for (const SampleBatch& batch : batches) {
+    std::copy(batch.obs.begin(), batch.obs.end(), obs_.begin() + row * o);
+    for (size_t j = 0; j < batch.final_obs_index.size(); ++j) {
+      const int32_t index = batch.final_obs_index[j];
+      if (!batch.truncated[index] || batch.terminated[index]) continue;
+      const auto first = batch.final_obs.begin() + static_cast<std::ptrdiff_t>(j * o);
+      std::copy(first, first + o, obs_.begin() + (extra_row++) * o);
+    }
+    std::copy(batch.bootstrap_obs.begin(), batch.bootstrap_obs.end(), obs_.begin() + extra_row * o);
+    extra_row += batch.num_envs;
+    if (layout_.discrete) {
+      std::copy(batch.action_indices.begin(), batch.action_indices.end(), action_indices_.begin() + row);
+    } else {
+      std::copy(batch.action_values.begin(), batch.action_values.end(), action_values_.begin() + row * a);
+    }
+    std::copy(batch.log_probs.begin(), batch.log_probs.end(), old_log_probs_.begin() + row);
+    if (config_.scale_rewards) {
+      reward_scaler_.scale(batch, scaled_rewards_.data() + row);
+    } else {
+      std::copy(batch.rewards.begin(), batch.rewards.end(), scaled_rewards_.begin() + row);
+    }
+    row += batch.num_transitions();
+  }
+  if (config_.normalize_observations) normalize_rows(obs_.data(), n + extra);
+
+  // Values of every observation (samples, final and bootstrap) with the current network.
+  const float* values = value_->forward(params_.data(), obs_.data(), n + extra);
+  all_values_.assign(values, values + n + extra);
+
+  // GAE per fragment.
+  old_values_.resize(static_cast<size_t>(n));
+  advantages_.resize(static_cast<size_t>(n));
+  returns_.resize(static_cast<size_t>(n));
+  row = 0;
+  extra_row = n;
+  for (const SampleBatch& batch : batches) {
+    const int64_t count = batch.num_transitions();
+    const float* fragment_values = config_.recompute_values ? all_values_.data() + row : batch.values.data();
+    std::copy(fragment_values, fragment_values + count, old_values_.begin() + row);
+    final_values_.assign(static_cast<size_t>(count), 0.0f);
+    for (int32_t index : batch.final_obs_index) {
+      if (batch.truncated[index] && !batch.terminated[index]) final_values_[static_cast<size_t>(index)] = all_values_[extra_row++];
+    }
+    GaeInputs gae;
+    gae.num_steps = batch.num_steps;
+    gae.num_envs = batch.num_envs;
+    gae.rewards = scaled_rewards_.data() + row;
+    gae.values = old_values_.data() + row;
+    gae.terminated = batch.terminated.data();
+    gae.truncated = batch.truncated.data();
+    gae.final_values = final_values_.data();
+    gae.bootstrap_values = all_values_.data() + extra_row;
+    extra_row += batch.num_envs;
+    compute_gae(gae, config_.gamma, config_.lambda, advantages_.data() + row, returns_.data() + row);
+    row += count;
+  }
+  return explained_variance(old_values_.data(), returns_.data(), n);
+}
+
+void NativePpoLearner::minibatch_gradients(const int64_t* order, int64_t rows, double clip_param, double stats[5]) {
+  const int64_t o = layout_.obs_size, p = layout_.policy_outputs;
+  const auto b = static_cast<double>(rows);
+  mb_obs_.resize(static_cast<size_t>(rows * o));
+  for (int64_t r = 0; r < rows; ++r) std::copy_n(obs_.begin() + order[r] * o, o, mb_obs_.begin() + r * o);
+  const float* policy_out = policy_->forward(params_.data(), mb_obs_.data(), rows);
+  const float* values = value_->forward(params_.data(), mb_obs_.data(), rows);
+
+  // The surrogate's advantages: normalised per minibatch (unbiased std) when asked.
+  mb_normalized_advantages_.resize(static_cast<size_t>(rows));
+  float* advantage = mb_normalized_advantages_.data();
+  for (int64_t r = 0; r < rows; ++r) advantage[r] = advantages_[static_cast<size_t>(order[r])];
+  if (config_.normalize_advantages && rows > 1) {
+    double mean = 0.0, var = 0.0;
+    for (int64_t r = 0; r < rows; ++r) mean += advantage[r];
+    mean /= b;
+    for (int64_t r = 0; r < rows; ++r) var += (advantage[r] - mean) * (advantage[r] - mean);
+    const auto mean_f = static_cast<float>(mean);
+    const float denominator = static_cast<float>(std::sqrt(var / (b - 1.0))) + kAdvantageEpsilon;
+    for (int64_t r = 0; r < rows; ++r) advantage[r] = (advantage[r] - mean_f) / denominator;
+  }
+
+  // Scalars rounded to float32 as LibTorch applies them to float tensors.
+  const auto low = static_cast<float>(1.0 - clip_param), high = static_cast<float>(1.0 + clip_param);
+  const auto policy_scale = static_cast<float>(-1.0 / b);
+  const auto value_scale = static_cast<float>(2.0 * config_.vf_loss_coeff / b);
+  const auto entropy_scale = static_cast<float>(config_.entropy_coeff / b);
+  const auto vf_clip = static_cast<float>(config_.vf_clip_param);
+  const bool clip_values = config_.vf_clip_param > 0.0;
+
+  // Diagonal Gaussian: the state-independent log-std, its exp(-.), and the per-row entropy.
+  const float* log_std = layout_.discrete ? nullptr : params_.data() + layout_.log_std->offset;
+  std::vector<float>& inv_std = mb_log_p_;  // Box: [p] 1 / std, then [rows, p] z; Discrete: [p] log p
+  std::vector<double> grad_log_std(layout_.discrete ? 0 : static_cast<size_t>(p), 0.0);
+  float gaussian_entropy = 0.0f, gaussian_constant = 0.0f;
+  if (!layout_.discrete) {
+    float log_std_sum = 0.0f;
+    for (int64_t j = 0; j < p; ++j) log_std_sum += log_std[j];
+    gaussian_entropy = log_std_sum + static_cast<float>((0.5 + kHalfLog2Pi) * static_cast<double>(p));
+    gaussian_constant = static_cast<float>(kHalfLog2Pi * static_cast<double>(p));
+    inv_std.resize(static_cast<size_t>(2 * p));
+    for (int64_t j = 0; j < p; ++j) inv_std[static_cast<size_t>(p + j)] = std::exp(-log_std[j]);
+  } else {
+    inv_std.resize(static_cast<size_t>(p));
+  }
+
+  mb_policy_grad_.resize(static_cast<size_t>(rows * p));
+  mb_value_grad_.resize(static_cast<size_t>(rows));
+  double policy_sum = 0.0, vf_sum = 0.0, entropy_sum = 0.0, kl_sum = 0.0, clipped_sum = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto sample = static_cast<size_t>(order[r]);
+    const float* out = policy_out + r * p;
+    float* grad = mb_policy_grad_.data() + r * p;
+    float log_prob, entropy;
+    float* z = layout_.discrete ? nullptr : inv_std.data();  // Box: z of this row in [0, p)
+    if (layout_.discrete) {
+      float max_logit = out[0];
+      for (int64_t j = 1; j < p; ++j) max_logit = std::max(max_logit, out[j]);
+      float sum = 0.0f;
+      for (int64_t j = 0; j < p; ++j) sum += std::exp(out[j] - max_logit);
+      const float log_sum = std::log(sum);
+      entropy = 0.0f;
+      for (int64_t j = 0; j < p; ++j) {
+        inv_std[static_cast<size_t>(j)] = out[j] - max_logit - log_sum;
+        entropy -= std::exp(inv_std[static_cast<size_t>(j)]) * inv_std[static_cast<size_t>(j)];
+      }
+      log_prob = inv_std[static_cast<size_t>(action_indices_[sample])];
+    } else {
+      const float* action = action_values_.data() + sample * static_cast<size_t>(p);
+      float sum = 0.0f;
+      for (int64_t j = 0; j < p; ++j) {
+        z[j] = (action[j] - out[j]) * inv_std[static_cast<size_t>(p + j)];
+        sum += z[j] * z[j] * -0.5f - log_std[j];
+      }
+      log_prob = sum - gaussian_constant;
+      entropy = gaussian_entropy;
+    }
+
+    // Clipped surrogate: where A r is the minimum, d/d log_prob = -A r / B; else 0.
+    const float log_ratio = log_prob - old_log_probs_[sample];
+    const float ratio = std::exp(log_ratio);
+    const float clipped_ratio = std::min(std::max(ratio, low), high);
+    const float unclipped_objective = ratio * advantage[r];
+    const float clipped_objective = clipped_ratio * advantage[r];
+    const bool unclipped_is_min = unclipped_objective <= clipped_objective;
+    const float grad_log_prob = unclipped_is_min ? unclipped_objective * policy_scale : 0.0f;
+    policy_sum -= unclipped_is_min ? unclipped_objective : clipped_objective;
+    kl_sum += ratio - log_ratio;
+    clipped_sum += clipped_ratio != ratio ? 1.0 : 0.0;
+    entropy_sum += entropy;
+
+    // Value loss (e^2, or max(e^2, e_clipped^2) with the clip passing no gradient).
+    const float error = values[r] - returns_[sample];
+    const float squared = error * error;
+    float value_grad = error * value_scale;
+    float vf_term = squared;
+    if (clip_values) {
+      const float old_value = old_values_[sample];
+      const float delta = values[r] - old_value;
+      const float clipped_error = (old_value + std::min(std::max(delta, -vf_clip), vf_clip)) - returns_[sample];
+      const float clipped_squared = clipped_error * clipped_error;
+      const bool unclipped_is_max = squared >= clipped_squared || std::fabs(delta) <= vf_clip;
+      vf_term = unclipped_is_max ? squared : clipped_squared;
+      if (!unclipped_is_max) value_grad = 0.0f;
+    }
+    vf_sum += vf_term;
+    mb_value_grad_[static_cast<size_t>(r)] = value_grad;
+
+    // Into the policy outputs (learner/actor_critic_backprop.h's formulas).
+    if (layout_.discrete) {
+      for (int64_t j = 0; j < p; ++j) {
+        const float log_p = inv_std[static_cast<size_t>(j)];
+        grad[j] = ((log_p + entropy) * entropy_scale - grad_log_prob) * std::exp(log_p);
+      }
+      grad[action_indices_[sample]] += grad_log_prob;
+    } else {
+      for (int64_t j = 0; j < p; ++j) {
+        grad[j] = z[j] * inv_std[static_cast<size_t>(p + j)] * grad_log_prob;
+        grad_log_std[static_cast<size_t>(j)] += static_cast<double>((z[j] * z[j] - 1.0f) * grad_log_prob);
+      }
+    }
+  }
+  if (!layout_.discrete) {
+    for (int64_t j = 0; j < p; ++j) {
+      grads_[layout_.log_std->offset + static_cast<size_t>(j)] =
+          static_cast<float>(grad_log_std[static_cast<size_t>(j)]) - static_cast<float>(config_.entropy_coeff);
+    }
+  }
+  policy_->backward(params_.data(), mb_policy_grad_.data(), rows, grads_.data());
+  value_->backward(params_.data(), mb_value_grad_.data(), rows, grads_.data());
+  stats[0] = policy_sum / b;
+  stats[1] = vf_sum / b;
+  stats[2] = entropy_sum / b;
+  stats[3] = kl_sum / b - 1.0;
+  stats[4] = clipped_sum / b;
+}
+
+PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
+  check_batches(batches);
+  const Snapshot before{params_, exp_avg_, exp_avg_sq_, adam_step_, obs_stats_, reward_scaler_, num_updates_};
+  PpoUpdateMetrics metrics;
+  metrics.explained_variance = prepare(batches);
+  const auto n = static_cast<int64_t>(old_log_probs_.size());
+  metrics.lr = config_.lr_at(timesteps_done);
+  metrics.clip_param = config_.clip_param_at(timesteps_done);
+  metrics.num_samples = n;
+
+  Rng rng(mix(seed_ ^ mix(static_cast<uint64_t>(num_updates_))));
+  permutation_.resize(static_cast<size_t>(n));
+  const int64_t minibatch = config_.minibatch_size;
+  const int64_t num_minibatches = (n + minibatch - 1) / minibatch;
+  const auto num_params = static_cast<int64_t>(params_.size());
+  double sums[5] = {0, 0, 0, 0, 0}, grad_norm_sum = 0.0;
+  int64_t steps = 0;
+  for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
+    std::iota(permutation_.begin(), permutation_.end(), int64_t{0});
+    for (int64_t i = n - 1; i > 0; --i) std::swap(permutation_[static_cast<size_t>(i)], permutation_[static_cast<size_t>(rng.uniform_int(i + 1))]);
+    for (int64_t mb = 0; mb < num_minibatches; ++mb) {
+      const int64_t size = std::min(minibatch, n - mb * minibatch);
+      double stats[5];
+      minibatch_gradients(permutation_.data() + mb * minibatch, size, metrics.clip_param, stats);
+      const auto norm = static_cast<float>(std::sqrt(sum_of_squares(grads_.data(), num_params)));
+      const bool finite = std::isfinite(norm) && std::all_of(stats, stats + 5, [](double s) { return std::isfinite(s); });
+      if (!finite) {
+        const std::string detail = "PPO update " + std::to_string(num_updates_ + 1) + ", epoch " + std::to_string(epoch + 1) +
+                                   ", minibatch " + std::to_string(mb + 1) + ": gradient norm " + std::to_string(norm) +
+                                   ", policy loss " + std::to_string(stats[0]) + ", value loss " + std::to_string(stats[1]);
+        params_ = before.params;
+        exp_avg_ = before.exp_avg;
+        exp_avg_sq_ = before.exp_avg_sq;
+        adam_step_ = before.adam_step;
+        obs_stats_ = before.obs_stats;
+        reward_scaler_ = before.reward_scaler;
+        num_updates_ = before.num_updates;
+        obs_mean_.assign(obs_stats_.mean().begin(), obs_stats_.mean().end());
+        obs_var_.assign(obs_stats_.var().begin(), obs_stats_.var().end());
+        throw NonFiniteLearnerError(detail + " (not finite); the update was undone, no weight changed (try a smaller lr "
+                                    "or grad_clip, or normalize_observations)");
+      }
+      grad_norm_sum += norm;
+      if (config_.grad_clip > 0.0) {
+        scale_in_place(grads_.data(), num_params, std::min(static_cast<float>(config_.grad_clip) / (norm + kClipGradEpsilon), 1.0f));
+      }
+      ++adam_step_;
+      adam_step(params_.data(), grads_.data(), exp_avg_.data(), exp_avg_sq_.data(), num_params, adam_step_, metrics.lr,
+                config_.adam_eps);
+      for (int s = 0; s < 5; ++s) sums[s] += stats[s];
+      ++steps;
+    }
+  }
+  const auto count = static_cast<double>(steps);
+  metrics.policy_loss = sums[0] / count;
+  metrics.vf_loss = sums[1] / count;
+  metrics.entropy = sums[2] / count;
+  metrics.approx_kl = sums[3] / count;
+  metrics.clip_fraction = sums[4] / count;
+  metrics.grad_norm = grad_norm_sum / count;
+  metrics.num_minibatch_steps = steps;
+  ++num_updates_;
+  return metrics;
+}
+
+std::shared_ptr<Weights> NativePpoLearner::weights(uint64_t version) const {
+  auto weights = std::make_shared<Weights>();
+  weights->policy_version = version;
+  weights->params = params_;
+  if (config_.normalize_observations) {
+    weights->obs_mean = obs_stats_.mean();
+    weights->obs_var = obs_stats_.var();
+    weights->obs_count = obs_stats_.count();
+  }
+  return weights;
+}
+
+void NativePpoLearner::save(std::ostream& out) const {
+  out.write(kMagic, sizeof(kMagic));
+  write_u64(out, params_.size());
+  write_floats(out, params_);
+  write_u64(out, static_cast<uint64_t>(adam_step_));
+  write_floats(out, exp_avg_);
+  write_floats(out, exp_avg_sq_);
+  if (!out) throw std::runtime_error("NativePpoLearner::save could not write the checkpoint");
+}
+
+void NativePpoLearner::load(std::istream& in) {
+  char magic[sizeof(kMagic)] = {};
+  read_exactly(in, magic, sizeof(magic), "the magic");
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
+    throw std::invalid_argument("NativePpoLearner checkpoint has magic \"" + std::string(magic, sizeof(magic)) +
+                                "\", expected \"RLXNPPO1\"");
+  }
+  uint64_t count = 0, step = 0;
+  read_exactly(in, &count, sizeof(count), "the parameter count");
+  if (count != params_.size()) {
+    throw std::invalid_argument("NativePpoLearner checkpoint holds " + std::to_string(count) + " parameters, the model has " +
+                                std::to_string(params_.size()));
+  }
+  const size_t bytes = params_.size() * sizeof(float);
+  std::vector<float> params(params_.size()), exp_avg(params_.size()), exp_avg_sq(params_.size());
+  read_exactly(in, params.data(), bytes, "the parameters");
+  read_exactly(in, &step, sizeof(step), "the Adam step");
+  read_exactly(in, exp_avg.data(), bytes, "Adam's exp_avg");
+  read_exactly(in, exp_avg_sq.data(), bytes, "Adam's exp_avg_sq");
+  if (step > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    throw std::invalid_argument("NativePpoLearner checkpoint has an Adam step of " + std::to_string(step));
+  }
+  params_ = std::move(params);
+  exp_avg_ = std::move(exp_avg);
+  exp_avg_sq_ = std::move(exp_avg_sq);
+  adam_step_ = static_cast<int64_t>(step);
+}
+
+nlohmann::json NativePpoLearner::state_json() const {
+  return {{"obs_stats", obs_stats_.to_json()},
+          {"reward_scaler", reward_scaler_.to_json()},
+          {"num_updates", num_updates_},
+          {"seed", seed_}};
+}
+
+void NativePpoLearner::load_state_json(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("num_updates") || !state.at("num_updates").is_number_integer() ||
+      !state.contains("obs_stats") || !state.contains("reward_scaler")) {
+    throw std::invalid_argument("PPO learner state needs \"obs_stats\", \"reward_scaler\" and \"num_updates\"");
+  }
+  RunningMeanStd obs_stats(obs_stats_.size());
+  obs_stats.load_json(state.at("obs_stats"));
+  RewardScaler reward_scaler(config_.gamma);
+  reward_scaler.load_json(state.at("reward_scaler"));
+  reward_scaler.set_gamma(config_.gamma);
+  const int64_t num_updates = state.at("num_updates").get<int64_t>();
+  if (num_updates < 0) throw std::invalid_argument("PPO learner state has a negative num_updates");
+  if (state.contains("seed")) seed_ = state.at("seed").get<uint64_t>();
+  obs_stats_ = std::move(obs_stats);
+  reward_scaler_ = std::move(reward_scaler);
+  num_updates_ = num_updates;
+}
+
+}  // namespace rlx

@@ -1,0 +1,121 @@
+// NativePpoLearner: the PPO update of learner/ppo_learner.h (single process, no shard, no hooks)
+// for separate policy and value MLPs on CPU, without LibTorch, so that a small run (CartPole)
+// never loads it. The same algorithm step for step, to float rounding: batch checks with the
+// same messages; observation statistics updated first and applied as float32 (as workers do);
+// reward scaling; values recomputed (or the batch's) for GAE with final-observation bootstrap
+// at truncations and bootstrap_obs at fragment ends; epochs of minibatches in the permutation
+// stream PpoLearner draws (an Rng seeded from (seed, num_updates)); per-minibatch advantage
+// normalisation; clipped surrogate, optional value clipping, entropy bonus; global gradient-norm
+// clipping (grad_clip); torch::optim::Adam's step; the linear lr and clip schedules; and the
+// rollback of a non-finite update. Gradients are hand-written (ActorCriticBackprop's
+// formulas), the products are native/dense_backprop.h's vectorised loops. Single-threaded.
+//
+// Checkpoint format of save()/load(), little-endian:
+//   8 bytes   magic "RLXNPPO1"
+//   uint64    P, the number of parameters
+//   P float32 parameters, in the flat order of models/network_layout.h
+//   uint64    Adam's step count (0 before the first step)
+//   P float32 Adam's exp_avg
+//   P float32 Adam's exp_avg_sq
+// Statistics and counters travel in state_json(), as with PpoLearner.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/algorithm_config.h"
+#include "core/sample_batch.h"
+#include "models/model_config.h"
+#include "models/network_layout.h"
+#include "models/weights.h"
+#include "native/ppo_update_metrics.h"
+#include "native/running_mean_std.h"
+
+namespace rlx {
+
+class NativePpoLearner {
+ public:
+  // Why this learner cannot train this model/config (e.g. a shared trunk), nullopt when it can.
+  static std::optional<std::string> unsupported(const PolicyModelConfig& model_config, const PpoConfig& config);
+
+  // Initial weights from models' initial_parameters(actor_critic_layout(model_config), seed); throws on a bad or unsupported config.
+  NativePpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed);
+  ~NativePpoLearner();
+  NativePpoLearner(const NativePpoLearner&) = delete;
+  NativePpoLearner& operator=(const NativePpoLearner&) = delete;
+
+  // One PPO update on the fragments (each needs log_probs, and values unless recompute_values);
+  // the schedules are evaluated at timesteps_done. Throws std::invalid_argument on a batch that
+  // does not fit the model (nothing has changed then), NonFiniteLearnerError
+  // (core/non_finite_error.h) when a minibatch's loss or gradient norm is not finite, after
+  // undoing the whole update (parameters, Adam state, statistics, update count).
+  PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done);
+
+  // Flat float32 parameters and the observation statistics (when normalising), for workers;
+  // the same layout and content as PpoLearner::weights.
+  std::shared_ptr<Weights> weights(uint64_t version) const;
+
+  // Parameters and Adam state in the binary format above.
+  void save(std::ostream& out) const;
+  // Reads save()'s format; throws std::invalid_argument naming the mismatch (magic, parameter
+  // count, truncation) and then changes nothing.
+  void load(std::istream& in);
+  // Statistics and counters as JSON: {"obs_stats", "reward_scaler", "num_updates", "seed"}.
+  nlohmann::json state_json() const;
+  // Restores state_json()'s form; throws std::invalid_argument on a malformed or mismatched state.
+  void load_state_json(const nlohmann::json& state);
+
+  // The hyperparameters in use.
+  const PpoConfig& config() const { return config_; }
+  // Changes hyperparameters (e.g. on a PBT explore step); throws on a bad config.
+  void set_config(PpoConfig config);
+  // Flat parameters in the layout's order.
+  const std::vector<float>& parameters() const { return params_; }
+  // Overwrites the parameters; throws std::invalid_argument on a size mismatch.
+  void set_parameters(const std::vector<float>& flat);
+  // Updates done so far (restored by load_state_json).
+  int64_t num_updates() const { return num_updates_; }
+
+ private:
+  struct Chain;     // a policy or value MLP: its layers and per-minibatch buffers
+  struct Snapshot;  // what an update changes, to undo it
+
+  void check_batches(const std::vector<SampleBatch>& batches) const;
+  // Stages the update's samples: normalised observations, actions, and the columns (old
+  // log-probs, advantages, returns, old values); returns the explained variance.
+  double prepare(const std::vector<SampleBatch>& batches);
+  void normalize_rows(float* obs, int64_t rows) const;
+  // Gradient of one minibatch (rows of the staged samples in `order`) into grads_; writes the
+  // loss statistics [policy_loss, vf_loss, entropy, approx_kl, clip_fraction].
+  void minibatch_gradients(const int64_t* order, int64_t rows, double clip_param, double stats[5]);
+
+  PolicyModelConfig model_config_;
+  PpoConfig config_;
+  uint64_t seed_;
+  ActorCriticLayout layout_;
+  std::vector<float> params_, grads_, exp_avg_, exp_avg_sq_;  // [P] each
+  int64_t adam_step_ = 0;
+  RunningMeanStd obs_stats_;
+  RewardScaler reward_scaler_;
+  std::vector<float> obs_mean_, obs_var_;  // float32 [O], what normalisation uses
+  int64_t num_updates_ = 0;
+  std::unique_ptr<Chain> policy_, value_;
+
+  // Staging buffers, reused across updates.
+  std::vector<float> obs_;             // [N + E, O] normalised: samples, then final / bootstrap observations
+  std::vector<float> old_log_probs_, advantages_, returns_, old_values_;  // [N]
+  std::vector<int64_t> action_indices_;  // [N] Discrete
+  std::vector<float> action_values_;     // [N, A] Box
+  std::vector<float> scaled_rewards_, final_values_, all_values_;
+  std::vector<int64_t> permutation_;
+  // Minibatch buffers.
+  std::vector<float> mb_obs_, mb_policy_grad_, mb_value_grad_, mb_log_p_, mb_normalized_advantages_;
+};
+
+}  // namespace rlx
