@@ -186,6 +186,8 @@ NativePpoLearner::NativePpoLearner(const PolicyModelConfig& model_config, PpoCon
       value_(std::make_unique<Chain>(layout_.value_chain)) {}
 
 NativePpoLearner::~NativePpoLearner() = default;
+NativePpoLearner::NativePpoLearner(NativePpoLearner&&) noexcept = default;
+NativePpoLearner& NativePpoLearner::operator=(NativePpoLearner&&) noexcept = default;
 
 void NativePpoLearner::set_config(PpoConfig config) {
   validate(config);

@@ -47,6 +47,8 @@ class NativePpoLearner {
   // Initial weights from models' initial_parameters(actor_critic_layout(model_config), seed); throws on a bad or unsupported config.
   NativePpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed);
   ~NativePpoLearner();
+  NativePpoLearner(NativePpoLearner&&) noexcept;
+  NativePpoLearner& operator=(NativePpoLearner&&) noexcept;
   NativePpoLearner(const NativePpoLearner&) = delete;
   NativePpoLearner& operator=(const NativePpoLearner&) = delete;
 
