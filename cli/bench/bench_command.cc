@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/learner_benchmark.h"
+#include "bench/native_learner_benchmark.h"
 #include "bench/transport_benchmark.h"
 #include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
@@ -24,6 +27,7 @@ const char* const kBenchUsage =
     "                        --real-workers: rlx worker processes, with their memory)\n"
     "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n"
     "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n"
+    "  learner --native      LibTorch vs native PPO learner: update times as JSON lines\n"
     "  startup               rlx --version and envs list exec-to-exit, an idle worker's memory\n\n"
     "every subcommand takes --help.\n";
 
@@ -62,6 +66,47 @@ int run_bench_transport(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// `rlx bench learner --native`: one JSON line per hidden-size case.
+int run_bench_native_learner(const po::variables_map& values) {
+  std::vector<std::string> hidden = {"64,64"};
+  if (values.count("hidden")) hidden = values["hidden"].as<std::vector<std::string>>();
+  NativeLearnerBenchmarkOptions bench;
+  bench.env_id = values["env"].as<std::string>();
+  bench.batch_size = values["batch"].as<int64_t>();
+  bench.minibatch_size = values["minibatch"].as<int64_t>();
+  bench.num_epochs = values["epochs"].defaulted() ? 20 : values["epochs"].as<int>();
+  bench.updates = values["updates"].as<int>();
+  if (bench.updates < 1 || bench.updates > 10000) throw UsageError("--updates must be in [1, 10000], got " + std::to_string(bench.updates));
+  if (bench.num_epochs < 1) throw UsageError("--epochs must be >= 1, got " + std::to_string(bench.num_epochs));
+  if (bench.minibatch_size < 1) throw UsageError("--minibatch must be >= 1, got " + std::to_string(bench.minibatch_size));
+  if (bench.batch_size < 8 || bench.batch_size % 8 != 0) throw UsageError("--batch must be a positive multiple of 8, got " + std::to_string(bench.batch_size));
+  for (const std::string& sizes : hidden) {
+    bench.hidden_sizes.clear();
+    for (double h : parse_number_list(sizes, "--hidden")) {
+      if (h < 1 || h != static_cast<double>(static_cast<int64_t>(h))) throw UsageError("--hidden sizes must be positive integers, got '" + sizes + "'");
+      bench.hidden_sizes.push_back(static_cast<int64_t>(h));
+    }
+    const NativeLearnerBenchmarkResult result = run_native_learner_benchmark(bench);
+    const nlohmann::json line = {{"env", bench.env_id},
+                                 {"hidden", bench.hidden_sizes},
+                                 {"activation", bench.activation},
+                                 {"batch", bench.batch_size},
+                                 {"epochs", bench.num_epochs},
+                                 {"minibatch", bench.minibatch_size},
+                                 {"updates", bench.updates},
+                                 {"params", result.num_parameters},
+                                 {"minibatch_steps", result.minibatch_steps},
+                                 {"torch_update_ms", result.torch_update_ms},
+                                 {"native_update_ms", result.native_update_ms},
+                                 {"torch_minibatch_ms", result.torch_minibatch_ms},
+                                 {"native_minibatch_ms", result.native_minibatch_ms},
+                                 {"ratio", result.ratio()},
+                                 {"max_parameter_difference", result.max_parameter_difference}};
+    std::cout << line.dump() << std::endl;
+  }
+  return kExitOk;
+}
+
 int run_bench_learner(const std::vector<std::string>& args) {
   po::options_description options("rlx bench learner: data-parallel PPO updates (M ranks as threads, Gloo or NCCL)");
   options.add_options()("help,h", "show this help")(
@@ -73,12 +118,19 @@ int run_bench_learner(const std::vector<std::string>& args) {
       "fragments", po::value<int>()->default_value(8), "fragments of 16 envs x 64 steps in the train batch")(
       "minibatch", po::value<int64_t>()->default_value(256), "minibatch size")(
       "epochs", po::value<int>()->default_value(4), "epochs per update")(
-      "repeats", po::value<int>()->default_value(3), "timed updates; the final lines are their medians");
+      "repeats", po::value<int>()->default_value(3), "timed updates; the final lines are their medians")(
+      "native", po::bool_switch(), "instead: the LibTorch PpoLearner against the torch-free NativePpoLearner on one batch, "
+      "one JSON line per --hidden (default 64,64; --epochs default 20)")(
+      "batch", po::value<int64_t>()->default_value(1024), "--native: train batch samples (8 envs)")(
+      "updates", po::value<int>()->default_value(10), "--native: timed updates per learner (medians)");
   const po::variables_map values = parse_command_line(args, options, {});
   if (values.count("help")) {
-    std::cout << "usage: rlx bench learner [--learners M[,M...]] [--device cpu|cuda] [--hidden 64,64 ...]\n\n" << options;
+    std::cout << "usage: rlx bench learner [--learners M[,M...]] [--device cpu|cuda] [--hidden 64,64 ...]\n"
+                 "       rlx bench learner --native [--hidden 64,64 ...] [--batch N] [--epochs E] [--updates U]\n\n"
+              << options;
     return kExitOk;
   }
+  if (values["native"].as<bool>()) return run_bench_native_learner(values);
   std::vector<std::string> hidden = {"64,64", "256,256"};
   if (values.count("hidden")) hidden = values["hidden"].as<std::vector<std::string>>();
   std::vector<int> learner_counts;
