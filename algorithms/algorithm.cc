@@ -3,14 +3,12 @@
 #include <filesystem>
 #include <sstream>
 
-#include "algorithms/dqn_algorithm.h"
-#include "algorithms/ppo_algorithm.h"
 #include "core/config_error.h"
+#include "core/error_text.h"
 #include "core/log.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
-#include "learner/error_text.h"
-#include "learner/policy_networks.h"
+#include "rollout/policy_factory.h"
 #include "rollout/rollout_policy.h"
 
 namespace rlx {
@@ -60,30 +58,15 @@ EnvSpec check_experiment_env(const Experiment& experiment) {
   return spec;
 }
 
-std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
-  if (experiment.algorithm == AlgorithmKind::kPPO) return std::make_unique<PpoAlgorithm>(experiment, options);
-  return std::make_unique<DqnAlgorithm>(experiment, options);
-}
-
-void run_learner_rank(LearnerGroupMember& member) {
-  const Experiment experiment = experiment_from_json(nlohmann::json::parse(member.payload()), "the learner group's payload");
-  set_inference_threads(1);
-  load_env_plugins(plugin_paths(experiment.plugins));
-  DataParallelOptions options;
-  options.member = &member;
-  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, options);
-  DataParallelLink link(experiment, options);
-  logger().info("following the driver's commands ({} of {} on {})", algorithm_name(experiment.algorithm),
-                experiment.env, link.device().str());
-  for (;;) {
-    LearnerCommand command = link.receive();
-    logger().debug("{} command with {} fragments", rank_command_name(command.command), command.fragments.size());
-    if (std::holds_alternative<StopRank>(command.command)) {
-      logger().info("the driver said stop");
-      return;
-    }
-    algorithm->follow(command);
-  }
+std::unique_ptr<RolloutPolicy> weighted_evaluation_policy(const WorkerSetup& setup, const EnvSpec& spec,
+                                                          const Weights& weights, bool deterministic, uint64_t seed) {
+  WorkerSetup evaluation = setup;
+  evaluation.seed = seed;
+  evaluation.worker_index = 0;
+  evaluation.deterministic = deterministic;
+  std::unique_ptr<RolloutPolicy> policy = make_rollout_policy(evaluation, spec);
+  apply_weights(*policy, weights);
+  return policy;
 }
 
 }  // namespace rlx

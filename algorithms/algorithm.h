@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "algorithms/data_parallel_link.h"
+#include "algorithms/data_parallel_options.h"
 #include "algorithms/sampler.h"
 #include "core/checkpoint_dir.h"
 #include "core/env_spec.h"
@@ -61,20 +61,20 @@ class Algorithm {
 void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
                            const std::function<void(std::istream& file, const nlohmann::json& state)>& restore);
 
-// PPO or DQN for the experiment, learning on its `device`; with num_learners > 1 the driver
-// starts the data-parallel group (options.program) and a member in options makes this a learner
-// rank >= 1. Throws ConfigError / std::invalid_argument on settings the algorithm cannot use.
-std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});
-
-// A learner rank >= 1 (`rlx learner`): builds the algorithm from the driver's payload and
-// follows its commands until it says stop. Throws CommunicatorError when the driver is gone.
-void run_learner_rank(LearnerGroupMember& member);
+// Builds the algorithm of an experiment (make_algorithm in algorithms/make_algorithm.h, or the
+// torch-free make_native_algorithm in algorithms/native_ppo_algorithm.h).
+using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>(const Experiment&, const DataParallelOptions&)>;
 
 // Checks, before anything starts, that the experiment can run here: loads its plugins, resolves
 // its env id (UnknownEnvError with a did-you-mean and the plugin hint), makes one instance
 // (EnvContractError when its spec differs from the registered one) and checks that the env's
 // spaces suit the algorithm (ConfigError naming both). Returns the env's spec.
 EnvSpec check_experiment_env(const Experiment& experiment);
+
+// A policy for evaluation: setup's policy (with this seed, worker 0, argmax / mean actions when
+// deterministic) acting with `weights`.
+std::unique_ptr<RolloutPolicy> weighted_evaluation_policy(const WorkerSetup& setup, const EnvSpec& spec,
+                                                          const Weights& weights, bool deterministic, uint64_t seed);
 
 // The WorkerSetup fields every algorithm shares (env, K, T, seed, network).
 WorkerSetup common_worker_setup(const Experiment& experiment);

@@ -4,7 +4,7 @@
 
 #include "core/log.h"
 #include "learner/communicator.h"
-#include "learner/error_text.h"
+#include "core/error_text.h"
 #include "learner/fragment_shards.h"
 
 namespace rlx {

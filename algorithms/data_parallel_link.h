@@ -13,29 +13,11 @@
 
 #include <torch/types.h>
 
+#include "algorithms/data_parallel_options.h"
 #include "core/experiment.h"
-#include "core/sample_batch.h"
-#include "core/process_launcher.h"
 #include "learner/learner_group.h"
-#include "learner/rank_commands.h"
 
 namespace rlx {
-
-// How make_algorithm joins a data-parallel group.
-struct DataParallelOptions {
-  std::string program;                   // the rlx binary for ranks >= 1 (default: this executable)
-  LearnerGroupMember* member = nullptr;  // set on ranks >= 1 (`rlx learner`)
-  std::filesystem::path log_dir;         // the driver's ranks log to log_dir/learner_rank_<r>.log (empty: inherit)
-  ProcessLauncher* launcher = nullptr;   // starts the driver's ranks (null: local fork/exec)
-  // The driver's place in a group an engine started (srun, torchrun): no rank is spawned.
-  std::optional<RankPlacement> placement;
-};
-
-// One command from the driver to a rank.
-struct LearnerCommand {
-  RankCommand command;
-  std::vector<SampleBatch> fragments;
-};
 
 class DataParallelLink {
  public:

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/data_parallel_link.h"
 #include "learner/dqn_learner.h"
 
 namespace rlx {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "algorithms/algorithm.h"
+#include "algorithms/make_algorithm.h"
 #include "core/checkpoint_dir.h"
 #include "core/log.h"
 #include "core/space_json.h"

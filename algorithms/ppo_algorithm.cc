@@ -4,11 +4,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "algorithms/ppo_results.h"
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
 #include "learner/fragment_shards.h"
 #include "learner/non_finite.h"
-#include "rollout/policy_factory.h"
 
 namespace rlx {
 
@@ -101,12 +101,7 @@ IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
   sampler.publish(learner_->weights(++version_));
   IterationResult result;
   for (const SampleBatch& batch : batches) result.env_steps += batch.num_transitions();
-  result.learner = {{"policy_loss", m.policy_loss},   {"vf_loss", m.vf_loss},
-                    {"entropy", m.entropy},           {"approx_kl", m.approx_kl},
-                    {"clip_fraction", m.clip_fraction}, {"explained_variance", m.explained_variance},
-                    {"lr", m.lr},                     {"clip_param", m.clip_param},
-                    {"grad_norm", m.grad_norm},       {"num_minibatch_steps", m.num_minibatch_steps},
-                    {"policy_version", version_}};
+  result.learner = ppo_learner_columns(m, version_);
   if (link_->driver()) {
     result.learner["num_learners"] = link_->world();
     result.learner["scatter_s"] = scatter_s;
@@ -135,13 +130,7 @@ void PpoAlgorithm::restore(const Checkpoint& checkpoint) {
 }
 
 std::unique_ptr<RolloutPolicy> PpoAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {
-  WorkerSetup setup = setup_;
-  setup.seed = seed;
-  setup.worker_index = 0;
-  setup.deterministic = deterministic;
-  std::unique_ptr<RolloutPolicy> policy = make_rollout_policy(setup, spec_);
-  apply_weights(*policy, *current_weights());
-  return policy;
+  return weighted_evaluation_policy(setup_, spec_, *current_weights(), deterministic, seed);
 }
 
 }  // namespace rlx

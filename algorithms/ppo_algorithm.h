@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/data_parallel_link.h"
 #include "learner/ppo_learner.h"
 
 namespace rlx {

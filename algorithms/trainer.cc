@@ -18,17 +18,16 @@
 #include "algorithms/training_checkpoint.h"
 #include "core/atomic_file.h"
 #include "core/checkpoint_dir.h"
+#include "core/error_text.h"
 #include "core/guarded_temp_dir.h"
 #include "core/log.h"
+#include "core/non_finite_error.h"
 #include "core/results.h"
 #include "core/space_json.h"
 #include "core/stop_signal.h"
 #include "core/version.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
-#include "learner/error_text.h"
-#include "learner/non_finite.h"
-#include "learner/policy_networks.h"
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
 #include "transport/sockets.h"
@@ -183,8 +182,7 @@ class TrainingRun {
   explicit TrainingRun(const TrainOptions& options) : options_(options), experiment_(options.experiment) {}
 
   TrainOutcome run() {
-    // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
-    set_inference_threads(1);
+    if (!options_.make_algorithm) throw std::logic_error("run_training: TrainOptions::make_algorithm is not set");
     spec_ = check_experiment_env(experiment_);
     record_plugin_hashes(experiment_.plugins);
     if (options_.pause_at) counter_value(progress_, options_.pause_at->first);  // rejects an unknown counter early
@@ -209,7 +207,7 @@ class TrainingRun {
     data_parallel.log_dir = outcome_.trial_dir / kLogsDirName;
     data_parallel.launcher = options_.launcher;
     data_parallel.placement = options_.placement;
-    algorithm_ = make_algorithm(experiment_, data_parallel);
+    algorithm_ = options_.make_algorithm(experiment_, data_parallel);
     open_trial();
     if (resumed_) {
       // A run resumed at or past its stop criterion (or pause point) trains nothing more.

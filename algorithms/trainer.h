@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algorithms/algorithm.h"
 #include "core/experiment.h"
 #include "core/process_launcher.h"
 #include "core/rank_placement.h"
@@ -18,6 +19,9 @@ namespace rlx {
 
 struct TrainOptions {
   Experiment experiment;                       // resolved and validated
+  // Builds the run's algorithm: make_algorithm (algorithms/make_algorithm.h) in rlx-torch,
+  // make_native_algorithm in the torch-free `rlx`. Required.
+  AlgorithmFactory make_algorithm;
   std::filesystem::path output_root = "runs";  // results go to OUTPUT/<experiment>/<trial>/
   std::string trial_name;                      // default: <ALGO>_<env>_seed<S>_<timestamp>
   std::optional<std::filesystem::path> resume; // a checkpoint dir to continue from (same trial dir)

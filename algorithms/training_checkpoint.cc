@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "learner/non_finite.h"
+#include "core/non_finite_error.h"
 
 namespace rlx {
 

@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
+#include "core/error_text.h"
 #include "core/log.h"
 #include "core/version.h"
 #include "envs/env.h"
@@ -86,7 +87,7 @@ std::vector<Subcommand> rlx_commands(const TorchCommands& torch) {
   };
 }
 
-int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands, ErrorText error_text) {
+int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!take_log_level(args)) return kExitUsage;
   if (args.empty()) {

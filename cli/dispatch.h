@@ -28,12 +28,9 @@ struct TorchCommands {
 // `torch` says; learner is hidden (a data-parallel rank, started by `rlx train --learners M`).
 std::vector<Subcommand> rlx_commands(const TorchCommands& torch);
 
-// The text of an exception for the user (LibTorch's errors drop their stack trace).
-using ErrorText = std::string (*)(const std::exception& error);
-
 // Parses --log-level, --help and --version, then runs the named command with args after its
 // name, mapping each kind of error to its message and exit status (usage and config errors 2,
-// others 1). Returns the process's exit status.
-int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands, ErrorText error_text);
+// others 1; LibTorch's errors without their stack trace). Returns the process's exit status.
+int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands);
 
 }  // namespace rlx::cli

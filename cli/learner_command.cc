@@ -8,7 +8,7 @@
 
 #include <torch/version.h>
 
-#include "algorithms/algorithm.h"
+#include "algorithms/make_algorithm.h"
 #include "cli/command.h"
 #include "core/log.h"
 #include "core/stop_signal.h"

@@ -1,22 +1,35 @@
 // The `rlx` executable: links no LibTorch. It runs --help, --version, envs, keys and worker
-// itself, and hands train, tune, evaluate, bench, envs bench and the hidden learner command to
-// rlx-torch (cli/forward_to_torch.h), so starting a worker or listing envs costs milliseconds.
-#include <exception>
+// itself, trains learner_backend: native experiments itself, and hands the other trainings,
+// tune, evaluate, bench, envs bench and the hidden learner command to rlx-torch
+// (cli/forward_to_torch.h), so starting a worker, listing envs or training a small PPO policy
+// costs milliseconds of start-up instead of LibTorch's second.
 #include <string>
+#include <vector>
 
+#include "algorithms/native_ppo_algorithm.h"
 #include "cli/dispatch.h"
 #include "cli/forward_to_torch.h"
+#include "cli/train_command.h"
 
 namespace {
 
-std::string plain_error_text(const std::exception& error) { return error.what(); }
+// `rlx train`: natively when the experiment asks for it, else by rlx-torch.
+int run_native_train_command(const std::vector<std::string>& args) {
+  rlx::cli::TrainBackend backend;
+  backend.runs = rlx::uses_native_learner;
+  backend.hand_over = rlx::cli::forward_to_torch;
+  backend.make_algorithm = [](const rlx::Experiment& experiment, const rlx::DataParallelOptions& options) {
+    return rlx::make_native_algorithm(experiment, options);
+  };
+  return rlx::cli::run_train(args, backend);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using rlx::cli::forward_to_torch;
   rlx::cli::remember_command_line(argc, argv);
-  const rlx::cli::TorchCommands handed_over{forward_to_torch, forward_to_torch, forward_to_torch, forward_to_torch,
-                                            forward_to_torch};
-  return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(handed_over), plain_error_text);
+  const rlx::cli::TorchCommands commands{run_native_train_command, forward_to_torch, forward_to_torch, forward_to_torch,
+                                         forward_to_torch};
+  return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(commands));
 }

@@ -2,11 +2,10 @@
 // that need LibTorch (cli/forward_to_torch.h); it also runs the light ones when called directly.
 #include "cli/command.h"
 #include "cli/dispatch.h"
-#include "learner/error_text.h"
 
 int main(int argc, char** argv) {
   const rlx::cli::TorchCommands own{rlx::cli::run_train_command, rlx::cli::run_tune_command,
                                     rlx::cli::run_evaluate_command, rlx::cli::run_bench_command,
                                     rlx::cli::run_learner_command};
-  return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(own), rlx::error_text);
+  return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(own));
 }

@@ -1,6 +1,8 @@
 // `rlx train FILE.yaml`: train an experiment until its stop criterion; exit 0 when the reward
 // criterion was reached, 3 when another criterion (the budget) ended the run first, 6 when
 // SIGTERM or SIGINT stopped it (after the current iteration, with a checkpoint).
+#include "cli/train_command.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algorithm.h"
 #include "algorithms/trainer.h"
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
@@ -18,7 +19,6 @@
 #include "core/rank_placement.h"
 #include "core/stop_signal.h"
 #include "core/version.h"
-#include "learner/learner_group.h"
 #include "transport/sockets.h"
 
 namespace po = boost::program_options;
@@ -26,10 +26,6 @@ namespace po = boost::program_options;
 namespace rlx::cli {
 
 namespace {
-
-// How long a rank >= 1 waits for rank 0 to serve the rendezvous (rank 0 may first read its
-// checkpoints and build its workers).
-constexpr std::chrono::milliseconds kPlacedRendezvousTimeout{300000};
 
 // `--resume auto`: the newest checkpoint of OUTPUT/<experiment>/<--trial-name> that verifies
 // (each damaged one skipped, and said so), read; nullopt when there is none yet. A trial directory
@@ -108,27 +104,9 @@ RankFlags rank_flags(const po::variables_map& values) {
   return flags;
 }
 
-// A rank >= 1 that an engine started: joins rank 0's group and follows it until it says stop.
-int run_placed_rank(const RankPlacement& placement) {
-  const std::string name = "learner rank " + std::to_string(placement.rank);
-  set_log_role(name, "rlx train (" + name + ")");
-  logger().info("rlx {} {} of {} on {}, pid {}: joining rank 0 at {}:{} ({})", kRlxVersion, name, placement.world_size,
-                local_host_name(), ::getpid(), placement.master_addr, placement.master_port, placement.origin);
-  // Carries on through SIGTERM/SIGINT (Slurm signals every task): rank 0 checkpoints, then stops the group.
-  const StopSignals stop_signals(stop_grace_from_env(), "carrying on until learner rank 0 stops the group");
-  std::unique_ptr<LearnerGroupMember> member = join_placed_learner_group(placement, kPlacedRendezvousTimeout);
-  std::unique_ptr<LogFile> log;
-  if (const std::string dir = member->log_dir(); !dir.empty()) {
-    log = std::make_unique<LogFile>(learner_rank_log(dir, placement.rank));
-  }
-  logger().info("joined the group of {} learners on {}", placement.world_size, member->device().str());
-  run_learner_rank(*member);
-  return kExitOk;
-}
-
 }  // namespace
 
-int run_train_command(const std::vector<std::string>& args) {
+int run_train(const std::vector<std::string>& args, const TrainBackend& backend) {
   po::options_description options("rlx train FILE.yaml: train an experiment until its stop criterion");
   options.add_options()("help,h", "show this help")("file", po::value<std::string>(), "experiment file")(
       "experiment", po::value<std::string>(), "which experiment of the file (needed when it holds several)")(
@@ -187,9 +165,8 @@ int run_train_command(const std::vector<std::string>& args) {
     }
   }();
   const bool placed = placement && placement->world_size > 1;
-  if (placed && placement->rank > 0) return run_placed_rank(*placement);
-  set_log_role("driver", "rlx train");
-  const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
+  if (placed && !backend.follow_placed_rank) return backend.hand_over(args);
+  if (placed && placement->rank > 0) return backend.follow_placed_rank(*placement);
   std::vector<std::string> overrides;
   if (values.count("set")) overrides = values["set"].as<std::vector<std::string>>();
   if (values.count("seed")) overrides.push_back("seed=" + std::to_string(values["seed"].as<int64_t>()));
@@ -198,11 +175,15 @@ int run_train_command(const std::vector<std::string>& args) {
   if (values.count("device")) overrides.push_back("device=" + values["device"].as<std::string>());
 
   std::optional<Checkpoint> resume;  // read (and so verified) once, here
-  if (values.count("resume")) {
-    resume = values["resume"].as<std::string>() == "auto" ? auto_resume_checkpoint(values, overrides)
-                                                         : read_checkpoint_dir(values["resume"].as<std::string>());
-  }
+  const bool resume_auto = values.count("resume") && values["resume"].as<std::string>() == "auto";
+  if (values.count("resume") && !resume_auto) resume = read_checkpoint_dir(values["resume"].as<std::string>());
+  // Before anything is written: can this executable run it? (--resume auto: the file's experiment.)
+  if (backend.runs && !backend.runs(resolve_experiment(values, resume, overrides))) return backend.hand_over(args);
+  set_log_role("driver", "rlx train");
+  const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
+  if (resume_auto) resume = auto_resume_checkpoint(values, overrides);
   TrainOptions train;
+  train.make_algorithm = backend.make_algorithm;
   train.experiment = resolve_experiment(values, resume, overrides);
   if (placed) {
     const int64_t asked = train.experiment.config.common().num_learners;

@@ -38,6 +38,12 @@ std::vector<KeySpec> build_schema() {
           .to(&CommonConfig::max_workers));
   add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1).to(&CommonConfig::num_learners));
   add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\"").to(&CommonConfig::device));
+  add(string_key("learner_backend", "torch",
+                 "\"torch\": LibTorch learners (any network, device, num_learners); \"native\": rlx's own CPU learner "
+                 "for PPO with separate policy and value MLPs and one learner, which needs no LibTorch (`rlx train` "
+                 "starts in milliseconds) and steps small networks faster")
+          .one_of({"torch", "native"})
+          .to(&CommonConfig::learner_backend));
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0).to(&CommonConfig::learner_timeout_s));
   add(float_key("worker_learner_timeout_s", 60.0, "A local worker that hears nothing from its learner this long exits (the learner restarts it while the run goes on)").above(0).to(&CommonConfig::worker_learner_timeout_s));
   add(bool_key("drop_nonfinite_episodes", false, "false: a NaN or infinite observation or reward from an env stops the run (exit 2) naming env, worker, step and field; true: that step ends its episode as a truncation at the last finite observation with reward 0, the episode is left out of the returns and counted in sampler.episodes_dropped_nonfinite").to(&CommonConfig::drop_nonfinite_episodes));

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "learner/error_text.h"
+#include "core/error_text.h"
 
 namespace rlx {
 

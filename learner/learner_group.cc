@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/log.h"
-#include "learner/error_text.h"
+#include "core/error_text.h"
 #include "learner/gloo_communicator.h"
 #include "learner/nccl_communicator.h"
 

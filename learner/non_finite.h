@@ -1,5 +1,5 @@
 // The learners' guard against divergence: a non-finite loss or gradient stops an update before
-// any weight changes.
+// any weight changes (the error type is torch-free, in core/non_finite_error.h).
 #pragma once
 
 #include <torch/types.h>

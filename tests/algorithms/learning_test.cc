@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "algorithms/evaluation.h"
+#include "algorithms/make_algorithm.h"
 #include "algorithms/trainer.h"
 #include "core/experiment.h"
 
@@ -30,6 +31,7 @@ TrainOutcome train_example(const std::string& file, const std::vector<std::strin
   char pattern[] = "/tmp/rlx-learning-test-XXXXXX";
   const fs::path output = ::mkdtemp(pattern);
   TrainOptions options;
+  options.make_algorithm = [](const Experiment& e, const DataParallelOptions& o) { return make_algorithm(e, o); };
   options.experiment = load_experiment(fs::path(RLX_SOURCE_DIR) / "experiments" / file, "", overrides);
   options.output_root = output;
   options.progress = false;

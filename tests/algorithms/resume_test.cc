@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "algorithms/algorithm.h"
+#include "algorithms/make_algorithm.h"
 #include "algorithms/trainer.h"
 #include "tests/algorithms/train_util.h"
 #include "algorithms/training_checkpoint.h"

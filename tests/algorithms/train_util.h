@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "algorithms/make_algorithm.h"
 #include "algorithms/trainer.h"
 
 namespace rlx::test {
@@ -13,6 +14,7 @@ namespace rlx::test {
 inline TrainOutcome train_quietly(const Experiment& experiment, const std::filesystem::path& output,
                                   std::optional<std::filesystem::path> resume = std::nullopt) {
   TrainOptions options;
+  options.make_algorithm = [](const Experiment& e, const DataParallelOptions& o) { return make_algorithm(e, o); };
   options.experiment = experiment;
   options.output_root = output;
   options.trial_name = "trial";

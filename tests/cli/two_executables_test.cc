@@ -62,6 +62,7 @@ TEST_CASE("rlx links no LibTorch and rlx-torch does", "[cli][lean]") {
 TEST_CASE("rlx train runs in rlx-torch and its workers are the torch-free rlx", "[cli][lean]") {
   rlx::test::TempDir tmp;
   const auto train = rlx::test::start_rlx({"train", std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml",
+                                           "--set", "learner_backend=torch",
                                            "--set", "stop.timesteps_total=100000000", "--set",
                                            "stop.episode_return_mean=100000", "--output", (tmp.path() / "runs").string(),
                                            "-q"},
@@ -91,10 +92,51 @@ TEST_CASE("rlx names rlx-torch's paths when it cannot start it", "[cli][lean]") 
   const fs::path lonely = tmp.path() / "bin" / "rlx";
   fs::create_directories(lonely.parent_path());
   fs::copy_file(kRlx, lonely);
-  const std::string out = command_output(lonely.string() + " train x.yaml 2>&1; echo \"exit=$?\"");
+  const std::string out = command_output(lonely.string() + " evaluate x 2>&1; echo \"exit=$?\"");
   CHECK_THAT(out, Catch::Contains((lonely.parent_path() / "rlx-torch").string()) &&
                       Catch::Contains((tmp.path() / "libexec" / "rlx" / "rlx-torch").string()) &&
                       Catch::Contains("the half of rlx that links LibTorch") && Catch::Contains("exit=1"));
   // The light commands still work there.
   CHECK_THAT(command_output(lonely.string() + " --version"), Catch::StartsWith("rlx "));
+}
+
+TEST_CASE("rlx trains a learner_backend native experiment itself without rlx-torch", "[cli][lean]") {
+  rlx::test::TempDir tmp;
+  // A copy of rlx alone in a folder: a hand-over to rlx-torch would fail there.
+  const fs::path lonely = tmp.path() / "bin" / "rlx";
+  fs::create_directories(lonely.parent_path());
+  fs::copy_file(kRlx, lonely);
+  const std::string experiment = std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml";
+  const fs::path runs = tmp.path() / "runs";
+  const std::string out = command_output(lonely.string() + " train " + experiment +
+                                         " --set learner_backend=native --set stop.timesteps_total=4096 --seed 3 -q "
+                                         "--trial-name t --output " + runs.string() + " 2>&1; echo \"exit=$?\"");
+  INFO(out);
+  CHECK_THAT(out, Catch::Contains("stopped by timesteps_total at iteration 4") && Catch::Contains("exit=3"));
+  const fs::path trial = runs / "cartpole-ppo" / "t";
+  CHECK(fs::is_regular_file(trial / "checkpoints" / "checkpoint_000004" / "native_learner.bin"));
+  // The same file asking for LibTorch's learner is handed over, and fails for want of rlx-torch.
+  const std::string torch_out = command_output(lonely.string() + " train " + experiment +
+                                               " --set learner_backend=torch -q --output " + runs.string() +
+                                               " 2>&1; echo \"exit=$?\"");
+  CHECK_THAT(torch_out, Catch::Contains("the half of rlx that links LibTorch") && Catch::Contains("exit=1"));
+  // rlx-torch evaluates the native checkpoint (its make_algorithm builds the native learner too).
+  const std::string evaluated = command_output(kRlx + " evaluate " + (trial / "checkpoints" / "checkpoint_000004").string() +
+                                               " --episodes 2 2>&1; echo \"exit=$?\"");
+  INFO(evaluated);
+  CHECK_THAT(evaluated, Catch::Contains("exit=0"));
+}
+
+TEST_CASE("rlx train names what the native learner cannot train", "[cli][lean]") {
+  rlx::test::TempDir tmp;
+  const auto result = rlx::test::run_rlx("train " + std::string(RLX_SOURCE_DIR) +
+                                         "/experiments/cartpole-dqn.yaml --set learner_backend=native -q --output " + tmp.path().string());
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("learner_backend: native trains PPO only") &&
+                             Catch::Contains("DQN needs learner_backend: torch"));
+  const auto shared = rlx::test::run_rlx("train " + std::string(RLX_SOURCE_DIR) +
+                                         "/experiments/cartpole-ppo.yaml --set learner_backend=native "
+                                         "--set vf_share_layers=true -q --output " + tmp.path().string());
+  CHECK(shared.exit_code == 2);
+  CHECK_THAT(shared.err, Catch::Contains("learner_backend: native cannot train this") && Catch::Contains("shared"));
 }

@@ -1,0 +1,36 @@
+// How an algorithm joins a data-parallel learner group, and the command a rank >= 1 follows:
+// the torch-free part of algorithms/data_parallel_link.h, so that the trainer and the Algorithm
+// interface build without LibTorch.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/process_launcher.h"
+#include "core/rank_placement.h"
+#include "core/sample_batch.h"
+#include "learner/rank_commands.h"
+
+namespace rlx {
+
+class LearnerGroupMember;  // learner/learner_group.h
+
+// How make_algorithm joins a data-parallel group.
+struct DataParallelOptions {
+  std::string program;                   // the rlx binary for ranks >= 1 (default: this executable)
+  LearnerGroupMember* member = nullptr;  // set on ranks >= 1 (`rlx learner`)
+  std::filesystem::path log_dir;         // the driver's ranks log to log_dir/learner_rank_<r>.log (empty: inherit)
+  ProcessLauncher* launcher = nullptr;   // starts the driver's ranks (null: local fork/exec)
+  // The driver's place in a group an engine started (srun, torchrun): no rank is spawned.
+  std::optional<RankPlacement> placement;
+};
+
+// One command from the driver to a rank.
+struct LearnerCommand {
+  RankCommand command;
+  std::vector<SampleBatch> fragments;
+};
+
+}  // namespace rlx

@@ -1,0 +1,42 @@
+#include "algorithms/make_algorithm.h"
+
+#include "algorithms/data_parallel_link.h"
+#include "algorithms/dqn_algorithm.h"
+#include "algorithms/native_ppo_algorithm.h"
+#include "algorithms/ppo_algorithm.h"
+#include "core/log.h"
+#include "envs/plugin_loader.h"
+#include "learner/policy_networks.h"
+
+namespace rlx {
+
+std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
+  if (uses_native_learner(experiment)) return make_native_algorithm(experiment, options);
+  // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
+  set_inference_threads(1);
+  if (experiment.algorithm == AlgorithmKind::kPPO) return std::make_unique<PpoAlgorithm>(experiment, options);
+  return std::make_unique<DqnAlgorithm>(experiment, options);
+}
+
+void run_learner_rank(LearnerGroupMember& member) {
+  const Experiment experiment = experiment_from_json(nlohmann::json::parse(member.payload()), "the learner group's payload");
+  set_inference_threads(1);
+  load_env_plugins(plugin_paths(experiment.plugins));
+  DataParallelOptions options;
+  options.member = &member;
+  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, options);
+  DataParallelLink link(experiment, options);
+  logger().info("following the driver's commands ({} of {} on {})", algorithm_name(experiment.algorithm),
+                experiment.env, link.device().str());
+  for (;;) {
+    LearnerCommand command = link.receive();
+    logger().debug("{} command with {} fragments", rank_command_name(command.command), command.fragments.size());
+    if (std::holds_alternative<StopRank>(command.command)) {
+      logger().info("the driver said stop");
+      return;
+    }
+    algorithm->follow(command);
+  }
+}
+
+}  // namespace rlx

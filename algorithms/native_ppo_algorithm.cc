@@ -1,0 +1,103 @@
+#include "algorithms/native_ppo_algorithm.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "algorithms/ppo_results.h"
+#include "core/config_error.h"
+#include "core/non_finite_error.h"
+#include "envs/registry.h"
+
+namespace rlx {
+
+bool uses_native_learner(const Experiment& experiment) {
+  return experiment.config.common().learner_backend == "native";
+}
+
+std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
+  const CommonConfig& common = experiment.config.common();
+  if (experiment.algorithm != AlgorithmKind::kPPO) {
+    return std::string("learner_backend: native trains PPO only; ") + algorithm_name(experiment.algorithm) +
+           " needs learner_backend: torch";
+  }
+  if (common.device != "cpu") {
+    return "learner_backend: native learns on the CPU, but device is " + common.device +
+           " (use learner_backend: torch for a GPU)";
+  }
+  if (common.num_learners != 1) {
+    return "learner_backend: native is one learner, but num_learners is " + std::to_string(common.num_learners) +
+           " (use learner_backend: torch for data-parallel learners)";
+  }
+  const EnvSpec spec = global_env_registry().spec(experiment.env);
+  if (auto reason = NativePpoLearner::unsupported(common_worker_setup(experiment).model_config(spec), experiment.config.ppo())) {
+    return "learner_backend: native cannot train this: " + *reason + " (use learner_backend: torch)";
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
+  if (options.member != nullptr || (options.placement && options.placement->world_size > 1)) {
+    throw ConfigError(experiment.source + ": learner_backend: native has no data-parallel learner ranks");
+  }
+  return std::make_unique<NativePpoAlgorithm>(experiment);
+}
+
+NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
+    : setup_(common_worker_setup(experiment)),
+      spec_(global_env_registry().spec(experiment.env)),
+      train_batch_size_(effective_train_batch_size(experiment.config)) {
+  if (auto refusal = native_learner_refusal(experiment)) throw ConfigError(experiment.source + ": " + *refusal);
+  setup_.policy_kind = RolloutPolicyKind::kActorCritic;
+  PpoConfig config = experiment.config.ppo();
+  config.total_timesteps = experiment.stop.schedule_horizon();
+  setup_.log_std_init = config.log_std_init;
+  learner_ = std::make_unique<NativePpoLearner>(setup_.model_config(spec_), config, setup_.seed);
+}
+
+IterationResult NativePpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
+  const std::vector<SampleBatch> batches = sampler.collect(train_batch_size_);
+  mid_update_ = true;
+  PpoUpdateMetrics m;
+  try {
+    m = learner_->update(batches, timesteps_done);
+  } catch (const NonFiniteLearnerError&) {
+    mid_update_ = false;  // the learner undid the update
+    throw;
+  }
+  mid_update_ = false;
+  sampler.publish(learner_->weights(++version_));
+  IterationResult result;
+  for (const SampleBatch& batch : batches) result.env_steps += batch.num_transitions();
+  result.learner = ppo_learner_columns(m, version_);
+  return result;
+}
+
+std::vector<CheckpointFile> NativePpoAlgorithm::checkpoint_files() const {
+  std::ostringstream file;
+  learner_->save(file);
+  return {{kNativeLearnerFile, file.str()}};
+}
+
+nlohmann::json NativePpoAlgorithm::checkpoint_state() const {
+  return {{"learner", learner_->state_json()}, {"policy_version", version_}};
+}
+
+void NativePpoAlgorithm::restore(const Checkpoint& checkpoint) {
+  restore_learner_state(checkpoint, kNativeLearnerFile, "the native PPO learner",
+                        [this](std::istream& file, const nlohmann::json& state) {
+                          learner_->load(file);
+                          learner_->load_state_json(state.at("learner"));
+                          version_ = state.at("policy_version").get<uint64_t>();
+                        });
+}
+
+std::unique_ptr<RolloutPolicy> NativePpoAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {
+  return weighted_evaluation_policy(setup_, spec_, *current_weights(), deterministic, seed);
+}
+
+void NativePpoAlgorithm::follow(const LearnerCommand& command) {
+  (void)command;
+  throw std::logic_error("the native PPO learner has no data-parallel ranks to command");
+}
+
+}  // namespace rlx

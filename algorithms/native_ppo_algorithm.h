@@ -1,0 +1,61 @@
+// NativePpoAlgorithm: PPO with the torch-free learner (native/native_ppo_learner.h), for
+// experiments with learner_backend: native. The same iteration as PpoAlgorithm (collect
+// train_batch_size transitions, one update of num_epochs over minibatches, publish the weights)
+// on one CPU learner, so `rlx` runs it without loading LibTorch. Its checkpoints hold
+// kNativeLearnerFile (the learner's documented binary format) instead of a torch archive.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "algorithms/algorithm.h"
+#include "native/native_ppo_learner.h"
+
+namespace rlx {
+
+// The learner file of a native PPO checkpoint.
+constexpr const char* kNativeLearnerFile = "native_learner.bin";
+
+// Whether the experiment asks for the native learner (learner_backend: native).
+bool uses_native_learner(const Experiment& experiment);
+
+// Why the native learner cannot train the experiment (naming the key and what it needs), or
+// nullopt when it can: PPO only, device cpu, num_learners 1, separate policy and value networks.
+std::optional<std::string> native_learner_refusal(const Experiment& experiment);
+
+// The native PPO algorithm; throws ConfigError with native_learner_refusal's reason, and on a
+// data-parallel member or placement in options.
+std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});
+
+class NativePpoAlgorithm : public Algorithm {
+ public:
+  // Throws ConfigError / std::invalid_argument on settings the native learner cannot use.
+  explicit NativePpoAlgorithm(const Experiment& experiment);
+
+  WorkerSetup worker_setup() const override { return setup_; }
+  std::shared_ptr<Weights> current_weights() const override { return learner_->weights(version_); }
+  IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) override;
+  std::vector<CheckpointFile> checkpoint_files() const override;
+  nlohmann::json checkpoint_state() const override;
+  void restore(const Checkpoint& checkpoint) override;
+  std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
+  // There are no learner ranks to follow: throws std::logic_error.
+  void follow(const LearnerCommand& command) override;
+  // 0 unless the failure came in the middle of an update (then nullopt), as PpoAlgorithm.
+  std::optional<int64_t> steps_of_failed_iteration() const override {
+    return mid_update_ ? std::nullopt : std::optional<int64_t>(0);
+  }
+
+  NativePpoLearner& learner() { return *learner_; }
+
+ private:
+  WorkerSetup setup_;
+  EnvSpec spec_;
+  int64_t train_batch_size_;
+  std::unique_ptr<NativePpoLearner> learner_;
+  uint64_t version_ = 1;
+  bool mid_update_ = false;  // an update began and neither finished nor was undone
+};
+
+}  // namespace rlx
