@@ -1,5 +1,6 @@
 #include "native/dense_backprop.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -129,8 +130,16 @@ __attribute__((target_clones("avx2", "default"))) void matmul_transposed_a(const
 }
 
 void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+  // In tiles, so that both the reads and the strided writes stay within a few cache lines.
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(r0 + kTile, rows);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(c0 + kTile, cols);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
+      }
+    }
   }
 }
 
