@@ -305,3 +305,19 @@ TEST_CASE("NativePpoLearner: misfit batches throw PpoLearner's messages and chan
   CHECK(native.parameters() == params);
   CHECK(native.num_updates() == 0);
 }
+
+TEST_CASE("NativePpoLearner: set_config checks the config and takes the new gamma into the reward scaler", "[native][ppo]") {
+  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {8});
+  rlx::NativePpoLearner learner(model, base_config(), 0);
+  rlx::PpoConfig bad = base_config();
+  bad.minibatch_size = 0;
+  CHECK_THROWS(learner.set_config(bad));
+  CHECK(learner.config().minibatch_size == base_config().minibatch_size);
+  CHECK_THROWS(rlx::NativePpoLearner(model, bad, 0));
+  rlx::PpoConfig explored = base_config();
+  explored.gamma = 0.95;
+  explored.lr = 5e-4;
+  learner.set_config(explored);
+  CHECK(learner.config().lr == 5e-4);
+  CHECK(learner.state_json().at("reward_scaler").at("gamma").get<double>() == 0.95);
+}
