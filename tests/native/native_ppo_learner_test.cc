@@ -126,6 +126,28 @@ TEST_CASE("NativePpoLearner: Box(2) relu [32] with value clipping and an entropy
   }
 }
 
+TEST_CASE("NativePpoLearner: odd widths (obs 17 hidden [37 20] Discrete(3)) match PpoLearner", "[native][ppo]") {
+  // Widths that are no multiple of the 16-column blocks: every product's tail path, and a first
+  // layer wide enough for the direct weight gradient.
+  rlx::PolicyModelConfig model;
+  model.obs_size = 17;
+  model.action_space = rlx::Space::discrete(3);
+  model.hidden_sizes = {37, 20};
+  rlx::PpoConfig config = base_config();
+  config.normalize_observations = true;
+  config.minibatch_size = 50;
+  const uint64_t seed = 15;
+  rlx::NativePpoLearner native(model, config, seed);
+  const auto torch_learner = torch_twin(model, config, native, seed);
+  const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(model);
+  for (int update = 0; update < 2; ++update) {
+    const std::vector<rlx::SampleBatch> batches{synthetic_fragment(layout, native.parameters(), 16, 8, 30 + update)};
+    INFO("update " << update + 1);
+    check_metrics(native.update(batches, 0), torch_learner->update(batches, 0), kTolerance);
+    check_same_state(native, *torch_learner);
+  }
+}
+
 TEST_CASE("NativePpoLearner: values from the batch (recompute_values off) match PpoLearner", "[native][ppo]") {
   rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
   rlx::PpoConfig config = base_config();
