@@ -1,5 +1,6 @@
 #include "native/dense_backprop.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -9,22 +10,26 @@ namespace {
 
 constexpr int64_t kBlockRows = 4;      // rows of C sharing each load of B
 constexpr int64_t kBlockColumns = 16;  // columns of C held in registers: two Vec8
+constexpr int64_t kTransposedChunkRows = 16;  // rows of A and B per pass of matmul_transposed_a
 
 // Eight floats in GCC's vector extension: one AVX register, or two SSE registers in the
 // baseline clone.
 typedef float Vec8 __attribute__((vector_size(32)));
 
-inline Vec8 load8(const float* p) {
+// The helpers below are always inlined: each must be compiled for the clone (AVX2 or
+// baseline) that calls it; an out-of-line copy is baseline code, many times slower.
+
+__attribute__((always_inline)) inline Vec8 load8(const float* p) {
   Vec8 v;
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
 
-inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof(v)); }
+__attribute__((always_inline)) inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof(v)); }
 
 // C[r, n0..n0+16) for kRows rows: bias (or 0) + sum_i a[r, i] b_kn[i, n0..], summed in i order.
 template <int64_t kRows>
-inline void matmul_block(const float* __restrict a, int64_t k, const float* __restrict b_kn, int64_t n,
+__attribute__((always_inline)) inline void matmul_block(const float* __restrict a, int64_t k, const float* __restrict b_kn, int64_t n,
                          const float* __restrict bias, int64_t n0, float* __restrict c) {
   Vec8 acc[kRows][2];
   const Vec8 init0 = bias ? load8(bias + n0) : Vec8{};
@@ -49,7 +54,7 @@ inline void matmul_block(const float* __restrict a, int64_t k, const float* __re
 }
 
 // The columns n0.. of C narrower than a block: dot products of A's rows with b_nk's rows.
-inline void matmul_narrow(const float* __restrict a, int64_t rows, int64_t k, const float* __restrict b_nk, int64_t n,
+__attribute__((always_inline)) inline void matmul_narrow(const float* __restrict a, int64_t rows, int64_t k, const float* __restrict b_nk, int64_t n,
                           const float* __restrict bias, int64_t n0, float* __restrict c) {
   const int64_t full = k - k % 8;
   for (int64_t r = 0; r < rows; ++r) {
@@ -66,13 +71,17 @@ inline void matmul_narrow(const float* __restrict a, int64_t rows, int64_t k, co
   }
 }
 
-// C[m0..m0+kRows, n0..n0+16) = sum_r a[r, m] b[r, n], summed in r order.
+// C[m0..m0+kRows, n0..n0+16) (+)= sum_r a[r, m] b[r, n] over rows r0..r1, summed in r order
+// onto zero (first) or onto what C holds.
 template <int64_t kRows>
-inline void matmul_transposed_block(const float* __restrict a, const float* __restrict b, int64_t rows, int64_t m,
-                                    int64_t n, int64_t m0, int64_t n0, float* __restrict c) {
+__attribute__((always_inline)) inline void matmul_transposed_block(const float* __restrict a, const float* __restrict b, int64_t r0, int64_t r1,
+                                    int64_t m, int64_t n, int64_t m0, int64_t n0, bool first, float* __restrict c) {
   Vec8 acc[kRows][2];
-  for (int64_t i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = Vec8{};
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t i = 0; i < kRows; ++i) {
+    acc[i][0] = first ? Vec8{} : load8(c + (m0 + i) * n + n0);
+    acc[i][1] = first ? Vec8{} : load8(c + (m0 + i) * n + n0 + 8);
+  }
+  for (int64_t r = r0; r < r1; ++r) {
     const Vec8 b0 = load8(b + r * n + n0);
     const Vec8 b1 = load8(b + r * n + n0 + 8);
     for (int64_t i = 0; i < kRows; ++i) {
@@ -89,7 +98,7 @@ inline void matmul_transposed_block(const float* __restrict a, const float* __re
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default"))) void matmul(const float* a, int64_t rows, int64_t k,
+__attribute__((target_clones("arch=x86-64-v3", "avx2", "default"))) void matmul(const float* a, int64_t rows, int64_t k,
                                                                const float* b_kn, const float* b_nk, int64_t n,
                                                                const float* bias, float* c) {
   const int64_t full = n - n % kBlockColumns;
@@ -103,16 +112,22 @@ __attribute__((target_clones("avx2", "default"))) void matmul(const float* a, in
   if (full < n) matmul_narrow(a, rows, k, b_nk, n, bias, full, c);
 }
 
-__attribute__((target_clones("avx2", "default"))) void matmul_transposed_a(const float* a, const float* b,
+__attribute__((target_clones("arch=x86-64-v3", "avx2", "default"))) void matmul_transposed_a(const float* a, const float* b,
                                                                             int64_t rows, int64_t m, int64_t n,
                                                                             float* c) {
   const int64_t full = n - n % kBlockColumns;
-  int64_t m0 = 0;
-  for (; m0 + kBlockRows <= m; m0 += kBlockRows) {
-    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_transposed_block<kBlockRows>(a, b, rows, m, n, m0, n0, c);
-  }
-  for (; m0 < m; ++m0) {
-    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_transposed_block<1>(a, b, rows, m, n, m0, n0, c);
+  // Rows in chunks whose slices of A and B stay in L1 while every block of C passes over them.
+  for (int64_t r0 = 0; r0 < rows; r0 += kTransposedChunkRows) {
+    const int64_t r1 = std::min(r0 + kTransposedChunkRows, rows);
+    int64_t m0 = 0;
+    for (; m0 + kBlockRows <= m; m0 += kBlockRows) {
+      for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) {
+        matmul_transposed_block<kBlockRows>(a, b, r0, r1, m, n, m0, n0, r0 == 0, c);
+      }
+    }
+    for (; m0 < m; ++m0) {
+      for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_transposed_block<1>(a, b, r0, r1, m, n, m0, n0, r0 == 0, c);
+    }
   }
   // Columns past the last block (narrow layers): row-ordered sums, vectorised over i.
   if (full < n) {
@@ -129,8 +144,16 @@ __attribute__((target_clones("avx2", "default"))) void matmul_transposed_a(const
 }
 
 void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+  // In tiles, so that both the reads and the strided writes stay within a few cache lines.
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(r0 + kTile, rows);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(c0 + kTile, cols);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
+      }
+    }
   }
 }
 

@@ -1,7 +1,9 @@
 // The arithmetic of training dense layers on CPU, torch-free: the three matrix products of a
 // layer's forward and backward (X W^T, G^T H, G W), bias gradients, activation derivatives and
 // an Adam step, in plain C++ with GCC's vector extension, compiled for AVX2 and for baseline
-// x86-64 and picked at load time (models/network_kernel.cc's approach). Sized for PPO's small
+// x86-64 and picked at load time (models/network_kernel.cc's approach); the two products also
+// have an AVX2+FMA clone (x86-64-v3), which on Intel cores doubles their throughput (so their
+// results differ by rounding between CPUs, as LibTorch's do). Sized for PPO's small
 // networks (minibatches of a few hundred rows, widths 4..256), where a BLAS call's overhead
 // would dominate. All matrices are dense row-major float32; outputs never alias inputs.
 #pragma once

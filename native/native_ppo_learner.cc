@@ -26,6 +26,7 @@ namespace {
 constexpr char kMagic[8] = {'R', 'L', 'X', 'N', 'P', 'P', 'O', '1'};
 constexpr float kClipGradEpsilon = 1e-6f;     // as torch::nn::utils::clip_grad_norm_
 constexpr float kAdvantageEpsilon = 1e-8f;    // as learner/ppo_loss.cc
+constexpr int64_t kWideLayer = 16;  // widths from which dense_backprop's products run in full blocks
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 
 // PpoLearner's checks: the schema's, and the members no key sets.
@@ -121,8 +122,9 @@ struct NativePpoLearner::Chain {
     for (size_t l = layers.size(); l-- > 0;) {
       const DenseLayerSpec& layer = layers[l];
       const float* h = l == 0 ? input : outputs[l - 1].data();
-      // dW [out, in] = g^T h, computed with the wider dimension vectorised.
-      if (layer.out >= layer.in) {
+      // dW [out, in] = g^T h, vectorised along in; along out (then transposed) when in is
+      // narrower than a vector block and out is wider (a first layer on a few observations).
+      if (layer.in < kWideLayer && layer.out > layer.in) {
         grad_t.resize(static_cast<size_t>(layer.in * layer.out));
         matmul_transposed_a(h, g, rows, layer.in, layer.out, grad_t.data());
         transpose(grad_t.data(), layer.in, layer.out, flat_grads + layer.weight_offset);

@@ -126,6 +126,28 @@ TEST_CASE("NativePpoLearner: Box(2) relu [32] with value clipping and an entropy
   }
 }
 
+TEST_CASE("NativePpoLearner: odd widths (obs 17 hidden [37 20] Discrete(3)) match PpoLearner", "[native][ppo]") {
+  // Widths that are no multiple of the 16-column blocks: every product's tail path, and a first
+  // layer wide enough for the direct weight gradient.
+  rlx::PolicyModelConfig model;
+  model.obs_size = 17;
+  model.action_space = rlx::Space::discrete(3);
+  model.hidden_sizes = {37, 20};
+  rlx::PpoConfig config = base_config();
+  config.normalize_observations = true;
+  config.minibatch_size = 50;
+  const uint64_t seed = 15;
+  rlx::NativePpoLearner native(model, config, seed);
+  const auto torch_learner = torch_twin(model, config, native, seed);
+  const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(model);
+  for (int update = 0; update < 2; ++update) {
+    const std::vector<rlx::SampleBatch> batches{synthetic_fragment(layout, native.parameters(), 16, 8, 30 + update)};
+    INFO("update " << update + 1);
+    check_metrics(native.update(batches, 0), torch_learner->update(batches, 0), kTolerance);
+    check_same_state(native, *torch_learner);
+  }
+}
+
 TEST_CASE("NativePpoLearner: values from the batch (recompute_values off) match PpoLearner", "[native][ppo]") {
   rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
   rlx::PpoConfig config = base_config();
@@ -304,4 +326,20 @@ TEST_CASE("NativePpoLearner: misfit batches throw PpoLearner's messages and chan
   }
   CHECK(native.parameters() == params);
   CHECK(native.num_updates() == 0);
+}
+
+TEST_CASE("NativePpoLearner: set_config checks the config and takes the new gamma into the reward scaler", "[native][ppo]") {
+  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {8});
+  rlx::NativePpoLearner learner(model, base_config(), 0);
+  rlx::PpoConfig bad = base_config();
+  bad.minibatch_size = 0;
+  CHECK_THROWS(learner.set_config(bad));
+  CHECK(learner.config().minibatch_size == base_config().minibatch_size);
+  CHECK_THROWS(rlx::NativePpoLearner(model, bad, 0));
+  rlx::PpoConfig explored = base_config();
+  explored.gamma = 0.95;
+  explored.lr = 5e-4;
+  learner.set_config(explored);
+  CHECK(learner.config().lr == 5e-4);
+  CHECK(learner.state_json().at("reward_scaler").at("gamma").get<double>() == 0.95);
 }
