@@ -7,32 +7,33 @@
 #include "core/config_error.h"
 #include "core/non_finite_error.h"
 #include "envs/registry.h"
+#include "native/ppo_state_file.h"
 
 namespace rlx {
-
-bool uses_native_learner(const Experiment& experiment) {
-  return experiment.config.common().learner_backend == "native";
-}
 
 std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
   const CommonConfig& common = experiment.config.common();
   if (experiment.algorithm != AlgorithmKind::kPPO) {
-    return std::string("learner_backend: native trains PPO only; ") + algorithm_name(experiment.algorithm) +
+    return std::string("the native learner trains PPO only; ") + algorithm_name(experiment.algorithm) +
            " needs learner_backend: torch";
   }
   if (common.device != "cpu") {
-    return "learner_backend: native learns on the CPU, but device is " + common.device +
-           " (use learner_backend: torch for a GPU)";
+    return "the native learner learns on the CPU, but device is " + common.device + " (use learner_backend: torch)";
   }
   if (common.num_learners != 1) {
-    return "learner_backend: native is one learner, but num_learners is " + std::to_string(common.num_learners) +
+    return "the native learner is one learner, but num_learners is " + std::to_string(common.num_learners) +
            " (use learner_backend: torch for data-parallel learners)";
   }
-  const EnvSpec spec = global_env_registry().spec(experiment.env);
-  if (auto reason = NativePpoLearner::unsupported(common_worker_setup(experiment).model_config(spec), experiment.config.ppo())) {
-    return "learner_backend: native cannot train this: " + *reason + " (use learner_backend: torch)";
+  if (common.vf_share_layers) {
+    return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
+           "trunk; use learner_backend: torch)";
   }
   return std::nullopt;
+}
+
+bool uses_native_learner(const Experiment& experiment) {
+  const std::string& backend = experiment.config.common().learner_backend;
+  return backend == "native" || (backend == "auto" && !native_learner_refusal(experiment));
 }
 
 std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
@@ -46,11 +47,17 @@ NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
     : setup_(common_worker_setup(experiment)),
       spec_(global_env_registry().spec(experiment.env)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
-  if (auto refusal = native_learner_refusal(experiment)) throw ConfigError(experiment.source + ": " + *refusal);
+  if (auto refusal = native_learner_refusal(experiment)) {
+    throw ConfigError(experiment.source + ": learner_backend: native: " + *refusal);
+  }
   setup_.policy_kind = RolloutPolicyKind::kActorCritic;
   PpoConfig config = experiment.config.ppo();
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.log_std_init = config.log_std_init;
+  if (auto reason = NativePpoLearner::unsupported(setup_.model_config(spec_), config)) {
+    throw ConfigError(experiment.source + ": learner_backend: native cannot train this: " + *reason +
+                      " (use learner_backend: torch)");
+  }
   learner_ = std::make_unique<NativePpoLearner>(setup_.model_config(spec_), config, setup_.seed);
 }
 
@@ -75,7 +82,7 @@ IterationResult NativePpoAlgorithm::train_iteration(Sampler& sampler, int64_t ti
 std::vector<CheckpointFile> NativePpoAlgorithm::checkpoint_files() const {
   std::ostringstream file;
   learner_->save(file);
-  return {{kNativeLearnerFile, file.str()}};
+  return {{kPpoLearnerFile, file.str()}};
 }
 
 nlohmann::json NativePpoAlgorithm::checkpoint_state() const {
@@ -83,7 +90,7 @@ nlohmann::json NativePpoAlgorithm::checkpoint_state() const {
 }
 
 void NativePpoAlgorithm::restore(const Checkpoint& checkpoint) {
-  restore_learner_state(checkpoint, kNativeLearnerFile, "the native PPO learner",
+  restore_learner_state(checkpoint, kPpoLearnerFile, "the native PPO learner",
                         [this](std::istream& file, const nlohmann::json& state) {
                           learner_->load(file);
                           learner_->load_state_json(state.at("learner"));

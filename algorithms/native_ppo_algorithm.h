@@ -1,8 +1,8 @@
 // NativePpoAlgorithm: PPO with the torch-free learner (native/native_ppo_learner.h), for
 // experiments with learner_backend: native. The same iteration as PpoAlgorithm (collect
 // train_batch_size transitions, one update of num_epochs over minibatches, publish the weights)
-// on one CPU learner, so `rlx` runs it without loading LibTorch. Its checkpoints hold
-// kNativeLearnerFile (the learner's documented binary format) instead of a torch archive.
+// on one CPU learner, so `rlx` runs it without loading LibTorch. Its checkpoints are
+// PpoAlgorithm's (native/ppo_state_file.h): either learner resumes or evaluates the other's.
 #pragma once
 
 #include <memory>
@@ -14,15 +14,14 @@
 
 namespace rlx {
 
-// The learner file of a native PPO checkpoint.
-constexpr const char* kNativeLearnerFile = "native_learner.bin";
-
-// Whether the experiment asks for the native learner (learner_backend: native).
-bool uses_native_learner(const Experiment& experiment);
-
-// Why the native learner cannot train the experiment (naming the key and what it needs), or
-// nullopt when it can: PPO only, device cpu, num_learners 1, separate policy and value networks.
+// Why the native learner cannot train the experiment, from its config alone (naming the key and
+// what it needs), or nullopt when it can: PPO, device cpu, num_learners 1, separate policy and
+// value networks. (The env's action space, Discrete or Box, is checked when the learner is built.)
 std::optional<std::string> native_learner_refusal(const Experiment& experiment);
+
+// Whether the experiment trains with the native learner: learner_backend native, or auto and
+// native_learner_refusal has nothing to say.
+bool uses_native_learner(const Experiment& experiment);
 
 // The native PPO algorithm; throws ConfigError with native_learner_refusal's reason, and on a
 // data-parallel member or placement in options.

@@ -8,9 +8,16 @@
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
 #include "learner/fragment_shards.h"
+#include "native/ppo_state_file.h"
 #include "learner/non_finite.h"
 
 namespace rlx {
+
+namespace {
+
+constexpr const char* kLegacyPpoArchive = "model_and_optimizer.pt";
+
+}  // namespace
 
 PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : setup_(common_worker_setup(experiment)),
@@ -110,9 +117,9 @@ IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
 }
 
 std::vector<CheckpointFile> PpoAlgorithm::checkpoint_files() const {
-  std::ostringstream model;
-  learner_->save(model);
-  return {{"model_and_optimizer.pt", model.str()}};
+  std::ostringstream file;
+  learner_->save(file);
+  return {{kPpoLearnerFile, file.str()}};
 }
 
 nlohmann::json PpoAlgorithm::checkpoint_state() const {
@@ -120,7 +127,9 @@ nlohmann::json PpoAlgorithm::checkpoint_state() const {
 }
 
 void PpoAlgorithm::restore(const Checkpoint& checkpoint) {
-  restore_learner_state(checkpoint, "model_and_optimizer.pt", "the PPO learner",
+  // Checkpoints of rlx before the one PPO file format hold a LibTorch archive under another name.
+  const bool legacy = checkpoint.files.count(kPpoLearnerFile) == 0 && checkpoint.files.count(kLegacyPpoArchive) == 1;
+  restore_learner_state(checkpoint, legacy ? kLegacyPpoArchive : kPpoLearnerFile, "the PPO learner",
                         [this](std::istream& model, const nlohmann::json& state) {
                           learner_->load(model);
                           learner_->load_state_json(state.at("learner"));

@@ -39,10 +39,11 @@ std::vector<KeySpec> build_schema() {
   add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1).to(&CommonConfig::num_learners));
   add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\"").to(&CommonConfig::device));
   add(string_key("learner_backend", "torch",
-                 "\"torch\": LibTorch learners (any network, device, num_learners); \"native\": rlx's own CPU learner "
-                 "for PPO with separate policy and value MLPs and one learner, which needs no LibTorch (`rlx train` "
-                 "starts in milliseconds) and steps small networks faster")
-          .one_of({"torch", "native"})
+                 "\"torch\": LibTorch's learners (any network, device and num_learners); \"native\": rlx's own CPU "
+                 "learner, for PPO with separate policy and value MLPs and one learner: it needs no LibTorch (`rlx "
+                 "train` starts in milliseconds) and steps small networks about 2x faster; \"auto\": native where "
+                 "it can train the experiment, else torch")
+          .one_of({"torch", "native", "auto"})
           .to(&CommonConfig::learner_backend));
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0).to(&CommonConfig::learner_timeout_s));
   add(float_key("worker_learner_timeout_s", 60.0, "A local worker that hears nothing from its learner this long exits (the learner restarts it while the run goes on)").above(0).to(&CommonConfig::worker_learner_timeout_s));

@@ -4,7 +4,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -12,13 +11,17 @@
 #include <functional>
 #include <cstring>
 #include <limits>
+#include <iterator>
 #include <numeric>
+#include <sstream>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "learner/actor_critic_backprop.h"
 #include "native/gae.h"
+#include "native/ppo_state_file.h"
 #include "learner/non_finite.h"
 
 namespace rlx {
@@ -716,18 +719,65 @@ std::shared_ptr<Weights> PpoLearner::weights(uint64_t version) const {
   return weights;
 }
 
+namespace {
+
+// Puts Adam's state for `param` into an optimizer's state map, keyed as LibTorch keys it: by the
+// parameter's TensorImpl address as a string in 1.13, as a pointer in 2.x.
+template <typename StateMap>
+void put_adam_state(StateMap& state, const torch::Tensor& param, std::unique_ptr<torch::optim::AdamParamState> adam) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    state[c10::guts::to_string(param.unsafeGetTensorImpl())] = std::move(adam);
+  } else {
+    state[static_cast<Key>(param.unsafeGetTensorImpl())] = std::move(adam);
+  }
+}
+
+std::vector<float> host_floats(const torch::Tensor& tensor) {
+  const torch::Tensor host = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
+  return std::vector<float>(host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
+}
+
+}  // namespace
+
 void PpoLearner::save(std::ostream& out) const {
-  torch::serialize::OutputArchive archive;
-  archive.write("format_version", c10::IValue(kArchiveFormatVersion));
-  archive.write("num_parameters", c10::IValue(flat_params_.numel()));
-  archive.write("params", flat_params_.detach());
-  torch::serialize::OutputArchive optimizer_archive;
-  optimizer_->save(optimizer_archive);
-  archive.write("optimizer", optimizer_archive);
-  archive.save_to(out);
+  PpoLearnerState state;
+  state.params = host_floats(flat_params_);
+  for (const auto& entry : optimizer_->state()) {
+    const auto& adam = static_cast<const torch::optim::AdamParamState&>(*entry.second);
+    state.adam_step = adam.step();
+    state.exp_avg = host_floats(adam.exp_avg());
+    state.exp_avg_sq = host_floats(adam.exp_avg_sq());
+  }
+  write_ppo_learner_state(out, state);
 }
 
 void PpoLearner::load(std::istream& in) {
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!is_ppo_learner_state(bytes)) {
+    std::istringstream archive(bytes);
+    load_torch_archive(archive);
+    return;
+  }
+  std::istringstream file(bytes);
+  const PpoLearnerState state = read_ppo_learner_state(file, flat_params_.numel());
+  const auto p = static_cast<int64_t>(state.params.size());
+  const auto to_device = [&](const std::vector<float>& values) {
+    return torch::from_blob(const_cast<float*>(values.data()), {p}, torch::kFloat).to(device_, /*non_blocking=*/false, /*copy=*/true);
+  };
+  torch::NoGradGuard no_grad;
+  flat_params_.copy_(to_device(state.params));
+  optimizer_->state().clear();
+  if (state.adam_step > 0) {
+    auto adam = std::make_unique<torch::optim::AdamParamState>();
+    adam->step(state.adam_step);
+    adam->exp_avg(to_device(state.exp_avg));
+    adam->exp_avg_sq(to_device(state.exp_avg_sq));
+    put_adam_state(optimizer_->state(), flat_params_, std::move(adam));
+  }
+}
+
+void PpoLearner::load_torch_archive(std::istream& in) {
   torch::serialize::InputArchive archive;
   archive.load_from(in, device_);
   c10::IValue format, count;

@@ -121,8 +121,10 @@ class PpoLearner {
   // Flat float32 parameters and the observation statistics (when normalising), for workers.
   std::shared_ptr<Weights> weights(uint64_t version) const;
 
-  // Model and optimiser state (a torch archive). load() expects the same model config; together
-  // with load_state_json() it restores bit-identical subsequent updates.
+  // Parameters and Adam state in the PPO learners' one file format (native/ppo_state_file.h,
+  // which the native learner reads and writes too). load() expects the same model config and also
+  // reads the LibTorch archives of earlier rlx versions; together with load_state_json() it
+  // restores bit-identical subsequent updates.
   void save(std::ostream& out) const;
   void load(std::istream& in);
   // Statistics and counters as JSON: {"obs_stats", "reward_scaler", "num_updates", "seed"}.
@@ -157,6 +159,7 @@ class PpoLearner {
   void check_batches(const std::vector<SampleBatch>& batches) const;
   void prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out,
                const PpoShard* shard = nullptr);
+  void load_torch_archive(std::istream& in);  // the format before native/ppo_state_file.h
   void update_obs_stats_sharded(const std::vector<SampleBatch>& batches);
   PpoLossOptions loss_options(double clip_param) const;
   torch::Tensor normalize(const torch::Tensor& obs) const;

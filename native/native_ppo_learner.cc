@@ -16,14 +16,12 @@
 #include "models/network_kernel.h"
 #include "native/dense_backprop.h"
 #include "native/gae.h"
+#include "native/ppo_state_file.h"
 
 namespace rlx {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the checkpoint format is little-endian");
-
 namespace {
 
-constexpr char kMagic[8] = {'R', 'L', 'X', 'N', 'P', 'P', 'O', '1'};
 constexpr float kClipGradEpsilon = 1e-6f;     // as torch::nn::utils::clip_grad_norm_
 constexpr float kAdvantageEpsilon = 1e-8f;    // as learner/ppo_loss.cc
 constexpr int64_t kWideLayer = 16;  // widths from which dense_backprop's products run in full blocks
@@ -74,21 +72,6 @@ double explained_variance(const float* values, const float* returns, int64_t n) 
   }
   if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
   return 1.0 - var_e / var_y;
-}
-
-void write_u64(std::ostream& out, uint64_t value) { out.write(reinterpret_cast<const char*>(&value), sizeof(value)); }
-
-void write_floats(std::ostream& out, const std::vector<float>& values) {
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-}
-
-// Reads `bytes` bytes or throws naming what was being read and how much of it the stream held.
-void read_exactly(std::istream& in, void* data, size_t bytes, const char* what) {
-  in.read(static_cast<char*>(data), static_cast<std::streamsize>(bytes));
-  if (static_cast<size_t>(in.gcount()) != bytes) {
-    throw std::invalid_argument(std::string("NativePpoLearner checkpoint is truncated in ") + what + ": expected " +
-                                std::to_string(bytes) + " bytes, found " + std::to_string(in.gcount()));
-  }
 }
 
 }  // namespace
@@ -552,41 +535,15 @@ std::shared_ptr<Weights> NativePpoLearner::weights(uint64_t version) const {
 }
 
 void NativePpoLearner::save(std::ostream& out) const {
-  out.write(kMagic, sizeof(kMagic));
-  write_u64(out, params_.size());
-  write_floats(out, params_);
-  write_u64(out, static_cast<uint64_t>(adam_step_));
-  write_floats(out, exp_avg_);
-  write_floats(out, exp_avg_sq_);
-  if (!out) throw std::runtime_error("NativePpoLearner::save could not write the checkpoint");
+  write_ppo_learner_state(out, {params_, adam_step_, exp_avg_, exp_avg_sq_});
 }
 
 void NativePpoLearner::load(std::istream& in) {
-  char magic[sizeof(kMagic)] = {};
-  read_exactly(in, magic, sizeof(magic), "the magic");
-  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
-    throw std::invalid_argument("NativePpoLearner checkpoint has magic \"" + std::string(magic, sizeof(magic)) +
-                                "\", expected \"RLXNPPO1\"");
-  }
-  uint64_t count = 0, step = 0;
-  read_exactly(in, &count, sizeof(count), "the parameter count");
-  if (count != params_.size()) {
-    throw std::invalid_argument("NativePpoLearner checkpoint holds " + std::to_string(count) + " parameters, the model has " +
-                                std::to_string(params_.size()));
-  }
-  const size_t bytes = params_.size() * sizeof(float);
-  std::vector<float> params(params_.size()), exp_avg(params_.size()), exp_avg_sq(params_.size());
-  read_exactly(in, params.data(), bytes, "the parameters");
-  read_exactly(in, &step, sizeof(step), "the Adam step");
-  read_exactly(in, exp_avg.data(), bytes, "Adam's exp_avg");
-  read_exactly(in, exp_avg_sq.data(), bytes, "Adam's exp_avg_sq");
-  if (step > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    throw std::invalid_argument("NativePpoLearner checkpoint has an Adam step of " + std::to_string(step));
-  }
-  params_ = std::move(params);
-  exp_avg_ = std::move(exp_avg);
-  exp_avg_sq_ = std::move(exp_avg_sq);
-  adam_step_ = static_cast<int64_t>(step);
+  PpoLearnerState state = read_ppo_learner_state(in, static_cast<int64_t>(params_.size()));
+  params_ = std::move(state.params);
+  exp_avg_ = std::move(state.exp_avg);
+  exp_avg_sq_ = std::move(state.exp_avg_sq);
+  adam_step_ = state.adam_step;
 }
 
 nlohmann::json NativePpoLearner::state_json() const {

@@ -10,13 +10,8 @@
 // rollback of a non-finite update. Gradients are hand-written (ActorCriticBackprop's
 // formulas), the products are native/dense_backprop.h's vectorised loops. Single-threaded.
 //
-// Checkpoint format of save()/load(), little-endian:
-//   8 bytes   magic "RLXNPPO1"
-//   uint64    P, the number of parameters
-//   P float32 parameters, in the flat order of models/network_layout.h
-//   uint64    Adam's step count (0 before the first step)
-//   P float32 Adam's exp_avg
-//   P float32 Adam's exp_avg_sq
+// save()/load() write and read the PPO learners' one file format (native/ppo_state_file.h), which
+// LibTorch's PpoLearner reads and writes too.
 // Statistics and counters travel in state_json(), as with PpoLearner.
 #pragma once
 
@@ -63,7 +58,7 @@ class NativePpoLearner {
   // the same layout and content as PpoLearner::weights.
   std::shared_ptr<Weights> weights(uint64_t version) const;
 
-  // Parameters and Adam state in the binary format above.
+  // Parameters and Adam state in native/ppo_state_file.h's format.
   void save(std::ostream& out) const;
   // Reads save()'s format; throws std::invalid_argument naming the mismatch (magic, parameter
   // count, truncation) and then changes nothing.

@@ -95,7 +95,7 @@ TEST_CASE("damaged checkpoints are refused with a clear error", "[algorithms][ch
   const TrainOutcome outcome = train_quietly(tiny("cartpole-ppo.yaml", {"stop.training_iteration=1"}), dir.path());
   REQUIRE(outcome.last_checkpoint);
   const fs::path checkpoint = *outcome.last_checkpoint;
-  const fs::path model = checkpoint / "model_and_optimizer.pt";
+  const fs::path model = checkpoint / "ppo_learner.bin";
   REQUIRE(fs::exists(model));
   std::string bytes = read_text(model);
   SECTION("a flipped byte") {

@@ -100,7 +100,7 @@ TEST_CASE("rlx names rlx-torch's paths when it cannot start it", "[cli][lean]") 
   CHECK_THAT(command_output(lonely.string() + " --version"), Catch::StartsWith("rlx "));
 }
 
-TEST_CASE("rlx trains a learner_backend native experiment itself without rlx-torch", "[cli][lean]") {
+TEST_CASE("rlx trains a learner_backend auto experiment itself without rlx-torch", "[cli][lean]") {
   rlx::test::TempDir tmp;
   // A copy of rlx alone in a folder: a hand-over to rlx-torch would fail there.
   const fs::path lonely = tmp.path() / "bin" / "rlx";
@@ -109,17 +109,20 @@ TEST_CASE("rlx trains a learner_backend native experiment itself without rlx-tor
   const std::string experiment = std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml";
   const fs::path runs = tmp.path() / "runs";
   const std::string out = command_output(lonely.string() + " train " + experiment +
-                                         " --set learner_backend=native --set stop.timesteps_total=4096 --seed 3 -q "
+                                         " --set stop.timesteps_total=4096 --seed 3 -q "
                                          "--trial-name t --output " + runs.string() + " 2>&1; echo \"exit=$?\"");
   INFO(out);
   CHECK_THAT(out, Catch::Contains("stopped by timesteps_total at iteration 4") && Catch::Contains("exit=3"));
   const fs::path trial = runs / "cartpole-ppo" / "t";
-  CHECK(fs::is_regular_file(trial / "checkpoints" / "checkpoint_000004" / "native_learner.bin"));
-  // The same file asking for LibTorch's learner is handed over, and fails for want of rlx-torch.
-  const std::string torch_out = command_output(lonely.string() + " train " + experiment +
-                                               " --set learner_backend=torch -q --output " + runs.string() +
-                                               " 2>&1; echo \"exit=$?\"");
-  CHECK_THAT(torch_out, Catch::Contains("the half of rlx that links LibTorch") && Catch::Contains("exit=1"));
+  CHECK(fs::is_regular_file(trial / "checkpoints" / "checkpoint_000004" / "ppo_learner.bin"));
+  // The same file asking for LibTorch's learner, or for what only LibTorch's learners do (two
+  // data-parallel learners: auto picks torch), is handed over, and fails for want of rlx-torch.
+  for (const std::string& setting : {"--set learner_backend=torch", "--learners 2"}) {
+    const std::string torch_out = command_output(lonely.string() + " train " + experiment + " " + setting +
+                                                 " -q --output " + runs.string() + " 2>&1; echo \"exit=$?\"");
+    INFO(setting);
+    CHECK_THAT(torch_out, Catch::Contains("the half of rlx that links LibTorch") && Catch::Contains("exit=1"));
+  }
   // rlx-torch evaluates the native checkpoint (its make_algorithm builds the native learner too).
   const std::string evaluated = command_output(kRlx + " evaluate " + (trial / "checkpoints" / "checkpoint_000004").string() +
                                                " --episodes 2 2>&1; echo \"exit=$?\"");
@@ -132,11 +135,12 @@ TEST_CASE("rlx train names what the native learner cannot train", "[cli][lean]")
   const auto result = rlx::test::run_rlx("train " + std::string(RLX_SOURCE_DIR) +
                                          "/experiments/cartpole-dqn.yaml --set learner_backend=native -q --output " + tmp.path().string());
   CHECK(result.exit_code == 2);
-  CHECK_THAT(result.err, Catch::Contains("learner_backend: native trains PPO only") &&
+  CHECK_THAT(result.err, Catch::Contains("learner_backend: native: the native learner trains PPO only") &&
                              Catch::Contains("DQN needs learner_backend: torch"));
   const auto shared = rlx::test::run_rlx("train " + std::string(RLX_SOURCE_DIR) +
                                          "/experiments/cartpole-ppo.yaml --set learner_backend=native "
                                          "--set vf_share_layers=true -q --output " + tmp.path().string());
   CHECK(shared.exit_code == 2);
-  CHECK_THAT(shared.err, Catch::Contains("learner_backend: native cannot train this") && Catch::Contains("shared"));
+  CHECK_THAT(shared.err, Catch::Contains("learner_backend: native: the native learner trains separate policy and "
+                                         "value networks, but vf_share_layers is true"));
 }

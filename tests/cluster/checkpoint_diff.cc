@@ -1,16 +1,21 @@
-// rlx_checkpoint_diff A B: compares two checkpoints' learner archives (model_and_optimizer.pt)
-// tensor by tensor, for the cluster tests' "same batches, same weights" check. Prints one line
-// per model tensor and, last, "max_rel_diff X" (the largest |a - b| / max(|a|max, 1e-6)); exits
-// 0 when the archives hold the same model tensors of the same shapes, 1 otherwise. The
-// optimizer's tensors are left out: LibTorch keys Adam's state by parameter address.
+// rlx_checkpoint_diff A B: compares two checkpoints' learner files tensor by tensor, for the
+// cluster tests' "same batches, same weights" check: PPO's ppo_learner.bin (parameters and
+// Adam's moments, native/ppo_state_file.h) or a LibTorch archive (DQN's, or PPO's before that
+// format; their optimizer tensors are left out, as LibTorch keys Adam's state by parameter
+// address). Prints one line per tensor and, last, "max_rel_diff X" (the largest |a - b| /
+// max(|a|max, 1e-6)); exits 0 when both hold the same tensors of the same shapes, 1 otherwise.
 #include <torch/serialize.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <string>
 
+#include <sstream>
+
 #include "core/checkpoint_dir.h"
+#include "native/ppo_state_file.h"
 
 namespace {
 
@@ -29,13 +34,31 @@ void collect_tensors(torch::serialize::InputArchive& archive, const std::string&
   }
 }
 
+torch::Tensor to_tensor(const std::vector<float>& values) {
+  return torch::tensor(values, torch::kFloat);
+}
+
 std::map<std::string, torch::Tensor> load_tensors(const std::string& checkpoint_dir) {
   const rlx::Checkpoint checkpoint = rlx::read_checkpoint_dir(checkpoint_dir);
-  const std::string& bytes = checkpoint.files.at("model_and_optimizer.pt");
-  torch::serialize::InputArchive archive;
-  archive.load_from(bytes.data(), bytes.size());
   std::map<std::string, torch::Tensor> tensors;
-  collect_tensors(archive, "", tensors);
+  if (const auto ppo = checkpoint.files.find(rlx::kPpoLearnerFile); ppo != checkpoint.files.end()) {
+    const std::string& bytes = ppo->second;
+    uint64_t count = 0;
+    if (bytes.size() >= 16) std::memcpy(&count, bytes.data() + 8, sizeof(count));
+    std::istringstream in(bytes);
+    const rlx::PpoLearnerState state = rlx::read_ppo_learner_state(in, static_cast<int64_t>(count));
+    tensors["params"] = to_tensor(state.params);
+    tensors["adam.exp_avg"] = to_tensor(state.exp_avg);
+    tensors["adam.exp_avg_sq"] = to_tensor(state.exp_avg_sq);
+    return tensors;
+  }
+  for (const char* name : {"model_and_optimizer.pt", "q_networks_and_optimizer.pt"}) {
+    const auto file = checkpoint.files.find(name);
+    if (file == checkpoint.files.end()) continue;
+    torch::serialize::InputArchive archive;
+    archive.load_from(file->second.data(), file->second.size());
+    collect_tensors(archive, "", tensors);
+  }
   return tensors;
 }
 

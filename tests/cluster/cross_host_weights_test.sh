@@ -10,7 +10,8 @@ source "$(dirname "$0")/lib.sh"
 [ -x "${RLX_CHECKPOINT_DIFF:-}" ] || fail "RLX_CHECKPOINT_DIFF is not set to rlx_checkpoint_diff"
 cluster_up 2
 rlx_work_dir
-train=("$RLX_BIN" train "$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml" --workers 0 --seed 0
+# LibTorch's learner for the single-learner reference too (auto would pick the native one).
+train=("$RLX_BIN" train "$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml" --workers 0 --seed 0 --set learner_backend=torch
   --pause-at training_iteration=3 --quiet)
 
 status=0

@@ -3,6 +3,7 @@
 // checkpoints, the non-finite rollback and what it refuses.
 #include "native_ppo_test_util.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "learner/policy_networks.h"
 #include "learner/ppo_learner.h"
 #include "native/native_ppo_learner.h"
+#include "native/ppo_state_file.h"
 
 using rlx_native_test::check_close;
 using rlx_native_test::check_metrics;
@@ -342,4 +344,79 @@ TEST_CASE("NativePpoLearner: set_config checks the config and takes the new gamm
   learner.set_config(explored);
   CHECK(learner.config().lr == 5e-4);
   CHECK(learner.state_json().at("reward_scaler").at("gamma").get<double>() == 0.95);
+}
+
+TEST_CASE("a native checkpoint resumes in PpoLearner and a PpoLearner checkpoint in the native learner", "[native][ppo][checkpoint]") {
+  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {32, 32});
+  rlx::PpoConfig config = base_config();
+  config.normalize_observations = true;
+  rlx::NativePpoLearner native(model, config, 5);
+  const auto torch_learner = torch_twin(model, config, native, 5);
+  Sampler sampler("CartPole-v1", model, 8, 32, 6);
+  sampler.sync(*native.weights(0));
+  const std::vector<rlx::SampleBatch> first = sampler.collect(2, 1);
+  native.update(first, 1000);
+  torch_learner->update(first, 1000);
+  const std::vector<rlx::SampleBatch> second = sampler.collect(2, 1);
+
+  SECTION("native to LibTorch") {
+    std::stringstream file;
+    native.save(file);
+    rlx::PpoLearner resumed(model, config, 99);
+    resumed.load(file);
+    resumed.load_state_json(native.state_json());
+    CHECK(resumed.weights(1)->params == native.weights(1)->params);  // bit for bit
+    const rlx::PpoUpdateMetrics a = native.update(second, 2000);
+    const rlx::PpoUpdateMetrics b = resumed.update(second, 2000);  // Adam's moments came along
+    check_metrics(a, b, kTolerance);
+    check_same_state(native, resumed);
+  }
+  SECTION("LibTorch to native") {
+    std::stringstream file;
+    torch_learner->save(file);
+    rlx::NativePpoLearner resumed(model, config, 99);
+    resumed.load(file);
+    resumed.load_state_json(torch_learner->state_json());
+    CHECK(resumed.weights(1)->params == torch_learner->weights(1)->params);
+    const rlx::PpoUpdateMetrics a = resumed.update(second, 2000);
+    const rlx::PpoUpdateMetrics b = torch_learner->update(second, 2000);
+    check_metrics(a, b, kTolerance);
+    check_same_state(resumed, *torch_learner);
+  }
+  SECTION("LibTorch to LibTorch, bit for bit, and a fresh learner's file has no Adam state") {
+    std::stringstream file;
+    torch_learner->save(file);
+    rlx::PpoLearner resumed(model, config, 5);
+    resumed.load(file);
+    resumed.load_state_json(torch_learner->state_json());
+    torch_learner->update(second, 2000);
+    resumed.update(second, 2000);
+    CHECK(resumed.weights(2)->params == torch_learner->weights(2)->params);
+    std::stringstream fresh;
+    rlx::PpoLearner(model, config, 7).save(fresh);
+    const rlx::PpoLearnerState state = rlx::read_ppo_learner_state(fresh, static_cast<int64_t>(native.parameters().size()));
+    CHECK(state.adam_step == 0);
+    CHECK(std::all_of(state.exp_avg.begin(), state.exp_avg.end(), [](float v) { return v == 0.0f; }));
+  }
+}
+
+TEST_CASE("PpoLearner still loads the LibTorch archive of earlier checkpoints", "[native][ppo][checkpoint]") {
+  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  const rlx::PpoConfig config = base_config();
+  rlx::PpoLearner original(model, config, 3);
+  // The archive earlier versions wrote: format_version, num_parameters, params and the optimizer.
+  torch::serialize::OutputArchive archive;
+  archive.write("format_version", c10::IValue(int64_t{1}));
+  archive.write("num_parameters", c10::IValue(static_cast<int64_t>(original.weights(0)->params.size())));
+  const std::vector<float> params = original.weights(0)->params;
+  archive.write("params", torch::tensor(params));
+  torch::serialize::OutputArchive optimizer_archive;
+  original.optimizer().save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  std::stringstream legacy;
+  archive.save_to(legacy);
+  rlx::PpoLearner restored(model, config, 4);
+  REQUIRE(restored.weights(0)->params != params);
+  restored.load(legacy);
+  CHECK(restored.weights(0)->params == params);
 }
