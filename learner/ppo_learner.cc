@@ -21,6 +21,7 @@
 
 #include "learner/actor_critic_backprop.h"
 #include "native/gae.h"
+#include "native/ppo_checks.h"
 #include "native/ppo_state_file.h"
 #include "learner/non_finite.h"
 
@@ -32,26 +33,9 @@ constexpr int64_t kArchiveFormatVersion = 1;
 constexpr double kClipGradEpsilon = 1e-6;  // as torch::nn::utils::clip_grad_norm_
 
 // The schema's checks of the keys, and the members no key sets.
-void validate(const PpoConfig& config) {
-  check_config(config);
-  const bool anneals = config.lr_schedule == Schedule::kLinear || config.clip_schedule == Schedule::kLinear;
-  if (anneals && config.total_timesteps < 1) {
-    throw std::invalid_argument("PpoConfig: total_timesteps must be >= 1 when a schedule anneals, got " +
-                                std::to_string(config.total_timesteps));
-  }
-}
-
 PpoConfig validated(PpoConfig config) {
-  validate(config);
+  validate_ppo_config(config);
   return config;
-}
-
-// splitmix64 finaliser: decorrelates (seed, update) pairs for the permutation stream.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 // An ActorCritic initialised from seed via the default CPU generator, whose state is restored after.
@@ -75,25 +59,6 @@ std::shared_ptr<ActorCritic> make_seeded_model(const PolicyModelConfig& config, 
 template <typename T>
 torch::Tensor to_device(const T* data, torch::IntArrayRef sizes, torch::ScalarType type, torch::Device device) {
   return torch::from_blob(const_cast<T*>(data), sizes, type).to(device, type, /*non_blocking=*/false, /*copy=*/true);
-}
-
-double explained_variance(const float* values, const float* returns, int64_t n) {
-  double mean_y = 0.0, mean_e = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    mean_y += returns[i];
-    mean_e += static_cast<double>(returns[i]) - values[i];
-  }
-  mean_y /= static_cast<double>(n);
-  mean_e /= static_cast<double>(n);
-  double var_y = 0.0, var_e = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double y = returns[i] - mean_y;
-    const double e = static_cast<double>(returns[i]) - values[i] - mean_e;
-    var_y += y * y;
-    var_e += e * e;
-  }
-  if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
-  return 1.0 - var_e / var_y;
 }
 
 // explained_variance over the samples of every rank, from sums all-reduced in one call.
@@ -255,7 +220,7 @@ torch::Tensor PpoLearner::normalize(const torch::Tensor& obs) const {
 }
 
 void PpoLearner::set_config(PpoConfig config) {
-  validate(config);
+  validate_ppo_config(config);
   const bool normalizing_changed = config.normalize_observations != config_.normalize_observations;
   config_ = std::move(config);
   reward_scaler_.set_gamma(config_.gamma);
@@ -277,40 +242,7 @@ PpoLossOptions PpoLearner::loss_options(double clip_param) const {
 }
 
 void PpoLearner::check_batches(const std::vector<SampleBatch>& batches) const {
-  if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
-  const bool discrete = model_->discrete();
-  const int64_t action_size = discrete ? 0 : model_config_.action_space.size();
-  int64_t total = 0;
-  for (const SampleBatch& batch : batches) {
-    batch.validate();
-    if (batch.obs_size != model_config_.obs_size || batch.action_size != action_size) {
-      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + ", action size " +
-                                  std::to_string(batch.action_size) + ") does not fit the model (obs " +
-                                  std::to_string(model_config_.obs_size) + ", action size " + std::to_string(action_size) + ")");
-    }
-    if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
-    if (discrete) {
-      const int64_t n = model_config_.action_space.n;
-      for (int64_t action : batch.action_indices) {
-        if (action < 0 || action >= n) {
-          throw std::invalid_argument("fragment action " + std::to_string(action) + " is outside Discrete(" + std::to_string(n) + ")");
-        }
-      }
-    }
-    if (!config_.recompute_values && batch.values.empty()) {
-      throw std::invalid_argument("PPO with recompute_values = false needs fragments with values");
-    }
-    // Every truncated (non-terminal) step needs its final observation to bootstrap from.
-    std::vector<uint8_t> has_final(static_cast<size_t>(batch.num_transitions()), 0);
-    for (int32_t index : batch.final_obs_index) has_final[static_cast<size_t>(index)] = 1;
-    for (size_t i = 0; i < has_final.size(); ++i) {
-      if (batch.truncated[i] && !batch.terminated[i] && !has_final[i]) {
-        throw std::invalid_argument("fragment step " + std::to_string(i) + " is truncated but has no final_obs");
-      }
-    }
-    total += batch.num_transitions();
-  }
-  if (total == 0) throw std::invalid_argument("PPO update got fragments without transitions");
+  check_ppo_batches(batches, model_config_, config_.recompute_values);
 }
 
 void PpoLearner::update_obs_stats_sharded(const std::vector<SampleBatch>& batches) {
@@ -528,7 +460,7 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
   torch::Tensor stats_sum = torch::zeros({PpoLossStat::kCount}, tensor_options);
   torch::Tensor grad_norm_sum = torch::zeros({}, tensor_options);
   std::vector<torch::Tensor> grads{flat_grads_};
-  Rng rng(mix(seed_ ^ mix(static_cast<uint64_t>(num_updates_))));
+  Rng rng(ppo_permutation_seed(seed_, num_updates_));
   permutation_.resize(static_cast<size_t>(global_n));
   const int64_t minibatch = config_.minibatch_size;
   const int64_t num_minibatches = (global_n + minibatch - 1) / minibatch;

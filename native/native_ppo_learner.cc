@@ -16,6 +16,7 @@
 #include "models/network_kernel.h"
 #include "native/dense_backprop.h"
 #include "native/gae.h"
+#include "native/ppo_checks.h"
 #include "native/ppo_state_file.h"
 
 namespace rlx {
@@ -28,50 +29,14 @@ constexpr int64_t kWideLayer = 16;  // widths from which dense_backprop's produc
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 
 // PpoLearner's checks: the schema's, and the members no key sets.
-void validate(const PpoConfig& config) {
-  check_config(config);
-  const bool anneals = config.lr_schedule == Schedule::kLinear || config.clip_schedule == Schedule::kLinear;
-  if (anneals && config.total_timesteps < 1) {
-    throw std::invalid_argument("PpoConfig: total_timesteps must be >= 1 when a schedule anneals, got " +
-                                std::to_string(config.total_timesteps));
-  }
-}
-
 PpoConfig validated(PpoConfig config) {
-  validate(config);
+  validate_ppo_config(config);
   return config;
 }
 
 const PolicyModelConfig& supported(const PolicyModelConfig& model_config, const PpoConfig& config) {
   if (const auto why = NativePpoLearner::unsupported(model_config, config)) throw std::invalid_argument(*why);
   return model_config;
-}
-
-// splitmix64 finaliser, as PpoLearner: decorrelates (seed, update) pairs for the permutations.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-double explained_variance(const float* values, const float* returns, int64_t n) {
-  double mean_y = 0.0, mean_e = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    mean_y += returns[i];
-    mean_e += static_cast<double>(returns[i]) - values[i];
-  }
-  mean_y /= static_cast<double>(n);
-  mean_e /= static_cast<double>(n);
-  double var_y = 0.0, var_e = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double y = returns[i] - mean_y;
-    const double e = static_cast<double>(returns[i]) - values[i] - mean_e;
-    var_y += y * y;
-    var_e += e * e;
-  }
-  if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
-  return 1.0 - var_e / var_y;
 }
 
 }  // namespace
@@ -175,7 +140,7 @@ NativePpoLearner::NativePpoLearner(NativePpoLearner&&) noexcept = default;
 NativePpoLearner& NativePpoLearner::operator=(NativePpoLearner&&) noexcept = default;
 
 void NativePpoLearner::set_config(PpoConfig config) {
-  validate(config);
+  validate_ppo_config(config);
   config_ = std::move(config);
   reward_scaler_.set_gamma(config_.gamma);
 }
@@ -189,39 +154,7 @@ void NativePpoLearner::set_parameters(const std::vector<float>& flat) {
 }
 
 void NativePpoLearner::check_batches(const std::vector<SampleBatch>& batches) const {
-  if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
-  const bool discrete = layout_.discrete;
-  const int64_t action_size = discrete ? 0 : model_config_.action_space.size();
-  int64_t total = 0;
-  for (const SampleBatch& batch : batches) {
-    batch.validate();
-    if (batch.obs_size != model_config_.obs_size || batch.action_size != action_size) {
-      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + ", action size " +
-                                  std::to_string(batch.action_size) + ") does not fit the model (obs " +
-                                  std::to_string(model_config_.obs_size) + ", action size " + std::to_string(action_size) + ")");
-    }
-    if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
-    if (discrete) {
-      const int64_t n = model_config_.action_space.n;
-      for (int64_t action : batch.action_indices) {
-        if (action < 0 || action >= n) {
-          throw std::invalid_argument("fragment action " + std::to_string(action) + " is outside Discrete(" + std::to_string(n) + ")");
-        }
-      }
-    }
-    if (!config_.recompute_values && batch.values.empty()) {
-      throw std::invalid_argument("PPO with recompute_values = false needs fragments with values");
-    }
-    std::vector<uint8_t> has_final(static_cast<size_t>(batch.num_transitions()), 0);
-    for (int32_t index : batch.final_obs_index) has_final[static_cast<size_t>(index)] = 1;
-    for (size_t i = 0; i < has_final.size(); ++i) {
-      if (batch.truncated[i] && !batch.terminated[i] && !has_final[i]) {
-        throw std::invalid_argument("fragment step " + std::to_string(i) + " is truncated but has no final_obs");
-      }
-    }
-    total += batch.num_transitions();
-  }
-  if (total == 0) throw std::invalid_argument("PPO update got fragments without transitions");
+  check_ppo_batches(batches, model_config_, config_.recompute_values);
 }
 
 void NativePpoLearner::normalize_rows(float* obs, int64_t rows) const {
@@ -467,7 +400,7 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
   metrics.clip_param = config_.clip_param_at(timesteps_done);
   metrics.num_samples = n;
 
-  Rng rng(mix(seed_ ^ mix(static_cast<uint64_t>(num_updates_))));
+  Rng rng(ppo_permutation_seed(seed_, num_updates_));
   permutation_.resize(static_cast<size_t>(n));
   const int64_t minibatch = config_.minibatch_size;
   const int64_t num_minibatches = (n + minibatch - 1) / minibatch;

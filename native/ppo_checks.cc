@@ -1,0 +1,90 @@
+#include "native/ppo_checks.h"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "core/config_schema.h"
+
+namespace rlx {
+
+namespace {
+
+// splitmix64's finaliser: decorrelates (seed, update) pairs.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void validate_ppo_config(const PpoConfig& config) {
+  check_config(config);
+  const bool anneals = config.lr_schedule == Schedule::kLinear || config.clip_schedule == Schedule::kLinear;
+  if (anneals && config.total_timesteps < 1) {
+    throw std::invalid_argument("PpoConfig: total_timesteps must be >= 1 when a schedule anneals, got " +
+                                std::to_string(config.total_timesteps));
+  }
+}
+
+void check_ppo_batches(const std::vector<SampleBatch>& batches, const PolicyModelConfig& model, bool recompute_values) {
+  if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
+  const bool discrete = model.action_space.is_discrete();
+  const int64_t action_size = discrete ? 0 : model.action_space.size();
+  int64_t total = 0;
+  for (const SampleBatch& batch : batches) {
+    batch.validate();
+    if (batch.obs_size != model.obs_size || batch.action_size != action_size) {
+      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + ", action size " +
+                                  std::to_string(batch.action_size) + ") does not fit the model (obs " +
+                                  std::to_string(model.obs_size) + ", action size " + std::to_string(action_size) + ")");
+    }
+    if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
+    if (discrete) {
+      const int64_t n = model.action_space.n;
+      for (int64_t action : batch.action_indices) {
+        if (action < 0 || action >= n) {
+          throw std::invalid_argument("fragment action " + std::to_string(action) + " is outside Discrete(" + std::to_string(n) + ")");
+        }
+      }
+    }
+    if (!recompute_values && batch.values.empty()) {
+      throw std::invalid_argument("PPO with recompute_values = false needs fragments with values");
+    }
+    // Every truncated (non-terminal) step needs its final observation to bootstrap from.
+    std::vector<uint8_t> has_final(static_cast<size_t>(batch.num_transitions()), 0);
+    for (int32_t index : batch.final_obs_index) has_final[static_cast<size_t>(index)] = 1;
+    for (size_t i = 0; i < has_final.size(); ++i) {
+      if (batch.truncated[i] && !batch.terminated[i] && !has_final[i]) {
+        throw std::invalid_argument("fragment step " + std::to_string(i) + " is truncated but has no final_obs");
+      }
+    }
+    total += batch.num_transitions();
+  }
+  if (total == 0) throw std::invalid_argument("PPO update got fragments without transitions");
+}
+
+uint64_t ppo_permutation_seed(uint64_t seed, int64_t update) { return mix(seed ^ mix(static_cast<uint64_t>(update))); }
+
+double explained_variance(const float* values, const float* returns, int64_t n) {
+  double mean_y = 0.0, mean_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    mean_y += returns[i];
+    mean_e += static_cast<double>(returns[i]) - values[i];
+  }
+  mean_y /= static_cast<double>(n);
+  mean_e /= static_cast<double>(n);
+  double var_y = 0.0, var_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double y = returns[i] - mean_y;
+    const double e = static_cast<double>(returns[i]) - values[i] - mean_e;
+    var_y += y * y;
+    var_e += e * e;
+  }
+  if (var_y == 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return 1.0 - var_e / var_y;
+}
+
+}  // namespace rlx
