@@ -54,6 +54,7 @@ NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
   PpoConfig config = experiment.config.ppo();
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.log_std_init = config.log_std_init;
+  setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself
   if (auto reason = NativePpoLearner::unsupported(setup_.model_config(spec_), config)) {
     throw ConfigError(experiment.source + ": learner_backend: native cannot train this: " + *reason +
                       " (use learner_backend: torch)");

@@ -27,6 +27,7 @@ PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptio
   PpoConfig config = experiment.config.ppo();
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.log_std_init = config.log_std_init;
+  setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself
   link_ = std::make_unique<DataParallelLink>(experiment, options);
   learner_ = std::make_unique<PpoLearner>(setup_.model_config(spec_), config, setup_.seed, link_->device());
   if (link_->active()) {

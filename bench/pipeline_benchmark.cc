@@ -23,6 +23,7 @@ WorkerSetup pipeline_setup(const PipelineBenchmarkOptions& options, int worker_i
   setup.fragment_length = options.fragment_length;
   setup.seed = options.seed;
   setup.worker_index = worker_index;
+  setup.behaviour_values = false;  // as PPO's workers: the learner recomputes V(s)
   return setup;
 }
 

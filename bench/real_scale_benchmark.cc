@@ -65,6 +65,7 @@ WorkerSetup setup_for(const RealScaleOptions& o, int worker_index) {
   setup.fragment_length = o.fragment_length;
   setup.seed = o.seed;
   setup.worker_index = worker_index;
+  setup.behaviour_values = false;  // as PPO's workers: the learner recomputes V(s)
   return setup;
 }
 

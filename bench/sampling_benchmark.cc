@@ -31,6 +31,7 @@ class TimedPolicy : public RolloutPolicy {
   size_t num_parameters() const override { return inner_.num_parameters(); }
   std::vector<float> weights() const override { return inner_.weights(); }
   bool has_policy_outputs() const override { return inner_.has_policy_outputs(); }
+  bool has_values() const override { return inner_.has_values(); }
 
   void restart() {
     seconds_ = 0.0;
@@ -54,7 +55,8 @@ LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int n
   PolicyModelConfig config = policy_config;
   config.obs_size = envs.obs_size();
   config.action_space = envs.spec().action_space;
-  ActorCriticPolicy policy(config, seed);
+  // As a PPO worker samples: log-probs, no V(s) (the learner recomputes it).
+  ActorCriticPolicy policy(config, seed, /*deterministic=*/false, /*values=*/false);
   TimedPolicy timed(policy);
   FragmentCollector collector(envs, timed, fragment_length, seed);
   SampleBatch batch;

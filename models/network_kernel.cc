@@ -186,6 +186,7 @@ void ActorCriticKernel::forward(const float* obs, int64_t rows, float* policy_ou
   const float* features = trunk_.run(obs, rows);
   const float* policy = policy_.run(features, rows);
   std::memcpy(policy_out, policy, static_cast<size_t>(rows * layout_.policy_outputs) * sizeof(float));
+  if (values == nullptr) return;  // the value head is not wanted (the learner recomputes V)
   const float* value = value_.run(features, rows);
   std::memcpy(values, value, static_cast<size_t>(rows) * sizeof(float));
 }

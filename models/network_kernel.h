@@ -60,7 +60,8 @@ class ActorCriticKernel {
 
   // Takes weights from a flat vector of layout.num_parameters values.
   void load(const float* flat);
-  // For obs [rows, O]: writes policy outputs [rows, P] (logits or means) and values [rows].
+  // For obs [rows, O]: writes policy outputs [rows, P] (logits or means) and values [rows]
+  // (skipping the value head when values is null).
   void forward(const float* obs, int64_t rows, float* policy_out, float* values);
   // Box actions: the loaded log-std [A] and its exp; empty for Discrete actions.
   const std::vector<float>& log_std() const { return log_std_; }

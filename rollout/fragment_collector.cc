@@ -56,6 +56,7 @@ void FragmentCollector::collect(SampleBatch& out) {
   const size_t row_obs = static_cast<size_t>(k) * obs_size_;
   const size_t row_act = static_cast<size_t>(k) * action_size_;
   out.resize(t_max, k, obs_size_, action_size_, policy_.has_policy_outputs());
+  if (!policy_.has_values()) out.values.clear();
   out.policy_version = policy_.version();
   std::copy(current_obs_.begin(), current_obs_.end(), out.obs.begin());
 
@@ -76,7 +77,7 @@ void FragmentCollector::collect(SampleBatch& out) {
     }
     if (policy_.has_policy_outputs()) {
       act.log_probs = out.log_probs.data() + row;
-      act.values = out.values.data() + row;
+      act.values = policy_.has_values() ? out.values.data() + row : nullptr;
     }
     policy_.act(obs, k, act);
     if (!discrete_) {

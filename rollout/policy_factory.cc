@@ -5,7 +5,7 @@ namespace rlx {
 std::unique_ptr<RolloutPolicy> make_rollout_policy(const WorkerSetup& setup, const EnvSpec& spec) {
   const PolicyModelConfig config = setup.model_config(spec);
   if (setup.policy_kind == RolloutPolicyKind::kActorCritic) {
-    return std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic);
+    return std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic, setup.behaviour_values);
   }
   return std::make_unique<EpsilonGreedyQPolicy>(config, setup.initial_epsilon(), setup.worker_seed());
 }

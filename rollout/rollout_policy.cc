@@ -11,16 +11,16 @@ namespace rlx {
 
 namespace {
 
-void check_act_args(const float* obs, int num_envs, bool discrete, const ActOutput& out, bool policy_outputs) {
+void check_act_args(const float* obs, int num_envs, bool discrete, const ActOutput& out, bool policy_outputs,
+                    bool values) {
   if (num_envs < 1) throw std::invalid_argument("RolloutPolicy::act needs num_envs >= 1, got " + std::to_string(num_envs));
   if (obs == nullptr) throw std::invalid_argument("RolloutPolicy::act got a null observation buffer");
   if (discrete ? out.action_indices == nullptr : out.action_values == nullptr) {
     throw std::invalid_argument(std::string("RolloutPolicy::act needs an ") +
                                 (discrete ? "action_indices" : "action_values") + " buffer");
   }
-  if (policy_outputs && (out.log_probs == nullptr || out.values == nullptr)) {
-    throw std::invalid_argument("RolloutPolicy::act needs log_probs and values buffers");
-  }
+  if (policy_outputs && out.log_probs == nullptr) throw std::invalid_argument("RolloutPolicy::act needs a log_probs buffer");
+  if (values && out.values == nullptr) throw std::invalid_argument("RolloutPolicy::act needs a values buffer");
 }
 
 // Throws std::invalid_argument unless count is the layout's parameter count.
@@ -87,19 +87,22 @@ const float* RolloutPolicy::prepare_obs(const float* obs, int num_envs) {
 
 // ---- ActorCriticPolicy ----
 
-ActorCriticPolicy::ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic)
-    : RolloutPolicy(config, seed), kernel_(actor_critic_layout(config_)), deterministic_(deterministic) {
+ActorCriticPolicy::ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic, bool values)
+    : RolloutPolicy(config, seed),
+      kernel_(actor_critic_layout(config_)),
+      deterministic_(deterministic),
+      values_wanted_(values) {
   weights_ = initial_parameters(kernel_.layout(), seed);
   kernel_.load(weights_.data());
 }
 
 void ActorCriticPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
   const bool discrete = kernel_.layout().discrete;
-  check_act_args(obs, num_envs, discrete, out, true);
+  check_act_args(obs, num_envs, discrete, out, true, values_wanted_);
   const float* input = prepare_obs(obs, num_envs);
   const int64_t width = kernel_.layout().policy_outputs;
   policy_out_.resize(static_cast<size_t>(num_envs * width));  // grows once, then reused
-  kernel_.forward(input, num_envs, policy_out_.data(), out.values);
+  kernel_.forward(input, num_envs, policy_out_.data(), values_wanted_ ? out.values : nullptr);
   for (int k = 0; k < num_envs; ++k) {
     const float* row = policy_out_.data() + k * width;
     if (discrete) {
@@ -140,7 +143,7 @@ void EpsilonGreedyQPolicy::set_epsilon(double epsilon) {
 }
 
 void EpsilonGreedyQPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
-  check_act_args(obs, num_envs, true, out, false);
+  check_act_args(obs, num_envs, true, out, false, false);
   const float* input = prepare_obs(obs, num_envs);
   const int64_t n = kernel_.layout().num_actions;
   q_values_.resize(static_cast<size_t>(num_envs * n));

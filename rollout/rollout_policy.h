@@ -19,7 +19,7 @@ struct ActOutput {
   int64_t* action_indices = nullptr;  // [K] for Discrete actions
   float* action_values = nullptr;     // [K, A] for Box actions, as sampled (unclipped)
   float* log_probs = nullptr;         // [K] log pi(a|s), when has_policy_outputs()
-  float* values = nullptr;            // [K] V(s), when has_policy_outputs()
+  float* values = nullptr;            // [K] V(s), when has_values()
 };
 
 // Observation normalisation with running statistics shipped by the learner:
@@ -59,6 +59,8 @@ class RolloutPolicy {
   virtual std::vector<float> weights() const = 0;
   // True when act() fills log_probs and values.
   virtual bool has_policy_outputs() const = 0;
+  // Whether act() reports V(s) too (a PPO worker whose learner recomputes the values skips it).
+  virtual bool has_values() const { return has_policy_outputs(); }
 
   // Version of the loaded weights (0 until the first load_weights).
   uint64_t version() const { return version_; }
@@ -101,14 +103,15 @@ class RolloutPolicy {
 class ActorCriticPolicy : public RolloutPolicy {
  public:
   // Freshly initialised weights (initial_parameters of the layout, seeded with seed; weights
-  // normally arrive via load_weights).
-  ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic = false);
+  // normally arrive via load_weights). Without values, act() leaves out V(s) and the value head.
+  ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic = false, bool values = true);
 
   void act(const float* obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
   size_t num_parameters() const override;
   std::vector<float> weights() const override;
   bool has_policy_outputs() const override { return true; }
+  bool has_values() const override { return values_wanted_; }
 
   // Switch between sampling and argmax / mean actions.
   void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
@@ -120,6 +123,7 @@ class ActorCriticPolicy : public RolloutPolicy {
   std::vector<float> weights_;
   std::vector<float> policy_out_, values_;  // [K, P] and [K] scratch
   bool deterministic_ = false;
+  bool values_wanted_ = true;
 };
 
 // DQN-style policy: argmax of Q(s, .) with probability 1 - epsilon, else a uniformly random

@@ -73,6 +73,7 @@ std::string WorkerSetup::to_json() const {
                     {"apex_epsilons", apex_epsilons},
                     {"num_workers", num_workers},
                     {"deterministic", deterministic},
+                    {"behaviour_values", behaviour_values},
                     {"drop_nonfinite_episodes", drop_nonfinite_episodes}};
   return out.dump();
 }
@@ -114,6 +115,8 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   setup.epsilon = required<double>(in, "epsilon", "a number");
   check_range("epsilon", setup.epsilon, 0, 1);
   setup.deterministic = required<bool>(in, "deterministic", "a boolean");
+  // Absent in the Welcome of learners before it: they wanted values.
+  if (in.contains("behaviour_values")) setup.behaviour_values = required<bool>(in, "behaviour_values", "a boolean");
   setup.apex_epsilons = required<bool>(in, "apex_epsilons", "a boolean");
   setup.num_workers = required<int>(in, "num_workers", "an integer");
   check_range("num_workers", setup.num_workers, 1, 1 << 20);

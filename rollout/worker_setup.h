@@ -31,6 +31,7 @@ struct WorkerSetup {
   bool apex_epsilons = false;  // kEpsilonGreedyQ: use Ape-X's fixed epsilon of worker_index of num_workers instead
   int num_workers = 1;
   bool deterministic = false;  // kActorCritic: argmax / mean actions
+  bool behaviour_values = true;  // kActorCritic: fragments carry V(s) (false when the learner recomputes it)
   bool drop_nonfinite_episodes = false;  // end episodes at a non-finite env step (counted) instead of failing
 
   // The seed of this worker's envs and action sampling.

@@ -92,10 +92,11 @@ std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const Fr
   } catch (const std::invalid_argument& error) {
     return refuse(FragmentFault::kFinalObsMismatch, error.what());
   }
-  const bool has_outputs = !batch.log_probs.empty() && !batch.values.empty();
+  // V(s) is optional (validate() checked its size when present): PPO's learners recompute it.
+  const bool has_outputs = !batch.log_probs.empty();
   const bool has_any_output = !batch.log_probs.empty() || !batch.values.empty();
   if (contract.policy_outputs && !has_outputs) {
-    return refuse(FragmentFault::kMissingPolicyOutputs, "the algorithm needs log_probs and values");
+    return refuse(FragmentFault::kMissingPolicyOutputs, "the algorithm needs log_probs");
   }
   if (!contract.policy_outputs && has_any_output) {
     return refuse(FragmentFault::kUnexpectedPolicyOutputs, "the algorithm takes no log_probs or values");

@@ -48,7 +48,7 @@ struct FragmentContract {
   int32_t num_envs = 0;         // K, as the worker's hello announced (and the learner accepted)
   int64_t obs_size = 0;         // O
   int64_t action_size = 0;      // A for Box actions, 0 for Discrete
-  bool policy_outputs = false;  // log_probs and values required (PPO) or forbidden (DQN)
+  bool policy_outputs = false;  // log_probs required, values optional (PPO), or both forbidden (DQN)
 };
 
 // The first way batch breaks contract, or nothing when it keeps it. Reads every value once.

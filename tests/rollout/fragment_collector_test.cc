@@ -232,6 +232,33 @@ TEST_CASE("Same seeds give identical fragments", "[rollout][collector]") {
   }
 }
 
+TEST_CASE("A policy without values leaves V(s) out and samples the same fragments", "[rollout][collector]") {
+  for (const char* id : {"CartPole-v1", "Pendulum-v1"}) {
+    CAPTURE(id);
+    const auto factory = builtin(id);
+    const auto config = config_for(factory);
+    rlx::ActorCriticPolicy with(config, 5), without(config, 5, /*deterministic=*/false, /*values=*/false);
+    CHECK(with.has_values());
+    CHECK_FALSE(without.has_values());
+    CHECK(without.has_policy_outputs());
+    rlx::VectorEnv envs_a(factory, 3), envs_b(factory, 3);
+    rlx::FragmentCollector ca(envs_a, with, 40, 11), cb(envs_b, without, 40, 11);
+    for (int n = 0; n < 3; ++n) {
+      rlx::SampleBatch x, y;
+      ca.collect(x);
+      cb.collect(y);
+      CHECK(x.values.size() == x.log_probs.size());
+      CHECK(y.values.empty());
+      REQUIRE_NOTHROW(y.validate());
+      CHECK(x.obs == y.obs);
+      CHECK(x.log_probs == y.log_probs);  // the value head changes no action or log-prob
+      CHECK(x.action_indices == y.action_indices);
+      CHECK(x.action_values == y.action_values);
+      CHECK(x.rewards == y.rewards);
+    }
+  }
+}
+
 TEST_CASE("Finished episode stats match the recorded steps", "[rollout][collector]") {
   const int k = 5, t = 30;
   const auto factory = builtin("CartPole-v1");

@@ -48,6 +48,15 @@ TEST_CASE("the fragment contract names the first thing a fragment breaks", "[tra
   b.log_probs.clear();
   CHECK(fault_of(b) == "missing_policy_outputs");
   b = kept_fragment();
+  b.values.clear();  // V(s) is optional: PPO's learners recompute it
+  CHECK(fault_of(b) == "kept");
+  b.values.assign(3, 0.0f);  // but present, it covers every step
+  CHECK(fault_of(b) == "final_obs_mismatch");
+  b = kept_fragment();
+  b.log_probs.clear();
+  b.values.assign(b.rewards.size(), 0.0f);  // values without log-probs
+  CHECK(fault_of(b) == "missing_policy_outputs");
+  b = kept_fragment();
   b.truncated[7] = 1;
   CHECK(fault_of(b) == "final_obs_mismatch");
   b = kept_fragment();

@@ -1,0 +1,38 @@
+// WorkerSetup's Welcome JSON: what the learner says survives the wire, and a missing
+// behaviour_values (a learner of an earlier rlx) means the values are wanted.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rollout/worker_setup.h"
+
+namespace rlx {
+namespace {
+
+TEST_CASE("WorkerSetup survives its Welcome JSON and behaviour_values defaults to true", "[rollout][setup]") {
+  WorkerSetup setup;
+  setup.env_id = "CartPole-v1";
+  setup.num_envs = 16;
+  setup.fragment_length = 32;
+  setup.seed = 7;
+  setup.worker_index = 3;
+  setup.behaviour_values = false;
+  const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
+  CHECK(back.env_id == "CartPole-v1");
+  CHECK(back.num_envs == 16);
+  CHECK(back.worker_index == 3);
+  CHECK_FALSE(back.behaviour_values);
+
+  nlohmann::json older = nlohmann::json::parse(setup.to_json());
+  older.erase("behaviour_values");
+  CHECK(WorkerSetup::from_json(older.dump()).behaviour_values);
+
+  older["behaviour_values"] = "no";
+  CHECK_THROWS_WITH(WorkerSetup::from_json(older.dump()), Catch::Contains("behaviour_values"));
+}
+
+}  // namespace
+}  // namespace rlx
