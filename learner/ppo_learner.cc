@@ -735,28 +735,15 @@ void PpoLearner::load_torch_archive(std::istream& in) {
 }
 
 nlohmann::json PpoLearner::state_json() const {
-  return {{"obs_stats", obs_stats_.to_json()},
-          {"reward_scaler", reward_scaler_.to_json()},
-          {"num_updates", num_updates_},
-          {"seed", seed_}};
+  return ppo_statistics_json({obs_stats_, reward_scaler_, num_updates_, seed_});
 }
 
 void PpoLearner::load_state_json(const nlohmann::json& state) {
-  if (!state.is_object() || !state.contains("num_updates") || !state.at("num_updates").is_number_integer() ||
-      !state.contains("obs_stats") || !state.contains("reward_scaler")) {
-    throw std::invalid_argument("PPO learner state needs \"obs_stats\", \"reward_scaler\" and \"num_updates\"");
-  }
-  RunningMeanStd obs_stats(obs_stats_.size());
-  obs_stats.load_json(state.at("obs_stats"));
-  RewardScaler reward_scaler(config_.gamma);
-  reward_scaler.load_json(state.at("reward_scaler"));
-  reward_scaler.set_gamma(config_.gamma);
-  const int64_t num_updates = state.at("num_updates").get<int64_t>();
-  if (num_updates < 0) throw std::invalid_argument("PPO learner state has a negative num_updates");
-  if (state.contains("seed")) seed_ = state.at("seed").get<uint64_t>();
-  obs_stats_ = std::move(obs_stats);
-  reward_scaler_ = std::move(reward_scaler);
-  num_updates_ = num_updates;
+  PpoStatistics statistics = parse_ppo_statistics(state, obs_stats_.size(), config_.gamma, seed_);
+  obs_stats_ = std::move(statistics.obs_stats);
+  reward_scaler_ = std::move(statistics.reward_scaler);
+  num_updates_ = statistics.num_updates;
+  seed_ = statistics.seed;
   refresh_obs_tensors();
 }
 

@@ -81,4 +81,26 @@ PpoLearnerState read_ppo_learner_state(std::istream& in, int64_t num_parameters)
   return state;
 }
 
+nlohmann::json ppo_statistics_json(const PpoStatistics& statistics) {
+  return {{"obs_stats", statistics.obs_stats.to_json()},
+          {"reward_scaler", statistics.reward_scaler.to_json()},
+          {"num_updates", statistics.num_updates},
+          {"seed", statistics.seed}};
+}
+
+PpoStatistics parse_ppo_statistics(const nlohmann::json& state, int64_t obs_size, double gamma, uint64_t seed) {
+  if (!state.is_object() || !state.contains("num_updates") || !state.at("num_updates").is_number_integer() ||
+      !state.contains("obs_stats") || !state.contains("reward_scaler")) {
+    throw std::invalid_argument("PPO learner state needs \"obs_stats\", \"reward_scaler\" and \"num_updates\"");
+  }
+  PpoStatistics statistics{RunningMeanStd(obs_size), RewardScaler(gamma), 0, seed};
+  statistics.obs_stats.load_json(state.at("obs_stats"));
+  statistics.reward_scaler.load_json(state.at("reward_scaler"));
+  statistics.reward_scaler.set_gamma(gamma);
+  statistics.num_updates = state.at("num_updates").get<int64_t>();
+  if (statistics.num_updates < 0) throw std::invalid_argument("PPO learner state has a negative num_updates");
+  if (state.contains("seed")) statistics.seed = state.at("seed").get<uint64_t>();
+  return statistics;
+}
+
 }  // namespace rlx

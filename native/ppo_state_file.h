@@ -7,13 +7,18 @@
 //   uint64    Adam's step count (0 before the first step)
 //   P float32 Adam's exp_avg
 //   P float32 Adam's exp_avg_sq
-// Statistics and counters travel in the learners' state_json(), beside it in checkpoint.json.
+// Statistics and counters travel in the learners' state_json(), beside it in checkpoint.json:
+// {"obs_stats", "reward_scaler", "num_updates", "seed"} (PpoStatistics below).
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "native/running_mean_std.h"
 
 namespace rlx {
 
@@ -38,5 +43,21 @@ bool is_ppo_learner_state(const std::string& bytes);
 // Reads the format for a model of num_parameters; throws std::invalid_argument naming the
 // mismatch (magic, parameter count, Adam step, truncation and how much was there).
 PpoLearnerState read_ppo_learner_state(std::istream& in, int64_t num_parameters);
+
+// A PPO learner's running statistics and counters: what its state_json() holds.
+struct PpoStatistics {
+  RunningMeanStd obs_stats;
+  RewardScaler reward_scaler;
+  int64_t num_updates = 0;
+  uint64_t seed = 0;
+};
+
+// {"obs_stats", "reward_scaler", "num_updates", "seed"}.
+nlohmann::json ppo_statistics_json(const PpoStatistics& statistics);
+
+// Parses ppo_statistics_json's form for observations of obs_size and the learner's gamma (a
+// state without "seed" keeps `seed`); throws std::invalid_argument on a malformed or mismatched
+// state.
+PpoStatistics parse_ppo_statistics(const nlohmann::json& state, int64_t obs_size, double gamma, uint64_t seed);
 
 }  // namespace rlx
