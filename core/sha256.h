@@ -1,4 +1,4 @@
-// SHA-256 (OpenSSL EVP) of buffers and files, as lowercase hex.
+// SHA-256 (FIPS 180-4, core/sha256.cc) of buffers and files, as lowercase hex.
 #pragma once
 
 #include <cstddef>
