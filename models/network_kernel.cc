@@ -1,5 +1,7 @@
 #include "models/network_kernel.h"
 
+#include "models/kernel_clones.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -72,7 +74,7 @@ inline void affine_narrow(const float* __restrict x, int64_t rows, int64_t in, c
 }
 
 // The hot loop: y = x W^T + b over row blocks and output blocks.
-__attribute__((target_clones("avx2", "default"))) void affine_rows(const float* __restrict x, int64_t rows,
+RLX_VECTOR_CLONES void affine_rows(const float* __restrict x, int64_t rows,
                                                                     const DenseWeights& layer, float* __restrict y) {
   const int64_t in = layer.in, out = layer.out;
   const float* __restrict weight_t = layer.weight_t.data();
@@ -97,7 +99,7 @@ __attribute__((target_clones("avx2", "default"))) void affine_rows(const float* 
 // error below 2e-7). Written branch-free so that the loop vectorizes (with -fno-trapping-math,
 // models/CMakeLists.txt); absolute error of tanh about 1e-7, where std::tanh per element would
 // cost more than the matrix products.
-__attribute__((target_clones("avx2", "default"))) void tanh_in_place(float* __restrict y, int64_t count) {
+RLX_VECTOR_CLONES void tanh_in_place(float* __restrict y, int64_t count) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 split so that k * kLn2Hi is exact
   constexpr float kLn2Lo = 1.42860682030941723e-06f;

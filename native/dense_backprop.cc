@@ -1,5 +1,7 @@
 #include "native/dense_backprop.h"
 
+#include "models/kernel_clones.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -98,7 +100,7 @@ __attribute__((always_inline)) inline void matmul_transposed_block(const float* 
 
 }  // namespace
 
-__attribute__((target_clones("arch=x86-64-v3", "avx2", "default"))) void matmul(const float* a, int64_t rows, int64_t k,
+RLX_PRODUCT_CLONES void matmul(const float* a, int64_t rows, int64_t k,
                                                                const float* b_kn, const float* b_nk, int64_t n,
                                                                const float* bias, float* c) {
   const int64_t full = n - n % kBlockColumns;
@@ -112,7 +114,7 @@ __attribute__((target_clones("arch=x86-64-v3", "avx2", "default"))) void matmul(
   if (full < n) matmul_narrow(a, rows, k, b_nk, n, bias, full, c);
 }
 
-__attribute__((target_clones("arch=x86-64-v3", "avx2", "default"))) void matmul_transposed_a(const float* a, const float* b,
+RLX_PRODUCT_CLONES void matmul_transposed_a(const float* a, const float* b,
                                                                             int64_t rows, int64_t m, int64_t n,
                                                                             float* c) {
   const int64_t full = n - n % kBlockColumns;
@@ -157,7 +159,7 @@ void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void column_sums(const float* g, int64_t rows, int64_t n,
+RLX_VECTOR_CLONES void column_sums(const float* g, int64_t rows, int64_t n,
                                                                     float* sums) {
   for (int64_t j = 0; j < n; ++j) sums[j] = 0.0f;
   for (int64_t r = 0; r < rows; ++r) {
@@ -166,7 +168,7 @@ __attribute__((target_clones("avx2", "default"))) void column_sums(const float* 
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) void activation_backward(float* __restrict grad,
+RLX_VECTOR_CLONES void activation_backward(float* __restrict grad,
                                                                             const float* __restrict out,
                                                                             int64_t count, Activation activation) {
   if (activation == Activation::kTanh) {
@@ -186,7 +188,7 @@ void scale_in_place(float* values, int64_t count, float factor) {
   for (int64_t i = 0; i < count; ++i) values[i] *= factor;
 }
 
-__attribute__((target_clones("avx2", "default"))) void adam_step(float* __restrict params,
+RLX_VECTOR_CLONES void adam_step(float* __restrict params,
                                                                   const float* __restrict grads,
                                                                   float* __restrict exp_avg,
                                                                   float* __restrict exp_avg_sq, int64_t count,
