@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/trainer.h"
@@ -177,14 +178,16 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
   std::optional<Checkpoint> resume;  // read (and so verified) once, here
   const bool resume_auto = values.count("resume") && values["resume"].as<std::string>() == "auto";
   if (values.count("resume") && !resume_auto) resume = read_checkpoint_dir(values["resume"].as<std::string>());
-  // Before anything is written: can this executable run it? (--resume auto: the file's experiment.)
-  if (backend.runs && !backend.runs(resolve_experiment(values, resume, overrides))) return backend.hand_over(args);
+  // Before anything is written: can this executable run it? (--resume auto: the file's experiment,
+  // resolved again once its checkpoint is known.)
+  Experiment experiment = resolve_experiment(values, resume, overrides);
+  if (backend.runs && !backend.runs(experiment)) return backend.hand_over(args);
   set_log_role("driver", "rlx train");
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
   if (resume_auto) resume = auto_resume_checkpoint(values, overrides);
   TrainOptions train;
   train.make_algorithm = backend.make_algorithm;
-  train.experiment = resolve_experiment(values, resume, overrides);
+  train.experiment = resume_auto ? resolve_experiment(values, resume, overrides) : std::move(experiment);
   if (placed) {
     const int64_t asked = train.experiment.config.common().num_learners;
     if (asked != 1 && asked != placement->world_size && !resume) {
