@@ -24,6 +24,7 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   setup.activation = c.activation;
   setup.shared_trunk = c.vf_share_layers;
   setup.drop_nonfinite_episodes = c.drop_nonfinite_episodes;
+  setup.weight_delay = static_cast<int>(c.worker_weight_delay);
   return setup;
 }
 

@@ -54,6 +54,14 @@ class Algorithm {
   // iteration when its state is still sound (so a checkpoint of it, counting those steps, is
   // consistent), nullopt when the failure left it mid-update.
   virtual std::optional<int64_t> steps_of_failed_iteration() const = 0;
+  // Fragments each of num_workers workers may have in flight or queued at the learner (its
+  // credits): enough to keep sampling while the learner updates, few enough to bound staleness.
+  virtual int worker_credits(int64_t num_workers) const {
+    (void)num_workers;
+    return kDefaultWorkerCredits;
+  }
+
+  static constexpr int kDefaultWorkerCredits = 2;
 };
 
 // Calls restore with the bytes of the checkpoint's `file_name` and its "algorithm_state" JSON;

@@ -26,7 +26,7 @@ Rng::State rng_from_json(const nlohmann::json& json) {
 
 }  // namespace
 
-LocalSampler::LocalSampler(const WorkerSetup& setup) : setup_(setup) {
+LocalSampler::LocalSampler(const WorkerSetup& setup) : setup_(setup), weight_delay_(setup.weight_delay) {
   auto envs = std::make_unique<VectorEnv>(global_env_registry().factory(setup.env_id), setup.num_envs,
                                            setup.non_finite_policy());
   policy_ = make_rollout_policy(setup, envs->spec());
@@ -34,7 +34,9 @@ LocalSampler::LocalSampler(const WorkerSetup& setup) : setup_(setup) {
                                                    setup.worker_seed());
 }
 
-void LocalSampler::publish(std::shared_ptr<const Weights> weights) { apply_weights(*policy_, *weights); }
+void LocalSampler::publish(std::shared_ptr<const Weights> weights) {
+  apply_weights(*policy_, *weight_delay_.push(std::move(weights)));
+}
 
 std::vector<SampleBatch> LocalSampler::collect(int64_t min_transitions) {
   std::vector<SampleBatch> batches;

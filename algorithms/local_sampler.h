@@ -7,6 +7,7 @@
 #include "algorithms/sampler.h"
 #include "envs/vector_env.h"
 #include "rollout/rollout_policy.h"
+#include "rollout/weight_delay.h"
 #include "rollout/worker_setup.h"
 
 namespace rlx {
@@ -36,6 +37,7 @@ class LocalSampler : public Sampler {
   SamplerStats stats_;
   std::unique_ptr<RolloutPolicy> policy_;
   std::unique_ptr<FragmentCollector> collector_;
+  WeightDelay weight_delay_;  // the setup's weight_delay
 };
 
 }  // namespace rlx

@@ -1,5 +1,6 @@
 #include "algorithms/make_algorithm.h"
 
+#include "algorithms/appo_algorithm.h"
 #include "algorithms/data_parallel_link.h"
 #include "algorithms/dqn_algorithm.h"
 #include "algorithms/native_ppo_algorithm.h"
@@ -14,8 +15,12 @@ std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const Da
   if (uses_native_learner(experiment)) return make_native_algorithm(experiment, options);
   // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
   set_inference_threads(1);
-  if (experiment.algorithm == AlgorithmKind::kPPO) return std::make_unique<PpoAlgorithm>(experiment, options);
-  return std::make_unique<DqnAlgorithm>(experiment, options);
+  switch (experiment.algorithm) {
+    case AlgorithmKind::kPPO: return std::make_unique<PpoAlgorithm>(experiment, options);
+    case AlgorithmKind::kAPPO: return std::make_unique<AppoAlgorithm>(experiment, options);
+    case AlgorithmKind::kDQN: return std::make_unique<DqnAlgorithm>(experiment, options);
+  }
+  throw std::logic_error("make_algorithm: an algorithm kind without an algorithm");
 }
 
 void run_learner_rank(LearnerGroupMember& member) {

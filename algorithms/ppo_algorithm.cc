@@ -20,11 +20,13 @@ constexpr const char* kLegacyPpoArchive = "model_and_optimizer.pt";
 }  // namespace
 
 PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
+    : PpoAlgorithm(experiment, options, experiment.config.ppo()) {}
+
+PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options, PpoConfig config)
     : setup_(common_worker_setup(experiment)),
       spec_(global_env_registry().spec(experiment.env)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   setup_.policy_kind = RolloutPolicyKind::kActorCritic;
-  PpoConfig config = experiment.config.ppo();
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.log_std_init = config.log_std_init;
   setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself
@@ -94,9 +96,9 @@ void PpoAlgorithm::follow(const LearnerCommand& command) {
   }
 }
 
-IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
-  const std::vector<SampleBatch> batches = sampler.collect(train_batch_size_);
-  double scatter_s = 0.0;
+PpoUpdateMetrics PpoAlgorithm::update_learner(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
+                                              double& scatter_s) {
+  scatter_s = 0.0;
   PpoUpdateMetrics m;
   mid_update_ = true;
   try {
@@ -106,14 +108,26 @@ IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
     throw;
   }
   mid_update_ = false;
+  return m;
+}
+
+nlohmann::json PpoAlgorithm::learner_columns(const PpoUpdateMetrics& m, double scatter_s) const {
+  nlohmann::json columns = ppo_learner_columns(m, version_);
+  if (link_->driver()) {
+    columns["num_learners"] = link_->world();
+    columns["scatter_s"] = scatter_s;
+  }
+  return columns;
+}
+
+IterationResult PpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
+  const std::vector<SampleBatch> batches = sampler.collect(train_batch_size_);
+  double scatter_s = 0.0;
+  const PpoUpdateMetrics m = update_learner(batches, timesteps_done, scatter_s);
   sampler.publish(learner_->weights(++version_));
   IterationResult result;
   for (const SampleBatch& batch : batches) result.env_steps += batch.num_transitions();
-  result.learner = ppo_learner_columns(m, version_);
-  if (link_->driver()) {
-    result.learner["num_learners"] = link_->world();
-    result.learner["scatter_s"] = scatter_s;
-  }
+  result.learner = learner_columns(m, scatter_s);
   return result;
 }
 

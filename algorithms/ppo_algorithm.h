@@ -34,7 +34,16 @@ class PpoAlgorithm : public Algorithm {
     return mid_update_ ? std::nullopt : std::optional<int64_t>(0);
   }
 
- private:
+ protected:
+  // With the learner's hyperparameters given (APPO's carry its V-trace and KL settings).
+  PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options, PpoConfig config);
+
+  // One learner update on the fragments, data-parallel when the run is; tracks mid_update_.
+  // scatter_s: time the driver took to shard and send them (0 on one learner).
+  PpoUpdateMetrics update_learner(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
+  // The learner columns of a results row (ppo_learner_columns, plus the data-parallel ones).
+  nlohmann::json learner_columns(const PpoUpdateMetrics& m, double scatter_s) const;
+
   // The driver's side of a data-parallel update (scatter_s: time to shard and send).
   PpoUpdateMetrics data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
 

@@ -225,6 +225,8 @@ SamplerStats RemoteSampler::stats() const {
   s.workers_lost = r.workers_lost;
   s.workers_rejoined = r.workers_restarted;
   s.handshakes_refused = r.handshakes_refused;
+  s.worker_ready_s = r.worker_ready_s;
+  s.worker_idle_s = r.worker_starved_s;
   return s;
 }
 

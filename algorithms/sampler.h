@@ -34,6 +34,10 @@ struct SamplerStats {
   uint64_t workers_lost = 0;        // silent past the heartbeat timeout (a crashed host, a cut link)
   uint64_t workers_rejoined = 0;    // came back on the same connection after going quiet
   uint64_t handshakes_refused = 0;  // a key the run does not authorize
+  // Summed over workers: seconds since their hello, and of those the seconds they held no credit
+  // (idle: everything they may send was queued at the learner or in flight). Remote samplers only.
+  double worker_ready_s = 0.0;
+  double worker_idle_s = 0.0;
 };
 
 class Sampler {

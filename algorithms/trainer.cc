@@ -144,6 +144,7 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.env_plugins = plugin_paths(e.plugins);
   o.bind_endpoint = options.bind_endpoint;
   o.max_policy_lag = static_cast<uint64_t>(config.max_policy_lag);
+  o.credits_per_worker = algorithm.worker_credits(workers);
   o.max_worker_restarts = static_cast<int>(config.max_worker_restarts);
   o.max_workers = static_cast<size_t>(config.max_workers);
   o.worker_learner_timeout_s = config.worker_learner_timeout_s;
@@ -404,7 +405,9 @@ class TrainingRun {
               {"workers_joined", sampling.workers_joined},
               {"workers_lost", sampling.workers_lost},
               {"workers_rejoined", sampling.workers_rejoined},
-              {"handshakes_refused", sampling.handshakes_refused}}}};
+              {"handshakes_refused", sampling.handshakes_refused},
+              {"worker_idle_share", sampling.worker_ready_s > 0 ? nlohmann::json(sampling.worker_idle_s / sampling.worker_ready_s)
+                                                                : nlohmann::json()}}}};
   }
 
   // The reason the run ends now ("" to go on): a stop criterion, or the pause point.

@@ -12,6 +12,7 @@ const char* schedule_name(Schedule schedule) { return schedule == Schedule::kLin
 CommonConfig::CommonConfig() { apply_schema_defaults(*this); }
 PpoConfig::PpoConfig() { apply_schema_defaults(*this); }
 DqnConfig::DqnConfig() { apply_schema_defaults(*this); }
+AppoConfig::AppoConfig() { apply_schema_defaults(*this); }
 
 double scheduled_value(Schedule schedule, double initial, int64_t timesteps_done, int64_t total_timesteps) {
   if (schedule == Schedule::kConstant) return initial;

@@ -28,6 +28,7 @@ struct CommonConfig {
   int64_t num_envs_per_worker{};
   int64_t rollout_fragment_length{};
   int64_t max_policy_lag{};
+  int64_t worker_weight_delay{};
   int64_t max_worker_restarts{};
   int64_t max_workers{};
   int64_t num_learners{};
@@ -66,6 +67,15 @@ struct PpoConfig {
   double adam_eps{};
   double log_std_init{};
 
+  // Not keys: APPO's loss (algorithms/appo_algorithm.h fills them from AppoConfig; PPO leaves them off).
+  bool vtrace = false;                // V-trace targets and advantages (native/vtrace.h) instead of GAE
+  double rho_bar = 1.0;
+  double c_bar = 1.0;
+  double kl_coeff = 0.0;              // > 0: + kl_coeff * KL(target || pi), the target refreshed every
+  int64_t target_update_frequency = 1;  // this many updates
+  bool behaviour_ratio = true;        // the surrogate's ratio is pi/mu (the batch's log-probs); false:
+                                      // pi over the learner's policy at the start of the update
+
   bool recompute_values = true;       // not a key: V(s_t) for GAE from the current network (else the batch's)
   bool analytic_gradients = true;     // not a key: hand-written backward (~2x faster); else autograd
   int64_t total_timesteps = 1000000;  // not a key: horizon of the linear schedules (stop.timesteps_total)
@@ -74,6 +84,21 @@ struct PpoConfig {
   double lr_at(int64_t timesteps_done) const;
   // clip_param after timesteps_done env steps.
   double clip_param_at(int64_t timesteps_done) const;
+};
+
+// APPO's own keys (it reads PpoConfig's too): V-trace, the KL term to a target network, and
+// how the asynchronous loop queues fragments and publishes weights.
+struct AppoConfig {
+  AppoConfig();
+
+  bool vtrace{};
+  double rho_bar{};
+  double c_bar{};
+  bool use_kl_loss{};
+  double kl_coeff{};
+  int64_t target_update_frequency{};
+  int64_t learner_queue_size{};       // train batches waiting at the learner, at most
+  int64_t broadcast_interval{};       // updates between weight publications
 };
 
 // DQN's hyperparameters. Every interval counts env steps (transitions received), as SB3 and RL

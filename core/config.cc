@@ -45,6 +45,13 @@ bool Config::operator==(const Config& other) const {
   return true;
 }
 
+void Config::apply_algorithm_defaults(AlgorithmKind algorithm, const std::function<bool(const std::string&)>& keep) {
+  for (const auto& key : config_schema()) {
+    if (key.algorithm_defaults.empty() || (keep && keep(key.name))) continue;
+    set(key.name, key.default_value_for(algorithm));
+  }
+}
+
 nlohmann::json Config::to_json(AlgorithmKind algorithm) const {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& key : config_schema()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,7 @@ class Config {
   const CommonConfig& common() const { return common_; }
   const PpoConfig& ppo() const { return ppo_; }
   const DqnConfig& dqn() const { return dqn_; }
+  const AppoConfig& appo() const { return appo_; }
 
   // The value of any key, by name (for tools that handle keys generically: tune, checkpoints);
   // std::logic_error when the key is not in the schema.
@@ -32,6 +34,10 @@ class Config {
   void set(std::string_view key, ConfigValue value);
   // Sets a key from JSON (as a tuner's sampled value or a checkpoint holds it); errors as set().
   void set_json(std::string_view key, const nlohmann::json& value);
+
+  // Sets every key whose default differs by algorithm (KeySpec::algorithm_defaults) to
+  // `algorithm`'s default, except those `keep` names (set explicitly).
+  void apply_algorithm_defaults(AlgorithmKind algorithm, const std::function<bool(const std::string&)>& keep = {});
 
   // {key: value} for the keys that apply to `algorithm`, in schema order as JSON objects sort.
   nlohmann::json to_json(AlgorithmKind algorithm) const;
@@ -45,13 +51,16 @@ class Config {
   const CommonConfig& section(const MemberBinding<CommonConfig>&) const { return common_; }
   const PpoConfig& section(const MemberBinding<PpoConfig>&) const { return ppo_; }
   const DqnConfig& section(const MemberBinding<DqnConfig>&) const { return dqn_; }
+  const AppoConfig& section(const MemberBinding<AppoConfig>&) const { return appo_; }
   CommonConfig& section(const MemberBinding<CommonConfig>&) { return common_; }
   PpoConfig& section(const MemberBinding<PpoConfig>&) { return ppo_; }
   DqnConfig& section(const MemberBinding<DqnConfig>&) { return dqn_; }
+  AppoConfig& section(const MemberBinding<AppoConfig>&) { return appo_; }
 
   CommonConfig common_;
   PpoConfig ppo_;
   DqnConfig dqn_;
+  AppoConfig appo_;
 };
 
 // `value` converted to the key's type and range-checked; ConfigError "key 'k': got V, expected E".

@@ -28,7 +28,8 @@ std::vector<KeySpec> build_schema() {
   add(int_key("num_workers", 2, "Rollout worker processes; 0 samples synchronously in the learner process (deterministic)").at_least(0).to(&CommonConfig::num_workers));
   add(int_key("num_envs_per_worker", 8, "Environments each worker steps as one batch (K)").at_least(1).to(&CommonConfig::num_envs_per_worker));
   add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T)").at_least(1).to(&CommonConfig::rollout_fragment_length));
-  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted").at_least(0).to(&CommonConfig::max_policy_lag));
+  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted (APPO: 32)").at_least(0).default_for(AlgorithmKind::kAPPO, int64_t{32}).to(&CommonConfig::max_policy_lag));
+  add(int_key("worker_weight_delay", 0, "For experiments on stale data: workers act with the weights published this many versions before the newest (fragments are at least this old); must stay below max_policy_lag").at_least(0).at_most(1000).to(&CommonConfig::worker_weight_delay));
   add(int_key("max_worker_restarts", 10, "Crashed worker processes restarted per run before the run fails").at_least(0).to(&CommonConfig::max_worker_restarts));
   add(int_key("max_workers", 1024,
               "Workers (local and remote) the learner serves at once; more wait. Bounds the learner's memory for "
@@ -73,6 +74,16 @@ std::vector<KeySpec> build_schema() {
   add(bool_key("scale_rewards", false, "Divide rewards by a running standard deviation of the discounted return").to(&PpoConfig::scale_rewards));
   add(float_key("log_std_init", 0.0, "Initial log standard deviation of the Gaussian policy (Box actions)").to(&PpoConfig::log_std_init));
 
+  // ---- APPO (reads the PPO keys too) ----
+  add(bool_key("vtrace", true, "V-trace value targets and advantages, correcting for the lag between the workers' policy mu and the learner's pi; false: no correction for the lag at all, as plain PPO on stale data (GAE advantages, the surrogate's ratio taken to the learner's own policy at the start of the update; for ablations)").to(&AppoConfig::vtrace));
+  add(float_key("rho_bar", 1.0, "V-trace: clip of the importance ratio pi/mu in the TD errors and the policy-gradient advantages").above(0).to(&AppoConfig::rho_bar));
+  add(float_key("c_bar", 1.0, "V-trace: clip of the ratio in the traces (how far corrections reach back)").above(0).to(&AppoConfig::c_bar));
+  add(bool_key("use_kl_loss", false, "Adds kl_coeff * KL(target || pi) to the loss, the target network refreshed every target_update_frequency updates").to(&AppoConfig::use_kl_loss));
+  add(float_key("kl_coeff", 1.0, "Weight of the KL term to the target network (with use_kl_loss)").at_least(0).to(&AppoConfig::kl_coeff));
+  add(int_key("target_update_frequency", 1, "Updates between copies of the learner's weights into the target network (with use_kl_loss)").at_least(1).to(&AppoConfig::target_update_frequency));
+  add(int_key("learner_queue_size", 4, "Train batches the learner may have waiting: each worker may have enough fragments in flight or queued for its share of them, so workers sample on while the learner updates").at_least(1).at_most(1024).to(&AppoConfig::learner_queue_size));
+  add(int_key("broadcast_interval", 1, "Updates between publishing weights to the workers").at_least(1).to(&AppoConfig::broadcast_interval));
+
   // ---- DQN ----
   add(int_key("buffer_size", 100000, "Replay buffer capacity in transitions").at_least(1).to(&DqnConfig::buffer_size));
   add(int_key("learning_starts", 1000, "Env steps collected before training starts").at_least(0).to(&DqnConfig::learning_starts));
@@ -116,12 +127,39 @@ std::string bound_text(double value) {
 
 }  // namespace
 
-const char* algorithm_name(AlgorithmKind algorithm) { return algorithm == AlgorithmKind::kPPO ? "PPO" : "DQN"; }
+const char* algorithm_name(AlgorithmKind algorithm) {
+  switch (algorithm) {
+    case AlgorithmKind::kPPO: return "PPO";
+    case AlgorithmKind::kDQN: return "DQN";
+    case AlgorithmKind::kAPPO: return "APPO";
+  }
+  return "?";
+}
 
 std::optional<AlgorithmKind> parse_algorithm(std::string_view name) {
-  if (name == "PPO") return AlgorithmKind::kPPO;
-  if (name == "DQN") return AlgorithmKind::kDQN;
+  for (AlgorithmKind kind : {AlgorithmKind::kPPO, AlgorithmKind::kAPPO, AlgorithmKind::kDQN}) {
+    if (name == algorithm_name(kind)) return kind;
+  }
   return std::nullopt;
+}
+
+const std::vector<std::string>& algorithm_names() {
+  static const std::vector<std::string> names = {"PPO", "APPO", "DQN"};
+  return names;
+}
+
+std::string expected_algorithm_text() { return "expected \"PPO\", \"APPO\" or \"DQN\""; }
+
+KeySpec&& KeySpec::default_for(AlgorithmKind algorithm, ConfigValue value) && {
+  algorithm_defaults.emplace_back(algorithm, std::move(value));
+  return std::move(*this);
+}
+
+const ConfigValue& KeySpec::default_value_for(AlgorithmKind algorithm) const {
+  for (const auto& [kind, value] : algorithm_defaults) {
+    if (kind == algorithm) return value;
+  }
+  return default_value;
 }
 
 KeySpec&& KeySpec::at_least(double bound) && {
@@ -158,6 +196,7 @@ KeyScope KeySpec::scope() const {
   bool ppo = false, dqn = false;
   for (const auto& binding : bindings) {
     if (std::holds_alternative<MemberBinding<CommonConfig>>(binding)) return KeyScope::kCommon;
+    if (std::holds_alternative<MemberBinding<AppoConfig>>(binding)) return KeyScope::kAPPO;
     ppo = ppo || std::holds_alternative<MemberBinding<PpoConfig>>(binding);
     dqn = dqn || std::holds_alternative<MemberBinding<DqnConfig>>(binding);
   }
@@ -168,8 +207,9 @@ KeyScope KeySpec::scope() const {
 bool KeySpec::applies_to(AlgorithmKind algorithm) const {
   switch (scope()) {
     case KeyScope::kCommon: return true;
-    case KeyScope::kPPO: return algorithm == AlgorithmKind::kPPO;
+    case KeyScope::kPPO: return reads_ppo_keys(algorithm);
     case KeyScope::kDQN: return algorithm == AlgorithmKind::kDQN;
+    case KeyScope::kAPPO: return algorithm == AlgorithmKind::kAPPO;
   }
   return false;
 }
@@ -303,9 +343,11 @@ void check_section(const Section& section) {
 void apply_schema_defaults(CommonConfig& section) { apply_defaults(section); }
 void apply_schema_defaults(PpoConfig& section) { apply_defaults(section); }
 void apply_schema_defaults(DqnConfig& section) { apply_defaults(section); }
+void apply_schema_defaults(AppoConfig& section) { apply_defaults(section); }
 void check_config(const CommonConfig& section) { check_section(section); }
 void check_config(const PpoConfig& section) { check_section(section); }
 void check_config(const DqnConfig& section) { check_section(section); }
+void check_config(const AppoConfig& section) { check_section(section); }
 
 void from_config_value(const ConfigValue& value, Schedule& member) {
   member = std::get<std::string>(value) == "linear" ? Schedule::kLinear : Schedule::kConstant;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -16,19 +17,27 @@
 
 namespace rlx {
 
-enum class AlgorithmKind { kPPO, kDQN };
+enum class AlgorithmKind { kPPO, kDQN, kAPPO };
 
-// "PPO" or "DQN".
+// "PPO", "DQN" or "APPO".
 const char* algorithm_name(AlgorithmKind algorithm);
-// The algorithm called `name` ("PPO"/"DQN", case-sensitive); nullopt when there is none.
+// The algorithm called `name` ("PPO"/"APPO"/"DQN", case-sensitive); nullopt when there is none.
 std::optional<AlgorithmKind> parse_algorithm(std::string_view name);
+// Every algorithm's name, for messages and did-you-mean: {"PPO", "APPO", "DQN"}.
+const std::vector<std::string>& algorithm_names();
+// "expected \"PPO\", \"APPO\" or \"DQN\"" for an unknown algorithm's message.
+std::string expected_algorithm_text();
+// APPO trains with PPO's learner and reads every PPO key besides its own.
+inline bool reads_ppo_keys(AlgorithmKind algorithm) {
+  return algorithm == AlgorithmKind::kPPO || algorithm == AlgorithmKind::kAPPO;
+}
 
 enum class ConfigType { kInt, kFloat, kBool, kString, kIntList };
 // One config value; the alternative always matches the key's ConfigType (kFloat holds double).
 using ConfigValue = std::variant<int64_t, double, bool, std::string, IntList>;
 
-// Which algorithms read a key.
-enum class KeyScope { kCommon, kPPO, kDQN };
+// Which algorithms read a key: kPPO keys are read by PPO and APPO, kAPPO keys by APPO alone.
+enum class KeyScope { kCommon, kPPO, kDQN, kAPPO };
 
 // A member's value as a ConfigValue of its key's type, and back (the value already checked).
 inline ConfigValue to_config_value(int64_t value) { return value; }
@@ -49,7 +58,8 @@ struct MemberBinding {
   std::function<ConfigValue(const Section&)> read;
   std::function<void(Section&, const ConfigValue&)> write;
 };
-using KeyBinding = std::variant<MemberBinding<CommonConfig>, MemberBinding<PpoConfig>, MemberBinding<DqnConfig>>;
+using KeyBinding = std::variant<MemberBinding<CommonConfig>, MemberBinding<PpoConfig>, MemberBinding<DqnConfig>,
+                                MemberBinding<AppoConfig>>;
 
 // One schema entry. Build with the helpers int_key/float_key/... and chain the modifiers.
 struct KeySpec {
@@ -63,6 +73,9 @@ struct KeySpec {
   std::vector<std::string> choices;                      // allowed strings (empty: any, unless `check` is set)
   bool (*check)(const std::string& value) = nullptr;     // custom string predicate
   std::string check_expected;                            // what `check` accepts, for messages
+  // Defaults that differ for one algorithm (e.g. APPO's max_policy_lag), applied by
+  // Config::apply_algorithm_defaults.
+  std::vector<std::pair<AlgorithmKind, ConfigValue>> algorithm_defaults;
 
   // Binds the key to `member` of a typed config section (once per section that reads it).
   template <typename Section, typename T>
@@ -77,8 +90,12 @@ struct KeySpec {
   KeySpec&& below(double bound) &&;
   KeySpec&& one_of(std::vector<std::string> allowed) &&;
   KeySpec&& matching(bool (*predicate)(const std::string&), std::string expected) &&;
+  KeySpec&& default_for(AlgorithmKind algorithm, ConfigValue value) &&;
 
-  // Which algorithms read the key, from its bindings: kCommon when CommonConfig or both algorithms do.
+  // The default an experiment of `algorithm` starts with.
+  const ConfigValue& default_value_for(AlgorithmKind algorithm) const;
+
+  // Which algorithms read the key, from its bindings: kCommon when CommonConfig or both PPO and DQN do.
   KeyScope scope() const;
   // True when an experiment of `algorithm` may set this key.
   bool applies_to(AlgorithmKind algorithm) const;
@@ -96,7 +113,7 @@ KeySpec bool_key(std::string name, bool default_value, std::string description);
 KeySpec string_key(std::string name, std::string default_value, std::string description);
 KeySpec int_list_key(std::string name, IntList default_value, std::string description);
 
-// Every key, in table order (common, then PPO, then DQN).
+// Every key, in table order (common, then PPO, then APPO, then DQN).
 const std::vector<KeySpec>& config_schema();
 // The entry for `name`; nullptr when no key has that name.
 const KeySpec* find_key(std::string_view name);
@@ -105,12 +122,14 @@ const KeySpec* find_key(std::string_view name);
 void apply_schema_defaults(CommonConfig& section);
 void apply_schema_defaults(PpoConfig& section);
 void apply_schema_defaults(DqnConfig& section);
+void apply_schema_defaults(AppoConfig& section);
 
 // ConfigError "config key 'k': got V, expected E" for the first member of `section` that its key's
 // range or choices refuse (for configs built in code, as the learners' constructors take them).
 void check_config(const CommonConfig& section);
 void check_config(const PpoConfig& section);
 void check_config(const DqnConfig& section);
+void check_config(const AppoConfig& section);
 
 // "an integer", "a float", "a bool (true/false)", "a string", "a list of integers".
 const char* type_description(ConfigType type);

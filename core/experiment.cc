@@ -71,8 +71,9 @@ bool read_by_earlier_versions_only(std::string_view key, AlgorithmKind algorithm
 
 std::string scope_name(KeyScope scope) {
   switch (scope) {
-    case KeyScope::kPPO: return "PPO";
+    case KeyScope::kPPO: return "PPO and APPO";
     case KeyScope::kDQN: return "DQN";
+    case KeyScope::kAPPO: return "APPO";
     default: return "all algorithms";
   }
 }
@@ -169,7 +170,7 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
   }
   if (key == "algorithm") {
     const auto algorithm = parse_algorithm(text);
-    if (!algorithm) throw ConfigError(prefix + "unknown algorithm '" + std::string(text) + "', expected \"PPO\" or \"DQN\"");
+    if (!algorithm) throw ConfigError(prefix + "unknown algorithm '" + std::string(text) + "', " + expected_algorithm_text());
     for (const auto& [name, where] : experiment.origins) {
       const KeySpec* spec = find_key(name);
       if (spec && !spec->applies_to(*algorithm)) {
@@ -179,6 +180,10 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
     }
     experiment.algorithm = *algorithm;
     experiment.origins["algorithm"] = origin;
+    // Keys whose default differs by algorithm follow it, unless set explicitly.
+    experiment.config.apply_algorithm_defaults(*algorithm, [&experiment](const std::string& name) {
+      return experiment.origins.count(name) > 0;
+    });
     return;
   }
   if (key.rfind("stop.", 0) == 0) {
@@ -246,7 +251,14 @@ void validate_experiment(const Experiment& experiment) {
                         ", which needs stop.timesteps_total; set it or change " + key);
     }
   };
-  if (experiment.algorithm == AlgorithmKind::kPPO) {
+  const CommonConfig& common = config.common();
+  if (common.worker_weight_delay > 0 && common.worker_weight_delay >= common.max_policy_lag) {
+    throw ConfigError(label + "worker_weight_delay " + std::to_string(common.worker_weight_delay) + " (" +
+                      origin_of(experiment, "worker_weight_delay") + ") must be below max_policy_lag " +
+                      std::to_string(common.max_policy_lag) + " (" + origin_of(experiment, "max_policy_lag") +
+                      "): every fragment would be dropped as stale");
+  }
+  if (reads_ppo_keys(experiment.algorithm)) {
     const PpoConfig& ppo = config.ppo();
     if (ppo.lr_schedule == Schedule::kLinear) need_horizon("lr_schedule", "\"linear\" anneals lr over the run");
     if (ppo.clip_schedule == Schedule::kLinear) need_horizon("clip_schedule", "\"linear\" anneals clip_param over the run");
@@ -311,8 +323,9 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
   experiment.env = string_field("env");
   const std::string algorithm = string_field("algorithm");
   const auto parsed = parse_algorithm(algorithm);
-  if (!parsed) throw fail("unknown algorithm '" + algorithm + "', expected \"PPO\" or \"DQN\"");
+  if (!parsed) throw fail("unknown algorithm '" + algorithm + "', " + expected_algorithm_text());
   experiment.algorithm = *parsed;
+  experiment.config.apply_algorithm_defaults(experiment.algorithm);
 
   const auto stop = json.find("stop");
   if (stop == json.end() || !stop->is_object()) throw fail("'stop' missing or not an object");

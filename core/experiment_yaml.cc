@@ -106,7 +106,7 @@ AlgorithmKind read_algorithm(const Context& ctx, const YAML::Node& key_node, con
   const std::string name = read_string(ctx, key_node, node, "algorithm");
   const auto algorithm = parse_algorithm(name);
   if (!algorithm) {
-    ctx.fail(key_node, "unknown algorithm '" + name + "', expected \"PPO\" or \"DQN\"" + did_you_mean(name, {"PPO", "DQN"}));
+    ctx.fail(key_node, "unknown algorithm '" + name + "', " + expected_algorithm_text() + did_you_mean(name, algorithm_names()));
   }
   return *algorithm;
 }
@@ -227,6 +227,7 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
   const auto& [algorithm_key, algorithm_value] = fields.at("algorithm");
   experiment.algorithm = read_algorithm(ctx, algorithm_key, algorithm_value);
   experiment.origins["algorithm"] = ctx.origin(algorithm_key);
+  experiment.config.apply_algorithm_defaults(experiment.algorithm);
   read_stop(ctx, fields.at("stop").first, fields.at("stop").second, experiment);
   if (fields.count("config")) read_config(ctx, fields.at("config").first, fields.at("config").second, experiment);
   if (fields.count("plugins")) {

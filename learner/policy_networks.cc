@@ -162,6 +162,18 @@ torch::Tensor ActionDistribution::entropy() const {
 
 torch::Tensor ActionDistribution::deterministic() const { return discrete_ ? log_probs_.argmax(1) : mean_; }
 
+torch::Tensor ActionDistribution::kl_divergence_to(const ActionDistribution& other) const {
+  if (discrete_ != other.discrete_) throw std::invalid_argument("KL between a categorical and a gaussian distribution");
+  const torch::Tensor& mine = discrete_ ? log_probs_ : mean_;
+  const torch::Tensor& theirs = discrete_ ? other.log_probs_ : other.mean_;
+  if (!mine.sizes().equals(theirs.sizes())) throw std::invalid_argument("KL between distributions of other shapes");
+  if (discrete_) return (log_probs_.exp() * (log_probs_ - other.log_probs_)).sum(1);
+  // Diagonal gaussians p (this) and q: log(s_q / s_p) + (s_p^2 + (m_p - m_q)^2) / (2 s_q^2) - 1/2.
+  const torch::Tensor var_ratio = torch::exp(2.0 * (log_std_ - other.log_std_));
+  const torch::Tensor mean_term = (mean_ - other.mean_).pow(2) * torch::exp(-2.0 * other.log_std_);
+  return (other.log_std_ - log_std_ + 0.5 * (var_ratio + mean_term) - 0.5).sum(1);
+}
+
 // ---- ActorCritic ----
 
 ActorCritic::ActorCritic(PolicyModelConfig config) : config_(std::move(config)), layout_(actor_critic_layout(config_)) {

@@ -66,6 +66,8 @@ class ActionDistribution {
   torch::Tensor entropy() const;
   // The most likely action: argmax [B] (int64) or the mean [B, A].
   torch::Tensor deterministic() const;
+  // KL(this || other) per row [B]; std::invalid_argument when the kinds or shapes differ.
+  torch::Tensor kl_divergence_to(const ActionDistribution& other) const;
   // Categorical: normalised log-probabilities [B, n]. Gaussian: the mean [B, A].
   const torch::Tensor& log_probs_or_mean() const { return discrete_ ? log_probs_ : mean_; }
 

@@ -1,5 +1,7 @@
 #include "learner/ppo_learner.h"
 
+#include "native/vtrace.h"
+
 #include "core/config_schema.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -108,6 +110,7 @@ struct PpoLearner::Prepared {
   torch::Tensor obs;      // [N, O] normalised
   torch::Tensor actions;  // [N] int64 or [N, A] float
   torch::Tensor columns;  // [4, N] old log-probs, advantages, returns, old values
+  torch::Tensor target_policy;  // [N, n or A] the target network's logits or means (APPO's KL term); else undefined
   double explained_variance = 0.0;
 };
 
@@ -174,7 +177,8 @@ PpoLearner::PpoLearner(const PolicyModelConfig& model_config, PpoConfig config, 
 }
 
 void PpoLearner::refresh_backprop() {
-  if (config_.analytic_gradients && ActorCriticBackprop::supports(*model_)) {
+  // The KL term's gradient reaches the whole distribution: autograd computes it.
+  if (config_.analytic_gradients && config_.kl_coeff == 0.0 && ActorCriticBackprop::supports(*model_)) {
     if (!backprop_) backprop_ = std::make_unique<ActorCriticBackprop>(*model_, flat_grads_);
   } else {
     backprop_.reset();
@@ -236,6 +240,7 @@ PpoLossOptions PpoLearner::loss_options(double clip_param) const {
   options.vf_clip_param = config_.vf_clip_param;
   options.vf_loss_coeff = config_.vf_loss_coeff;
   options.entropy_coeff = config_.entropy_coeff;
+  options.kl_coeff = config_.kl_coeff;
   options.normalize_advantages = config_.normalize_advantages;
   options.reduce_advantage_moments = hooks_.allreduce_advantage_moments;
   return options;
@@ -352,10 +357,14 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
 
   // Values of every observation (samples, final and bootstrap) in one pass of the current network.
   torch::Tensor obs_all = normalize(to_device(obs_host_.data(), {n + extra, o}, torch::kFloat, device_));
+  out.actions = discrete ? to_device(action_index_host_.data(), {n}, torch::kLong, device_)
+                         : to_device(action_value_host_.data(), {n, a}, torch::kFloat, device_);
   torch::Tensor values_all;
   {
     torch::NoGradGuard no_grad;
     values_all = model_->value_forward(obs_all).to(torch::kCPU).contiguous();
+    if (config_.vtrace || !config_.behaviour_ratio) stage_log_ratios(obs_all.narrow(0, 0, n), out.actions, n);
+    if (config_.kl_coeff > 0.0) out.target_policy = target_model().policy_forward(obs_all.narrow(0, 0, n));
   }
   const float* values_data = values_all.data_ptr<float>();
 
@@ -371,18 +380,33 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
     for (int32_t index : batch.final_obs_index) {
       if (batch.truncated[index] && !batch.terminated[index]) final_values_[static_cast<size_t>(index)] = values_data[extra_row++];
     }
-    GaeInputs gae;
-    gae.num_steps = batch.num_steps;
-    gae.num_envs = batch.num_envs;
-    gae.rewards = scaled_rewards_.data() + row;
-    gae.values = old_values + row;
-    gae.terminated = batch.terminated.data();
-    gae.truncated = batch.truncated.data();
-    gae.final_values = final_values_.data();
-    gae.bootstrap_values = values_data + extra_row;
+    float* advantages = columns_host_.data() + kAdvantages * n + row;
+    float* returns = columns_host_.data() + kReturns * n + row;
+    if (config_.vtrace) {
+      VtraceInputs vtrace;
+      vtrace.num_steps = batch.num_steps;
+      vtrace.num_envs = batch.num_envs;
+      vtrace.rewards = scaled_rewards_.data() + row;
+      vtrace.values = old_values + row;
+      vtrace.terminated = batch.terminated.data();
+      vtrace.truncated = batch.truncated.data();
+      vtrace.final_values = final_values_.data();
+      vtrace.bootstrap_values = values_data + extra_row;
+      vtrace.log_ratios = log_ratios_.data() + row;
+      compute_vtrace(vtrace, {config_.gamma, config_.rho_bar, config_.c_bar}, returns, advantages);
+    } else {
+      GaeInputs gae;
+      gae.num_steps = batch.num_steps;
+      gae.num_envs = batch.num_envs;
+      gae.rewards = scaled_rewards_.data() + row;
+      gae.values = old_values + row;
+      gae.terminated = batch.terminated.data();
+      gae.truncated = batch.truncated.data();
+      gae.final_values = final_values_.data();
+      gae.bootstrap_values = values_data + extra_row;
+      compute_gae(gae, config_.gamma, config_.lambda, advantages, returns);
+    }
     extra_row += batch.num_envs;
-    compute_gae(gae, config_.gamma, config_.lambda, columns_host_.data() + kAdvantages * n + row,
-                columns_host_.data() + kReturns * n + row);
     row += count;
   }
   if (shard != nullptr) {
@@ -392,8 +416,37 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
   }
   out.obs = obs_all.narrow(0, 0, n);
   out.columns = to_device(columns_host_.data(), {kNumColumns, n}, torch::kFloat, device_);
-  out.actions = discrete ? to_device(action_index_host_.data(), {n}, torch::kLong, device_)
-                         : to_device(action_value_host_.data(), {n, a}, torch::kFloat, device_);
+}
+
+void PpoLearner::stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, int64_t n) {
+  const torch::Tensor log_probs =
+      model_->distribution(model_->policy_forward(obs)).log_prob(actions).to(torch::kCPU, torch::kFloat).contiguous();
+  const float* current = log_probs.data_ptr<float>();
+  float* behaviour = columns_host_.data() + kOldLogProbs * n;
+  log_ratios_.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) log_ratios_[static_cast<size_t>(i)] = current[i] - behaviour[i];
+  // Without the behaviour ratio the surrogate's "old" policy is the learner's own.
+  if (!config_.behaviour_ratio) std::copy(current, current + n, behaviour);
+}
+
+ActorCritic& PpoLearner::target_model() {
+  if (!target_model_) {
+    target_model_ = make_seeded_model(model_config_, seed_);
+    target_model_->to(device_);
+    refresh_target();
+  }
+  return *target_model_;
+}
+
+void PpoLearner::refresh_target() {
+  if (!target_model_) {
+    target_model();  // builds it with the current weights
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> source = model_->parameters();
+  std::vector<torch::Tensor> target = target_model_->parameters();
+  for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
 }
 
 PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
@@ -410,6 +463,7 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
     }
   }
   const Snapshot before = take_snapshot();
+  if (config_.kl_coeff > 0.0 && num_updates_ % config_.target_update_frequency == 0) refresh_target();
   Prepared data;
   prepare(batches, /*update_statistics=*/true, data, shard);
   const int64_t n = data.num_samples;
@@ -487,6 +541,8 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
     const torch::Tensor obs = data.obs.index_select(0, perm);
     const torch::Tensor columns = data.columns.index_select(1, perm);
     const torch::Tensor actions = data.actions.index_select(0, perm);
+    const torch::Tensor target_policy =
+        data.target_policy.defined() ? data.target_policy.index_select(0, perm) : torch::Tensor();
     // Sharded: the advantage moments of every minibatch of the epoch in one collective, not one
     // per minibatch (the advantages are fixed for the whole update).
     torch::Tensor epoch_moments;
@@ -506,8 +562,9 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
           const torch::Tensor global_moments = epoch_moments[mb];
           minibatch_options.reduce_advantage_moments = [global_moments](torch::Tensor& moments) { moments.copy_(global_moments); };
         }
-        loss_stats = minibatch_gradients(obs.narrow(0, local_start, size), actions.narrow(0, local_start, size),
-                                         columns.narrow(1, local_start, size), minibatch_options);
+        loss_stats = minibatch_gradients(
+            obs.narrow(0, local_start, size), actions.narrow(0, local_start, size), columns.narrow(1, local_start, size),
+            target_policy.defined() ? target_policy.narrow(0, local_start, size) : torch::Tensor(), minibatch_options);
       } else {
         // None of this minibatch is ours: a zero gradient, but the gradient all-reduce all the same.
         flat_grads_.zero_();
@@ -563,6 +620,7 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
   metrics.entropy = s[PpoLossStat::kEntropy] / count;
   metrics.approx_kl = s[PpoLossStat::kApproxKl] / count;
   metrics.clip_fraction = s[PpoLossStat::kClipFraction] / count;
+  metrics.kl_to_target = s[PpoLossStat::kKlToTarget] / count;
   metrics.grad_norm = s[PpoLossStat::kCount] / count;
   metrics.num_minibatch_steps = steps;
   ++num_updates_;
@@ -570,7 +628,8 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
 }
 
 torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions,
-                                              const torch::Tensor& columns, const PpoLossOptions& options) {
+                                              const torch::Tensor& columns, const torch::Tensor& target_policy,
+                                              const PpoLossOptions& options) {
   if (backprop_) {
     return backprop_->ppo_gradients(obs, actions, columns[kOldLogProbs], columns[kAdvantages], columns[kReturns],
                                     columns[kOldValues], options);
@@ -584,6 +643,12 @@ torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const to
   in.advantages = columns[kAdvantages];
   in.returns = columns[kReturns];
   in.old_values = columns[kOldValues];
+  if (target_policy.defined()) {
+    const ActionDistribution target = model_->discrete()
+                                          ? ActionDistribution::categorical(target_policy)
+                                          : ActionDistribution::diagonal_gaussian(target_policy, target_model_->log_std().detach());
+    in.kl_to_target = target.kl_divergence_to(dist);
+  }
   if (options.entropy_coeff != 0.0) {
     in.entropy = dist.entropy();
   } else {

@@ -20,6 +20,15 @@
 // the learner with one intra-op thread (set_inference_threads(1)): tiny GEMMs do not gain from
 // two, and contend with the samplers.
 //
+// APPO (config.vtrace, config.kl_coeff; see core/algorithm_config.h): V-trace replaces GAE,
+// with pi the network at the start of the update and mu the workers' policy (the batch's
+// log-probs); the surrogate's ratio stays pi/mu, clipped. With kl_coeff > 0 the loss adds
+// kl_coeff * KL(target || pi), the target network a copy of the weights taken every
+// target_update_frequency updates; that term's gradient comes from autograd. With
+// behaviour_ratio off (APPO's vtrace: false, an ablation) the ratio is pi over the learner's own
+// policy at the start of the update: no correction for the workers' lag at all. The target is not
+// checkpointed: a restored learner takes its weights as the target.
+//
 // Minibatch order: each update shuffles with an rlx::Rng seeded from (seed, num_updates), so a
 // checkpoint needs only num_updates (in state_json) to reproduce the next permutations.
 #pragma once
@@ -168,13 +177,20 @@ class PpoLearner {
   void refresh_backprop();
   // One minibatch's gradient into flat_grads_; returns the loss statistics.
   torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& columns,
-                                    const PpoLossOptions& options);
+                                    const torch::Tensor& target_policy, const PpoLossOptions& options);
+  // log pi(a|s) - log mu(a|s) of the n staged samples into log_ratios_ (current network, for
+  // V-trace); without behaviour_ratio, log pi(a|s) also replaces the staged old log-probs.
+  void stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, int64_t n);
+  // APPO's target network (built with the current weights on first use), and its refresh.
+  ActorCritic& target_model();
+  void refresh_target();
 
   PolicyModelConfig model_config_;
   PpoConfig config_;
   uint64_t seed_;
   torch::Device device_;
   std::shared_ptr<ActorCritic> model_;
+  std::shared_ptr<ActorCritic> target_model_;  // kl_coeff > 0: the policy the KL term pulls towards
   torch::Tensor flat_params_;  // [P] storage of every model parameter
   torch::Tensor flat_grads_;   // [P] storage of every parameter's gradient
   std::unique_ptr<torch::optim::Adam> optimizer_;
@@ -192,6 +208,7 @@ class PpoLearner {
   std::vector<float> action_value_host_;
   std::vector<float> scaled_rewards_;
   std::vector<float> final_values_;
+  std::vector<float> log_ratios_;      // V-trace's log pi - log mu per sample
   std::vector<int64_t> permutation_;
 };
 

@@ -27,6 +27,7 @@ void check_inputs(const PpoLossInputs& in, const PpoLossOptions& options) {
   check_column(in.returns, "returns", rows);
   check_column(in.entropy, "entropy", rows);
   if (options.vf_clip_param > 0.0) check_column(in.old_values, "old_values", rows);
+  if (in.kl_to_target.defined()) check_column(in.kl_to_target, "kl_to_target", rows);
 }
 
 // The advantages the surrogate uses (constants: no gradient flows into them).
@@ -77,13 +78,15 @@ Terms terms(const PpoLossInputs& in, const PpoLossOptions& options) {
   return t;
 }
 
-// [policy_loss, vf_loss, entropy, approx_kl, clip_fraction] from the loss pieces (no gradient).
+// [policy_loss, vf_loss, entropy, approx_kl, clip_fraction, kl_to_target] from the loss pieces
+// (no gradient); kl_to_target is 0 when there is none.
 torch::Tensor loss_stats(const Terms& t, const torch::Tensor& policy_loss, const torch::Tensor& vf_loss,
-                         const torch::Tensor& entropy) {
+                         const torch::Tensor& entropy, const torch::Tensor& kl_to_target) {
   torch::NoGradGuard no_grad;
   const torch::Tensor approx_kl = (t.ratio - t.log_ratio).mean() - 1.0;
   const torch::Tensor clip_fraction = (t.clipped_ratio != t.ratio).to(t.ratio.scalar_type()).mean();
-  return torch::stack({policy_loss, vf_loss, entropy, approx_kl, clip_fraction});
+  const torch::Tensor target_kl = kl_to_target.defined() ? kl_to_target : torch::zeros_like(approx_kl);
+  return torch::stack({policy_loss, vf_loss, entropy, approx_kl, clip_fraction, target_kl});
 }
 
 }  // namespace
@@ -99,12 +102,20 @@ PpoLoss ppo_loss(const PpoLossInputs& in, const PpoLossOptions& options) {
   const torch::Tensor entropy = in.entropy.mean();
   PpoLoss out;
   out.total = policy_loss + options.vf_loss_coeff * vf_loss - options.entropy_coeff * entropy;
-  out.stats = loss_stats(t, policy_loss, vf_loss, entropy);
+  torch::Tensor kl_to_target;
+  if (in.kl_to_target.defined()) {
+    kl_to_target = in.kl_to_target.mean();
+    out.total = out.total + options.kl_coeff * kl_to_target;
+  }
+  out.stats = loss_stats(t, policy_loss, vf_loss, entropy, kl_to_target);
   return out;
 }
 
 PpoLossGradients ppo_loss_gradients(const PpoLossInputs& in, const PpoLossOptions& options) {
   check_inputs(in, options);
+  if (in.kl_to_target.defined()) {
+    throw std::invalid_argument("ppo_loss_gradients has no analytic gradient of kl_to_target; use ppo_loss and autograd");
+  }
   torch::NoGradGuard no_grad;
   const Terms t = terms(in, options);
   const double b = static_cast<double>(in.log_probs.size(0));
@@ -132,7 +143,7 @@ PpoLossGradients ppo_loss_gradients(const PpoLossInputs& in, const PpoLossOption
     vf_terms = torch::where(unclipped_is_max, squared_error, clipped_squared);
     out.values.mul_(unclipped_is_max);
   }
-  out.stats = loss_stats(t, -policy_objective.mean(), vf_terms.mean(), in.entropy.mean());
+  out.stats = loss_stats(t, -policy_objective.mean(), vf_terms.mean(), in.entropy.mean(), torch::Tensor());
   return out;
 }
 

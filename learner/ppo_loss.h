@@ -9,6 +9,7 @@
 //                 mean(max((V - R)^2, (V_old + clip(V - V_old, -vf_clip, vf_clip) - R)^2))
 //                 (a plain mean squared error, SB3's convention; CleanRL's has an extra 0.5)
 //   total       = policy_loss + vf_loss_coeff * vf_loss - entropy_coeff * mean(entropy)
+//                 + kl_coeff * mean(kl_to_target)   (APPO's KL term, when kl_to_target is given)
 //   approx_kl   = mean((ratio - 1) - log ratio),  clip_fraction = share of samples whose ratio
 //                 lies outside [1 - clip_param, 1 + clip_param]
 #pragma once
@@ -28,6 +29,7 @@ struct PpoLossInputs {
   torch::Tensor old_values;     // V before this update (value clipping)
   torch::Tensor returns;        // GAE returns (value targets)
   torch::Tensor entropy;        // entropy of pi_new(.|s)
+  torch::Tensor kl_to_target;   // optional: KL(pi_target(.|s) || pi_new(.|s)), with gradient (APPO)
 };
 
 // Sums [sum(A), sum(A^2), count] over data-parallel ranks in place (a float64 tensor of 3).
@@ -38,6 +40,7 @@ struct PpoLossOptions {
   double vf_clip_param = 0.0;  // 0: unclipped value loss
   double vf_loss_coeff = 0.5;
   double entropy_coeff = 0.0;
+  double kl_coeff = 0.0;       // weight of mean(kl_to_target)
   bool normalize_advantages = true;
   // Optional: when set, advantages are normalised with moments summed over all ranks.
   AdvantageMomentsReducer reduce_advantage_moments;
@@ -45,7 +48,7 @@ struct PpoLossOptions {
 
 // Indices into PpoLoss::stats.
 struct PpoLossStat {
-  enum Index : int64_t { kPolicyLoss = 0, kVfLoss, kEntropy, kApproxKl, kClipFraction, kCount };
+  enum Index : int64_t { kPolicyLoss = 0, kVfLoss, kEntropy, kApproxKl, kClipFraction, kKlToTarget, kCount };
 };
 
 struct PpoLoss {
@@ -59,7 +62,8 @@ PpoLoss ppo_loss(const PpoLossInputs& in, const PpoLossOptions& options);
 // The loss's statistics and its analytic gradient with respect to log_probs and values, each
 // [B] (what autograd would give through ppo_loss(in, options).total; the entropy term's
 // gradient is d total / d entropy_i = -entropy_coeff / B, left to the caller). Inputs need no
-// gradients; the same checks as ppo_loss.
+// gradients; the same checks as ppo_loss, and no kl_to_target (std::invalid_argument: its
+// gradient reaches the whole distribution, which autograd handles).
 struct PpoLossGradients {
   torch::Tensor log_probs;  // d total / d log_probs [B]
   torch::Tensor values;     // d total / d values [B]

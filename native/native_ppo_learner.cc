@@ -107,7 +107,10 @@ struct NativePpoLearner::Snapshot {
   int64_t num_updates = 0;
 };
 
-std::optional<std::string> NativePpoLearner::unsupported(const PolicyModelConfig& model_config, const PpoConfig&) {
+std::optional<std::string> NativePpoLearner::unsupported(const PolicyModelConfig& model_config, const PpoConfig& config) {
+  if (config.vtrace || config.kl_coeff > 0.0 || !config.behaviour_ratio) {
+    return std::string("NativePpoLearner trains PPO's loss only, not APPO's V-trace targets or KL term");
+  }
   if (model_config.shared_trunk) {
     return std::string("NativePpoLearner trains separate policy and value networks only, and the model has a shared "
                        "trunk (shared_trunk, the key vf_share_layers: true)");

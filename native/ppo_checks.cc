@@ -27,6 +27,15 @@ void validate_ppo_config(const PpoConfig& config) {
     throw std::invalid_argument("PpoConfig: total_timesteps must be >= 1 when a schedule anneals, got " +
                                 std::to_string(config.total_timesteps));
   }
+  if (config.vtrace && !(config.rho_bar > 0.0 && config.c_bar > 0.0)) {
+    throw std::invalid_argument("PpoConfig: V-trace needs rho_bar > 0 and c_bar > 0");
+  }
+  if (config.vtrace && !config.recompute_values) {
+    throw std::invalid_argument("PpoConfig: V-trace needs recompute_values (the learner's own V(s))");
+  }
+  if (!(config.kl_coeff >= 0.0) || config.target_update_frequency < 1) {
+    throw std::invalid_argument("PpoConfig: kl_coeff must be >= 0 and target_update_frequency >= 1");
+  }
 }
 
 void check_ppo_batches(const std::vector<SampleBatch>& batches, const PolicyModelConfig& model, bool recompute_values) {

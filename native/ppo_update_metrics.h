@@ -13,6 +13,7 @@ struct PpoUpdateMetrics {
   double entropy = 0.0;
   double approx_kl = 0.0;
   double clip_fraction = 0.0;
+  double kl_to_target = 0.0;        // APPO's KL(target || pi) term (0 without it)
   double explained_variance = 0.0;  // of the returns by the pre-update values; NaN when the returns are constant
   double lr = 0.0;                  // used in this update
   double clip_param = 0.0;          // used in this update

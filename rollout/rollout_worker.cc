@@ -76,6 +76,7 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,
                                                    setup.worker_seed());
   have_weights_ = false;
+  weight_delay_ = WeightDelay(setup.weight_delay);
   setup_ = incoming;
 }
 
@@ -205,11 +206,12 @@ WorkerExit RolloutWorker::run() {
         } else if (auto* weights = std::get_if<Weights>(&message)) {
           awaiting_hello_answer = false;
           if (policy_) {
-            apply_weights(*policy_, *weights);
+            const std::shared_ptr<const Weights> act_with = weight_delay_.push(std::make_shared<Weights>(std::move(*weights)));
+            apply_weights(*policy_, *act_with);
             have_weights_ = true;
             ++stats_.weights_received;
-            stats_.last_policy_version = weights->policy_version;
-            logger().debug("policy version {} ({} parameters)", weights->policy_version, weights->params.size());
+            stats_.last_policy_version = act_with->policy_version;
+            logger().debug("policy version {} ({} parameters)", act_with->policy_version, act_with->params.size());
           }
         } else if (auto* grant = std::get_if<CreditGrant>(&message)) {
           awaiting_hello_answer = false;

@@ -15,6 +15,7 @@
 #include <zmq.hpp>
 
 #include "core/sample_batch.h"
+#include "rollout/weight_delay.h"
 #include "rollout/worker_setup.h"
 #include "transport/curve.h"
 #include "transport/decode.h"
@@ -97,6 +98,7 @@ class RolloutWorker {
   std::unique_ptr<RolloutPolicy> policy_;
   std::unique_ptr<FragmentCollector> collector_;
   bool have_weights_ = false;
+  WeightDelay weight_delay_{0};  // the setup's weight_delay
   int64_t credits_ = 0;
   std::vector<std::shared_ptr<SampleBatch>> batches_;  // reused once ZeroMQ has released them
   RolloutWorkerStats stats_;

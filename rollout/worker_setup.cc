@@ -14,6 +14,7 @@ using nlohmann::json;
 
 constexpr int kMaxEnvsPerWorker = 1 << 16;
 constexpr int kMaxFragmentLength = 1 << 16;
+constexpr int kMaxWeightDelay = 1000;  // as the worker_weight_delay key allows
 
 const char* kind_name(RolloutPolicyKind kind) {
   return kind == RolloutPolicyKind::kActorCritic ? "actor_critic" : "epsilon_greedy_q";
@@ -74,7 +75,8 @@ std::string WorkerSetup::to_json() const {
                     {"num_workers", num_workers},
                     {"deterministic", deterministic},
                     {"behaviour_values", behaviour_values},
-                    {"drop_nonfinite_episodes", drop_nonfinite_episodes}};
+                    {"drop_nonfinite_episodes", drop_nonfinite_episodes},
+                    {"weight_delay", weight_delay}};
   return out.dump();
 }
 
@@ -121,6 +123,11 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   setup.num_workers = required<int>(in, "num_workers", "an integer");
   check_range("num_workers", setup.num_workers, 1, 1 << 20);
   setup.drop_nonfinite_episodes = required<bool>(in, "drop_nonfinite_episodes", "a boolean");
+  // Absent in the Welcome of learners before it: no delay.
+  if (in.contains("weight_delay")) {
+    setup.weight_delay = required<int>(in, "weight_delay", "an integer");
+    check_range("weight_delay", setup.weight_delay, 0, kMaxWeightDelay);
+  }
   return setup;
 }
 

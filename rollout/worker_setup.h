@@ -33,6 +33,7 @@ struct WorkerSetup {
   bool deterministic = false;  // kActorCritic: argmax / mean actions
   bool behaviour_values = true;  // kActorCritic: fragments carry V(s) (false when the learner recomputes it)
   bool drop_nonfinite_episodes = false;  // end episodes at a non-finite env step (counted) instead of failing
+  int weight_delay = 0;        // act with the weights received this many publications before the newest (ablations)
 
   // The seed of this worker's envs and action sampling.
   uint64_t worker_seed() const { return seed + 1'000'003ULL * static_cast<uint64_t>(worker_index); }

@@ -229,6 +229,7 @@ void SampleReceiver::run() {
 }
 
 void SampleReceiver::forget_worker(const std::string& identity) {
+  if (auto it = workers_.find(identity); it != workers_.end()) close_clock(it->second, Clock::now());
   const size_t erased = workers_.erase(identity);
   std::lock_guard<std::mutex> lock(mutex_);
   if (erased > 0) stats_.workers_active = workers_.size();
@@ -288,6 +289,7 @@ void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq
   } else if (std::holds_alternative<Stop>(message)) {
     // The worker is leaving (its last message, after all its fragments): forget it.
     const bool was_ready = it != workers_.end() && it->second.ready;
+    if (it != workers_.end()) close_clock(it->second, Clock::now());
     workers_.erase(identity);
     std::lock_guard<std::mutex> lock(mutex_);
     if (was_ready) ++stats_.workers_left;
@@ -318,7 +320,9 @@ void SampleReceiver::welcome(const std::string& identity, uint64_t sender_id) {
   if (worker.ready) {
     // A restarted worker process under the same identity: it holds no credits now and must
     // send its hello again; its queued fragments keep their credits until popped.
+    close_clock(worker, now);
     worker.ready = false;
+    worker.starved_since.reset();
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.workers_restarted;
   }
@@ -337,7 +341,10 @@ void SampleReceiver::handle_hello(const std::string& identity, const Hello& hell
     // Not welcomed first, or stepping another env: tell it to stop.
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.hellos_refused;
-    if (it != workers_.end()) workers_.erase(it);
+    if (it != workers_.end()) {
+      close_clock(it->second, Clock::now());
+      workers_.erase(it);
+    }
     stats_.workers_active = workers_.size();
     send(identity, encode_stop(0, ++sequence_));
     return;
@@ -345,6 +352,8 @@ void SampleReceiver::handle_hello(const std::string& identity, const Hello& hell
   Worker& worker = it->second;
   if (!worker.ready) {
     worker.ready = true;
+    worker.ready_since = Clock::now();
+    worker.starved_since.reset();
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.workers_joined;
     stats_.workers_active = workers_.size();
@@ -370,6 +379,7 @@ std::optional<FragmentRefusal> SampleReceiver::check(Worker& worker, const Sampl
                                                          std::to_string(options_.credits_per_worker) + " credits granted"};
   }
   --worker.credits;
+  if (worker.credits == 0) worker.starved_since = Clock::now();
   if (auto refusal = check_fragment(batch, worker.contract)) return refusal;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -493,6 +503,7 @@ void SampleReceiver::heartbeat_and_expire() {
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (now - it->second.last_seen > options_.worker_timeout) {
       const bool was_ready = it->second.ready;
+      close_clock(it->second, now);
       it = workers_.erase(it);
       std::lock_guard<std::mutex> lock(mutex_);
       if (was_ready) ++stats_.workers_lost;
@@ -501,6 +512,7 @@ void SampleReceiver::heartbeat_and_expire() {
     }
     ++it;
   }
+  publish_clocks(now);
 }
 
 void SampleReceiver::send(const std::string& identity, std::vector<zmq::message_t> frames) {
@@ -518,7 +530,33 @@ void SampleReceiver::send_weights(const std::string& identity) {
   if (weights) send(identity, encode_weights(weights, 0, ++sequence_));
 }
 
+void SampleReceiver::close_clock(Worker& worker, Clock::time_point now) {
+  if (!worker.ready) return;
+  ready_closed_s_ += std::chrono::duration<double>(now - worker.ready_since).count();
+  worker.ready_since = now;
+  if (worker.starved_since) {
+    starved_closed_s_ += std::chrono::duration<double>(now - *worker.starved_since).count();
+    worker.starved_since = now;
+  }
+}
+
+void SampleReceiver::publish_clocks(Clock::time_point now) {
+  double ready = ready_closed_s_, starved = starved_closed_s_;
+  for (const auto& [identity, worker] : workers_) {
+    if (!worker.ready) continue;
+    ready += std::chrono::duration<double>(now - worker.ready_since).count();
+    if (worker.starved_since) starved += std::chrono::duration<double>(now - *worker.starved_since).count();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.worker_ready_s = ready;
+  stats_.worker_starved_s = starved;
+}
+
 void SampleReceiver::send_credits(const std::string& identity, Worker& worker, int64_t credits) {
+  if (worker.starved_since && credits > 0) {
+    starved_closed_s_ += std::chrono::duration<double>(Clock::now() - *worker.starved_since).count();
+    worker.starved_since.reset();
+  }
   worker.credits += credits;
   send(identity, encode_credit_grant(CreditGrant{credits}, 0, ++sequence_));
 }

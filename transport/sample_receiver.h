@@ -111,6 +111,11 @@ struct ReceiverStats {
   uint64_t workers_left = 0;              // said goodbye (a Stop) after their last fragment
   uint64_t workers_restarted = 0;         // re-joined on the same connection (the learner went quiet)
   uint64_t workers_active = 0;
+  // Summed over workers since their hello: seconds ready (welcomed, hello accepted) and seconds
+  // of those without a credit (every fragment they may send queued here or in flight): their
+  // idle time, as the learner sees it; updated every heartbeat interval.
+  double worker_ready_s = 0.0;
+  double worker_starved_s = 0.0;
   uint64_t episodes = 0;                  // finished in accepted fragments
   uint64_t episodes_dropped = 0;          // ended by a non-finite env step (drop_nonfinite_episodes)
   uint64_t handshakes_accepted = 0;       // CURVE handshakes authorized (0 without keys)
@@ -169,6 +174,9 @@ class SampleReceiver {
     std::string who;       // "worker ID (pid P on HOST)" for notices
     std::chrono::steady_clock::time_point last_seen;
     std::chrono::steady_clock::time_point last_welcome;
+    // Its clock: ready since (hello accepted), and since when it has held no credit (starved).
+    std::chrono::steady_clock::time_point ready_since;
+    std::optional<std::chrono::steady_clock::time_point> starved_since;
   };
   struct Command {
     enum class Kind { kWeights, kCredit, kStopWorkers } kind;
@@ -194,6 +202,11 @@ class SampleReceiver {
   void send_weights(const std::string& identity);
   void send_credits(const std::string& identity, Worker& worker, int64_t credits);
   void post(Command command);
+  // The worker's ready and starved time so far into the closed totals (it is being forgotten,
+  // or its clock restarts).
+  void close_clock(Worker& worker, std::chrono::steady_clock::time_point now);
+  // Publishes the workers' ready and starved seconds (closed totals plus the live ones) in stats_.
+  void publish_clocks(std::chrono::steady_clock::time_point now);
   bool stale(uint64_t policy_version) const;
   bool published(uint64_t policy_version) const;  // under mutex_
 
@@ -212,6 +225,8 @@ class SampleReceiver {
   FragmentFaultCounters fault_counters_;
   uint64_t sequence_ = 0;
   int next_worker_index_ = 0;
+  double ready_closed_s_ = 0.0;    // ready seconds of workers forgotten or re-clocked
+  double starved_closed_s_ = 0.0;  // starved seconds, likewise, and of ended starvations
 
   // Shared with public methods.
   mutable std::mutex mutex_;
