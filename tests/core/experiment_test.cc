@@ -224,7 +224,7 @@ TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][c
              Contains("unknown stop criterion"));
   // Switching the algorithm is refused while the file sets keys of the old one.
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "algorithm=DQN"); }),
-             Contains("'normalize_advantages'") && Contains("applies to PPO, not DQN"));
+             Contains("'normalize_advantages'") && Contains("applies to PPO and APPO, not DQN"));
 }
 
 TEST_CASE("Cross-key validation names where values came from", "[core][config]") {
@@ -303,4 +303,35 @@ TEST_CASE("Experiment JSON from an older rlx fills defaults, and bad JSON is ref
   CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("applies to PPO"));
   json.erase("stop");
   CHECK_THAT(error_of<ConfigError>([&] { experiment_from_json(json, "c.json"); }), Contains("'stop'"));
+}
+
+TEST_CASE("APPO experiments read PPO's keys and their own, with APPO's max_policy_lag default", "[core][config][appo]") {
+  TempDir dir;
+  rlx::test::write_text(dir / "appo.yaml",
+                        "a:\n  env: CartPole-v1\n  algorithm: APPO\n  stop: {timesteps_total: 1000}\n"
+                        "  config:\n    lr: 0.002\n    rho_bar: 2.0\n    vtrace: false\n    learner_queue_size: 3\n");
+  Experiment appo = load_experiment(dir / "appo.yaml", "", {});
+  CHECK(appo.algorithm == AlgorithmKind::kAPPO);
+  CHECK(appo.config.ppo().lr == 0.002);
+  CHECK(appo.config.appo().rho_bar == 2.0);
+  CHECK(appo.config.appo().c_bar == 1.0);
+  CHECK_FALSE(appo.config.appo().vtrace);
+  CHECK(appo.config.appo().learner_queue_size == 3);
+  CHECK(appo.config.common().max_policy_lag == 32);  // APPO's default; PPO's is 1
+  // It survives the round trip through a checkpoint's JSON, and an explicit value wins.
+  CHECK(experiment_from_json(experiment_to_json(appo), "x").config == appo.config);
+  CHECK(load_experiment(dir / "appo.yaml", "", {"max_policy_lag=5"}).config.common().max_policy_lag == 5);
+
+  Experiment ppo = load_text(dir, kTwoExperiments)[0];
+  CHECK(ppo.config.common().max_policy_lag == 1);
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "rho_bar=2"); }), Contains("applies to APPO, not PPO"));
+  // Switching PPO to APPO takes APPO's default lag unless the lag was set.
+  apply_override(ppo, "algorithm=APPO");
+  CHECK(ppo.config.common().max_policy_lag == 32);
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "appo.yaml", "", {"algorithm=APPX"}); }),
+             Contains("unknown algorithm 'APPX'") && Contains("\"APPO\""));
+  // A weight delay the lag bound would drop entirely is refused, naming both.
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "appo.yaml", "", {"worker_weight_delay=32"}); }),
+             Contains("worker_weight_delay 32 (--set)") && Contains("max_policy_lag 32 (default)"));
+  CHECK_NOTHROW(load_experiment(dir / "appo.yaml", "", {"worker_weight_delay=31"}));
 }

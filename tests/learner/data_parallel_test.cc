@@ -129,6 +129,16 @@ TEST_CASE("Data-parallel PPO: two Gloo ranks on shards equal one learner on the 
   }
 }
 
+TEST_CASE("Data-parallel APPO: V-trace and the KL term on shards equal one learner on the whole batch", "[learner][dp][appo]") {
+  rlx::set_inference_threads(1);
+  rlx::PpoConfig config = exactness_config();  // the sampler's weights are not the learner's: mu != pi
+  config.vtrace = true;
+  config.rho_bar = 1.2;
+  config.c_bar = 0.9;
+  config.kl_coeff = 0.5;
+  check_ppo_exactness(config, {32, 32});
+}
+
 TEST_CASE("Data-parallel PPO: a rank holding none of a minibatch still joins its collectives", "[learner][dp]") {
   rlx::set_inference_threads(1);
   rlx::PpoConfig config = exactness_config();

@@ -86,3 +86,26 @@ TEST_CASE("normalize_observations centres, scales and clips", "[learner][distrib
   CHECK(out[0][1].item<float>() == 10.0f);
   CHECK(out[1][1].item<float>() == -10.0f);
 }
+
+TEST_CASE("KL divergence between categorical and between diagonal Gaussian distributions", "[learner][distribution]") {
+  // Categorical: p = softmax(1, 2, 3), q = uniform: KL(p || q) = sum p (log p - log 1/3).
+  const auto p = rlx::ActionDistribution::categorical(torch::tensor({{1.0f, 2.0f, 3.0f}}));
+  const auto q = rlx::ActionDistribution::categorical(torch::tensor({{0.0f, 0.0f, 0.0f}}));
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  double expected = 0.0;
+  for (double logit : {1.0, 2.0, 3.0}) expected += std::exp(logit - lse) * ((logit - lse) + std::log(3.0));
+  CHECK(p.kl_divergence_to(q)[0].item<double>() == Approx(expected));
+  CHECK(p.kl_divergence_to(p)[0].item<double>() == Approx(0.0).margin(1e-7));
+
+  // Gaussian, per dimension: log(s_q / s_p) + (s_p^2 + (m_p - m_q)^2) / (2 s_q^2) - 1/2.
+  // p: mean (0, 1), std (1, 2); q: mean (1, 1), std (2, 1).
+  const auto g = rlx::ActionDistribution::diagonal_gaussian(torch::tensor({{0.0f, 1.0f}}),
+                                                            torch::tensor({0.0f, static_cast<float>(std::log(2.0))}));
+  const auto h = rlx::ActionDistribution::diagonal_gaussian(torch::tensor({{1.0f, 1.0f}}),
+                                                            torch::tensor({static_cast<float>(std::log(2.0)), 0.0f}));
+  const double d0 = std::log(2.0) + (1.0 + 1.0) / (2.0 * 4.0) - 0.5;
+  const double d1 = std::log(0.5) + (4.0 + 0.0) / 2.0 - 0.5;
+  CHECK(g.kl_divergence_to(h)[0].item<double>() == Approx(d0 + d1));
+  CHECK(g.kl_divergence_to(g)[0].item<double>() == Approx(0.0).margin(1e-7));
+  CHECK_THROWS_AS(p.kl_divergence_to(g), std::invalid_argument);
+}

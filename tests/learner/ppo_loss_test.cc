@@ -152,3 +152,26 @@ TEST_CASE("ppo_loss: one sample is not normalised, and bad shapes throw", "[lear
   options.vf_clip_param = 0.2;  // needs old_values
   CHECK_THROWS_AS(rlx::ppo_loss(in, options), std::invalid_argument);
 }
+
+TEST_CASE("ppo_loss: APPO's KL term adds kl_coeff * mean(kl_to_target) and reports it", "[learner][ppo][appo]") {
+  rlx::PpoLossInputs in;
+  in.log_probs = column({-1.0, -0.5}, true);
+  in.old_log_probs = column({-1.0, -0.5});
+  in.advantages = column({1.0, -1.0});
+  in.values = column({0.0, 0.0}, true);
+  in.old_values = column({0.0, 0.0});
+  in.returns = column({0.0, 0.0});
+  in.entropy = column({0.5, 0.5});
+  rlx::PpoLossOptions options;
+  options.normalize_advantages = false;
+  const double base = rlx::ppo_loss(in, options).total.item<double>();
+  in.kl_to_target = column({0.2, 0.4}, true);
+  options.kl_coeff = 2.0;
+  const rlx::PpoLoss loss = rlx::ppo_loss(in, options);
+  CHECK(loss.total.item<double>() == Approx(base + 2.0 * 0.3));
+  CHECK(stat(loss, rlx::PpoLossStat::kKlToTarget) == Approx(0.3));
+  loss.total.backward();
+  CHECK(in.kl_to_target.grad()[0].item<double>() == Approx(1.0));  // kl_coeff / B
+  // The analytic gradient does not cover the KL term: refused, not silently dropped.
+  CHECK_THROWS_AS(rlx::ppo_loss_gradients(in, options), std::invalid_argument);
+}

@@ -166,6 +166,49 @@ TEST_CASE("a worker joining late gets the current weights before it samples", "[
   CHECK(late.exit.get() == WorkerExit::kStopped);
 }
 
+TEST_CASE("the receiver clocks each worker's time without a credit as idle", "[rollout][distributed][appo]") {
+  zmq::context_t context(1);
+  SampleReceiver receiver(context, cartpole_receiver(2, 1));
+  receiver.publish_weights(cartpole_weights(1));
+  WorkerThread worker(context, receiver.endpoint(), 4);
+  REQUIRE(eventually([&] { return receiver.stats().queued == 2; }));  // both credits used: idle from now
+  std::this_thread::sleep_for(1200ms);
+  ReceiverStats stats = receiver.stats();
+  INFO("ready " << stats.worker_ready_s << " s, starved " << stats.worker_starved_s << " s");
+  CHECK(stats.worker_ready_s >= 1.0);
+  CHECK(stats.worker_starved_s >= 0.8);
+  CHECK(stats.worker_starved_s <= stats.worker_ready_s);
+  // Popping returns the credits: the starved clock stops until the credits are used again.
+  REQUIRE(receiver.pop(1000ms));
+  REQUIRE(receiver.pop(1000ms));
+  receiver.stop_workers();
+  CHECK(worker.exit.get() == WorkerExit::kStopped);
+}
+
+TEST_CASE("a worker with a weight delay acts with the weights published that many times before", "[rollout][distributed][appo]") {
+  zmq::context_t context(1);
+  ReceiverOptions options = cartpole_receiver(1, 10);
+  options.make_welcome = [](int index) {
+    WorkerSetup setup = cartpole_setup(index);
+    setup.weight_delay = 2;
+    return setup.to_json();
+  };
+  SampleReceiver receiver(context, options);
+  receiver.publish_weights(cartpole_weights(1));
+  WorkerThread worker(context, receiver.endpoint(), 4);
+  std::optional<SampleBatch> batch = receiver.pop(5000ms);
+  REQUIRE(batch);
+  CHECK(batch->policy_version == 1);
+  for (uint64_t v = 2; v <= 5; ++v) receiver.publish_weights(cartpole_weights(v));
+  // Once versions 3, 4 and 5 have arrived the worker acts with 3.
+  REQUIRE(eventually([&] {
+    std::optional<SampleBatch> next = receiver.pop(200ms);
+    return next && next->policy_version == 3;
+  }));
+  receiver.stop_workers();
+  CHECK(worker.exit.get() == WorkerExit::kStopped);
+}
+
 TEST_CASE("fragments older than max_policy_lag are dropped and counted", "[rollout][distributed]") {
   zmq::context_t context(1);
   SampleReceiver receiver(context, cartpole_receiver(2, 0));
