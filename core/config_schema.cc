@@ -64,7 +64,7 @@ std::vector<KeySpec> build_schema() {
   add(int_key("train_batch_size", 0, "Samples per iteration; 0 = max(num_workers, 1) * num_envs_per_worker * rollout_fragment_length; at least one fragment").at_least(0).to(&PpoConfig::train_batch_size));
   add(int_key("num_epochs", 10, "Passes of SGD over each train batch").at_least(1).to(&PpoConfig::num_epochs));
   add(int_key("minibatch_size", 64, "Samples per SGD minibatch").at_least(1).to(&PpoConfig::minibatch_size));
-  add(float_key("lambda", 0.95, "GAE lambda").at_least(0).at_most(1).to(&PpoConfig::lambda));
+  add(float_key("lambda", 0.95, "GAE lambda; APPO: V-trace's trace decay (c_t = lambda min(c_bar, pi/mu))").at_least(0).at_most(1).to(&PpoConfig::lambda));
   add(float_key("clip_param", 0.2, "PPO ratio clip epsilon").above(0).to(&PpoConfig::clip_param));
   add(string_key("clip_schedule", "constant", "\"linear\" anneals clip_param to 0 over stop.timesteps_total").one_of({"constant", "linear"}).to(&PpoConfig::clip_schedule));
   add(float_key("vf_clip_param", 0.0, "Clip of the value-function update around the old values; 0 turns it off").at_least(0).to(&PpoConfig::vf_clip_param));

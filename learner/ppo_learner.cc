@@ -393,7 +393,7 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
       vtrace.final_values = final_values_.data();
       vtrace.bootstrap_values = values_data + extra_row;
       vtrace.log_ratios = log_ratios_.data() + row;
-      compute_vtrace(vtrace, {config_.gamma, config_.rho_bar, config_.c_bar}, returns, advantages);
+      compute_vtrace(vtrace, {config_.gamma, config_.rho_bar, config_.c_bar, config_.lambda}, returns, advantages);
     } else {
       GaeInputs gae;
       gae.num_steps = batch.num_steps;

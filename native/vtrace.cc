@@ -18,6 +18,9 @@ void check(const VtraceInputs& in, const VtraceOptions& options, const float* va
   if (!(options.gamma >= 0.0 && options.gamma <= 1.0)) {
     throw std::invalid_argument("compute_vtrace: gamma must be in [0, 1], got " + std::to_string(options.gamma));
   }
+  if (!(options.lambda >= 0.0 && options.lambda <= 1.0)) {
+    throw std::invalid_argument("compute_vtrace: lambda must be in [0, 1], got " + std::to_string(options.lambda));
+  }
   if (!(options.rho_bar > 0.0) || !(options.c_bar > 0.0)) {
     throw std::invalid_argument("compute_vtrace: rho_bar and c_bar must be > 0, got " + std::to_string(options.rho_bar) +
                                 " and " + std::to_string(options.c_bar));
@@ -61,7 +64,7 @@ void compute_vtrace(const VtraceInputs& in, const VtraceOptions& options, float*
       }
       const double ratio = std::exp(static_cast<double>(in.log_ratios[i]));
       const double rho = std::min(options.rho_bar, ratio);
-      const double c = std::min(options.c_bar, ratio);
+      const double c = options.lambda * std::min(options.c_bar, ratio);
       const double reward = in.rewards[i];
       advantages[i] = static_cast<float>(rho * (reward + gamma * next_target - value));
       correction = rho * (reward + gamma * next_value - value) + gamma * c * correction;

@@ -39,9 +39,9 @@ TEST_CASE("rlx train --learners 2 solves CartPole with PPO (synchronous sampling
   std::system(("rm -rf " + out).c_str());
 }
 
-TEST_CASE("rlx train --learners 2 checkpoints, and resumes with 1 or 3 learners (PPO and DQN)", "[cli][dp]") {
+TEST_CASE("rlx train --learners 2 checkpoints, and resumes with 1 or 3 learners (PPO, APPO and DQN)", "[cli][dp]") {
   const std::string out = temp_dir("dp_resume");
-  for (const std::string file : {"cartpole-ppo.yaml", "cartpole-dqn.yaml"}) {
+  for (const std::string file : {"cartpole-ppo.yaml", "cartpole-dqn.yaml", "cartpole-appo.yaml"}) {
     INFO(file);
     const bool dqn = file == "cartpole-dqn.yaml";
     const std::string name = file.substr(0, file.size() - 5);

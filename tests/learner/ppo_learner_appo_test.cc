@@ -46,9 +46,9 @@ std::vector<float> floats(const torch::Tensor& tensor) {
 TEST_CASE("APPO learner: with pi = mu the V-trace targets are GAE's with lambda 1", "[learner][appo]") {
   const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32});
   rlx::PpoConfig vtrace = appo_config();
+  vtrace.lambda = 1.0;
   rlx::PpoConfig gae = vtrace;
   gae.vtrace = false;
-  gae.lambda = 1.0;
   rlx::PpoLearner a(model_config, vtrace, 3), b(model_config, gae, 3);
   Sampler sampler("CartPole-v1", model_config, 4, 50, 5);  // episodes end inside the fragments
   sync_policy(a, sampler.policy, 1);                        // the workers act with pi itself
@@ -67,6 +67,7 @@ TEST_CASE("APPO learner: V-trace targets of stale fragments use the learner's va
   rlx::PpoConfig config = appo_config();
   config.rho_bar = 1.5;
   config.c_bar = 0.8;
+  config.lambda = 0.9;
   config.lr = 1e-2;
   rlx::PpoLearner learner(model_config, config, 3);
   move_away(learner, model_config);
@@ -98,7 +99,7 @@ TEST_CASE("APPO learner: V-trace targets of stale fragments use the learner's va
   rlx::VtraceInputs in{40, 2, batch.rewards.data(), values.data(), batch.terminated.data(), batch.truncated.data(),
                        final_values.data(), bootstrap_values.data(), log_ratios.data()};
   std::vector<float> expected_targets(static_cast<size_t>(n)), expected_advantages(static_cast<size_t>(n));
-  rlx::compute_vtrace(in, {0.95, 1.5, 0.8}, expected_targets.data(), expected_advantages.data());
+  rlx::compute_vtrace(in, {0.95, 1.5, 0.8, 0.9}, expected_targets.data(), expected_advantages.data());
   for (size_t i = 0; i < expected_targets.size(); ++i) {
     INFO("sample " << i);
     CHECK(targets.returns[i] == Approx(expected_targets[i]).epsilon(1e-4).margin(1e-4));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "core/rng.h"
@@ -75,7 +76,7 @@ void reference_vtrace(const Fragment& f, const rlx::VtraceOptions& o, std::vecto
     return f.values[at(step + 1, env)];
   };
   const auto rho = [&](size_t i) { return std::min(o.rho_bar, std::exp(static_cast<double>(f.log_ratios[i]))); };
-  const auto c = [&](size_t i) { return std::min(o.c_bar, std::exp(static_cast<double>(f.log_ratios[i]))); };
+  const auto c = [&](size_t i) { return o.lambda * std::min(o.c_bar, std::exp(static_cast<double>(f.log_ratios[i]))); };
   for (int64_t env = 0; env < f.k; ++env) {
     for (int64_t s = 0; s < f.t; ++s) {
       double sum = 0.0, discount = 1.0;
@@ -135,14 +136,17 @@ TEST_CASE("V-trace: a hand-computed 3-step fragment with clipped ratios and a te
 }
 
 TEST_CASE("V-trace: the recursion equals the paper's sum with episode ends and clipping", "[native][vtrace]") {
-  for (const auto& [rho_bar, c_bar] : {std::pair{1.0, 1.0}, std::pair{1.0, 0.7}, std::pair{2.0, 1.0}, std::pair{0.5, 0.3}}) {
+  for (const auto& [rho_bar, c_bar, lambda] : {std::tuple{1.0, 1.0, 1.0}, std::tuple{1.0, 0.7, 1.0},
+                                               std::tuple{2.0, 1.0, 1.0}, std::tuple{0.5, 0.3, 1.0},
+                                               std::tuple{1.0, 1.0, 0.9}, std::tuple{2.0, 0.7, 0.8}}) {
     for (bool ends : {false, true}) {
-      CAPTURE(rho_bar, c_bar, ends);
+      CAPTURE(rho_bar, c_bar, lambda, ends);
       const Fragment f = random_fragment(24, 3, 11 + static_cast<uint64_t>(ends), ends, 0.8);
       rlx::VtraceOptions o;
       o.gamma = 0.97;
       o.rho_bar = rho_bar;
       o.c_bar = c_bar;
+      o.lambda = lambda;
       std::vector<float> vs, adv;
       run(f, o, vs, adv);
       std::vector<double> ref_vs, ref_adv;
@@ -172,6 +176,19 @@ TEST_CASE("V-trace with pi = mu is GAE with lambda 1: n-step returns and their a
       CHECK(vs[i] == Approx(gae_returns[i]).margin(1e-4));
       CHECK(adv[i] == Approx(gae_adv[i]).margin(1e-4));
     }
+  }
+  // With lambda < 1 the targets are GAE(lambda)'s returns.
+  {
+    Fragment g = random_fragment(32, 4, 6, true, 0.0);
+    std::fill(g.log_ratios.begin(), g.log_ratios.end(), 0.0f);
+    rlx::VtraceOptions o;
+    o.gamma = 0.95;
+    o.lambda = 0.9;
+    std::vector<float> vs, adv;
+    run(g, o, vs, adv);
+    std::vector<float> gae_adv(vs.size()), gae_returns(vs.size());
+    rlx::compute_gae(g.gae_inputs(), o.gamma, 0.9, gae_adv.data(), gae_returns.data());
+    for (size_t i = 0; i < vs.size(); ++i) CHECK(vs[i] == Approx(gae_returns[i]).margin(1e-4));
   }
   // Without episode ends the first env's v_0 is the discounted sum of its rewards bootstrapped
   // from the fragment's end: the n-step return.
@@ -220,6 +237,9 @@ TEST_CASE("V-trace refuses null columns bad options and non-finite log-ratios", 
   o = rlx::VtraceOptions();
   o.gamma = 1.5;
   CHECK_THROWS_WITH(rlx::compute_vtrace(in, o, vs.data(), adv.data()), Catch::Contains("gamma"));
+  o = rlx::VtraceOptions();
+  o.lambda = -0.1;
+  CHECK_THROWS_WITH(rlx::compute_vtrace(in, o, vs.data(), adv.data()), Catch::Contains("lambda"));
   o = rlx::VtraceOptions();
   f.log_ratios[5] = std::numeric_limits<float>::infinity();
   in = f.vtrace_inputs();

@@ -139,6 +139,67 @@ std::optional<nlohmann::json> state_of(const fs::path& dir) {
 
 }  // namespace
 
+// 2 CartPole APPO trials, workers 2 versions behind, PBT over APPO's own rho_bar and PPO's lr;
+// then ASHA over c_bar; every trial records its lag and every exploit's keys reach the trial.
+const char* kAppoTuneYaml = R"(appo-tune:
+  env: CartPole-v1
+  algorithm: APPO
+  stop: {timesteps_total: 1536}
+  config:
+    num_workers: 0
+    worker_weight_delay: 2
+    num_envs_per_worker: 2
+    rollout_fragment_length: 64
+    minibatch_size: 64
+    num_epochs: 2
+    checkpoint_freq: 0
+  tune:
+    num_samples: 2
+    max_concurrent_trials: 2
+    seed: 5
+    scheduler:
+      type: pbt
+      time_attr: timesteps_total
+      perturbation_interval: 384
+      quantile_fraction: 0.5
+      synch: true
+      hyperparam_mutations:
+        lr: {loguniform: [1.0e-4, 1.0e-2]}
+        rho_bar: [0.5, 1.0, 2.0]
+)";
+
+TEST_CASE("rlx tune runs PBT and ASHA on APPO, its own keys included", "[tune][appo]") {
+  test::TempDir tmp;
+  test::write_text(tmp / "appo.yaml", kAppoTuneYaml);
+  const auto run = test::run_rlx("tune " + (tmp / "appo.yaml").string() + " --output " + (tmp / "runs").string());
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  const fs::path dir = tmp / "runs/appo-tune";
+  for (const char* trial : {"trial_00000", "trial_00001"}) {
+    const nlohmann::json result = read_json(dir / trial / "result.json");
+    CHECK(result.at("timesteps_total") == 1536);
+    CHECK(result.at("learner").at("policy_lag").at("max").get<int>() == 2);
+  }
+  const auto exploits = read_pbt_log(dir / kPbtLogName);
+  REQUIRE(!exploits.empty());  // the worse of two trials exploits the better at every boundary
+  for (const auto& entry : exploits) {
+    INFO(entry.dump());
+    const Checkpoint last = read_checkpoint_dir(*latest_checkpoint(dir / entry.at("trial").get<std::string>()));
+    CHECK(last.manifest.at("experiment").at("algorithm") == "APPO");
+    CHECK(entry.at("new_params").contains("rho_bar"));
+  }
+
+  std::string asha = kAppoTuneYaml;
+  asha.replace(asha.find("    scheduler:"), std::string::npos,
+               "    param_space:\n      c_bar: {uniform: [0.5, 1.0]}\n    scheduler:\n      type: asha\n"
+               "      time_attr: timesteps_total\n      grace_period: 512\n      reduction_factor: 2\n");
+  test::write_text(tmp / "asha.yaml", asha);
+  const auto asha_run = test::run_rlx("tune " + (tmp / "asha.yaml").string() + " --output " + (tmp / "asha").string());
+  INFO(asha_run.out << asha_run.err);
+  CHECK(asha_run.exit_code == 0);
+  CHECK_THAT(asha_run.out, Catch::Contains("best trial: trial_000"));
+}
+
 TEST_CASE("rlx tune runs a short synchronous PBT end to end and replays a trial's lineage, donors' weights included",
           "[tune]") {
   test::TempDir tmp;
