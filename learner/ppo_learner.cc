@@ -382,29 +382,20 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
     }
     float* advantages = columns_host_.data() + kAdvantages * n + row;
     float* returns = columns_host_.data() + kReturns * n + row;
+    GaeInputs fragment;
+    fragment.num_steps = batch.num_steps;
+    fragment.num_envs = batch.num_envs;
+    fragment.rewards = scaled_rewards_.data() + row;
+    fragment.values = old_values + row;
+    fragment.terminated = batch.terminated.data();
+    fragment.truncated = batch.truncated.data();
+    fragment.final_values = final_values_.data();
+    fragment.bootstrap_values = values_data + extra_row;
     if (config_.vtrace) {
-      VtraceInputs vtrace;
-      vtrace.num_steps = batch.num_steps;
-      vtrace.num_envs = batch.num_envs;
-      vtrace.rewards = scaled_rewards_.data() + row;
-      vtrace.values = old_values + row;
-      vtrace.terminated = batch.terminated.data();
-      vtrace.truncated = batch.truncated.data();
-      vtrace.final_values = final_values_.data();
-      vtrace.bootstrap_values = values_data + extra_row;
-      vtrace.log_ratios = log_ratios_.data() + row;
-      compute_vtrace(vtrace, {config_.gamma, config_.rho_bar, config_.c_bar, config_.lambda}, returns, advantages);
+      compute_vtrace(vtrace_inputs(fragment, log_ratios_.data() + row),
+                     {config_.gamma, config_.rho_bar, config_.c_bar, config_.lambda}, returns, advantages);
     } else {
-      GaeInputs gae;
-      gae.num_steps = batch.num_steps;
-      gae.num_envs = batch.num_envs;
-      gae.rewards = scaled_rewards_.data() + row;
-      gae.values = old_values + row;
-      gae.terminated = batch.terminated.data();
-      gae.truncated = batch.truncated.data();
-      gae.final_values = final_values_.data();
-      gae.bootstrap_values = values_data + extra_row;
-      compute_gae(gae, config_.gamma, config_.lambda, advantages, returns);
+      compute_gae(fragment, config_.gamma, config_.lambda, advantages, returns);
     }
     extra_row += batch.num_envs;
     row += count;

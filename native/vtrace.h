@@ -19,6 +19,8 @@
 
 #include <cstdint>
 
+#include "native/gae.h"
+
 namespace rlx {
 
 // Views of one fragment's columns, each [T, K] row-major unless noted.
@@ -40,6 +42,9 @@ struct VtraceOptions {
   double c_bar = 1.0;    // clip of the ratio in the trace (how far corrections reach back)
   double lambda = 1.0;   // trace decay on top of the clip, as GAE's lambda
 };
+
+// The V-trace inputs of a fragment whose columns GAE would read, with its log-ratios.
+VtraceInputs vtrace_inputs(const GaeInputs& fragment, const float* log_ratios);
 
 // Writes the value targets v_t and the advantages [T, K] (accumulated in double). Throws
 // std::invalid_argument on a null column, a negative size, gamma outside [0, 1], a clip that is
