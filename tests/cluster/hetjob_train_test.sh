@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # ctest cluster.hetjob_train: deploy/slurm/train-hetjob.sbatch as a user submits it, on 3
 # nodes: 2 learner ranks on node1 and node2 (Gloo across the namespace network) and the
-# worker fleet on node3, with CURVE keys. CartPole PPO reaches 475; results and the checkpoint
-# are in the trial directory; every fragment a worker sent is accounted for. Prints the time
-# from sbatch to the first iteration (docs/results.md).
+# worker fleet on node3, with CURVE keys. CartPole PPO (or the experiment RLX_HETJOB_EXPERIMENT
+# names, e.g. cartpole-appo) reaches 475; results and the checkpoint are in the trial directory;
+# every fragment a worker sent is accounted for. Prints the time from sbatch to the first
+# iteration (docs/results.md).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
+experiment=${RLX_HETJOB_EXPERIMENT:-cartpole-ppo}
 cluster_up 3
 rlx_work_dir
 rlx_fleet_keys
 
 submitted=$(date +%s.%N)
 jid=$(RLX="$RLX_BIN" RLX_KEYS=$PWD/keys cluster_exec sbatch --parsable --export=ALL \
-  "$RLX_SOURCE_DIR/deploy/slurm/train-hetjob.sbatch" "$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml" \
+  "$RLX_SOURCE_DIR/deploy/slurm/train-hetjob.sbatch" "$RLX_SOURCE_DIR/experiments/$experiment.yaml" \
   --set stop.timesteps_total=300000)
-trial=runs/cartpole-ppo/slurm-cartpole-ppo
+trial=runs/$experiment/slurm-$experiment
 wait_for_rows "$trial/progress.csv" 1 60 || fail "no iteration within 60 s of sbatch"
 first=$(date +%s.%N)
 wait_job_state "$jid" COMPLETED 240 || fail "job $jid did not complete"
