@@ -24,7 +24,8 @@ std::string bucket_name(size_t bucket) {
 PpoConfig appo_learner_config(const PpoConfig& ppo, const AppoConfig& appo) {
   PpoConfig config = ppo;
   config.vtrace = appo.vtrace;
-  config.behaviour_ratio = appo.vtrace;  // vtrace: false is APPO without any correction for the lag
+  // vtrace: false is APPO without any correction for the lag: the ratio is the learner's too.
+  config.behaviour_ratio = appo.vtrace && appo.surrogate_ratio == "behaviour";
   config.rho_bar = appo.rho_bar;
   config.c_bar = appo.c_bar;
   config.kl_coeff = appo.use_kl_loss ? appo.kl_coeff : 0.0;

@@ -92,6 +92,7 @@ struct AppoConfig {
   AppoConfig();
 
   bool vtrace{};
+  std::string surrogate_ratio;        // "behaviour": pi/mu; "learner": pi over the learner's policy at the update's start
   double rho_bar{};
   double c_bar{};
   bool use_kl_loss{};

@@ -76,6 +76,7 @@ std::vector<KeySpec> build_schema() {
 
   // ---- APPO (reads the PPO keys too) ----
   add(bool_key("vtrace", true, "V-trace value targets and advantages, correcting for the lag between the workers' policy mu and the learner's pi; false: no correction for the lag at all, as plain PPO on stale data (GAE advantages, the surrogate's ratio taken to the learner's own policy at the start of the update; for ablations)").to(&AppoConfig::vtrace));
+  add(string_key("surrogate_ratio", "behaviour", "The ratio PPO's clip applies to: \"behaviour\", pi/mu (the workers' policy); \"learner\", pi over the learner's policy at the start of the update, the lag corrected by V-trace's advantages alone (IMPACT's and RLlib's APPO)").one_of({"behaviour", "learner"}).to(&AppoConfig::surrogate_ratio));
   add(float_key("rho_bar", 1.0, "V-trace: clip of the importance ratio pi/mu in the TD errors and the policy-gradient advantages").above(0).to(&AppoConfig::rho_bar));
   add(float_key("c_bar", 1.0, "V-trace: clip of the ratio in the traces (how far corrections reach back)").above(0).to(&AppoConfig::c_bar));
   add(bool_key("use_kl_loss", false, "Adds kl_coeff * KL(target || pi) to the loss, the target network refreshed every target_update_frequency updates").to(&AppoConfig::use_kl_loss));

@@ -35,4 +35,11 @@ TEST_CASE("appo_learner_config carries V-trace, the ratio and the KL term into P
   CHECK(config.kl_coeff == 0.3);
   CHECK_FALSE(config.vtrace);
   CHECK_FALSE(config.behaviour_ratio);  // vtrace: false is no correction at all
+  // IMPACT's and RLlib's choice: the clip on pi over the learner's start-of-update policy, the
+  // lag corrected by V-trace alone.
+  appo.vtrace = true;
+  appo.surrogate_ratio = "learner";
+  config = rlx::appo_learner_config(ppo, appo);
+  CHECK(config.vtrace);
+  CHECK_FALSE(config.behaviour_ratio);
 }
