@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,25 @@ void check_ppo_solves_cartpole_synchronously(const std::string& backend) {
   }
 }
 
+// Seeds 0, 1, 2 of experiments/FILE with its worker processes until one solves; every run must
+// have learned (a final 100-episode mean of 300 or more) and pass check_row on its final row.
+void check_solves_with_workers(const std::string& file,
+                               const std::function<void(const nlohmann::json&)>& check_row = {}) {
+  bool solved = false;
+  for (int seed : {0, 1, 2}) {
+    const TrainOutcome outcome = train_example(file, {"seed=" + std::to_string(seed)});
+    INFO(file << " seed " << seed << ": " << outcome.final_row.dump());
+    REQUIRE(outcome.final_row["episode_return_mean"].is_number());
+    CHECK(outcome.final_row["episode_return_mean"].get<double>() >= 300.0);
+    if (check_row) check_row(outcome.final_row);
+    if (outcome.reward_reached) {
+      solved = true;
+      break;
+    }
+  }
+  CHECK(solved);
+}
+
 }  // namespace
 
 // The native learner (the example's auto): seeds 0-11 solved in 58k-88k of the 100k steps.
@@ -81,18 +101,7 @@ TEST_CASE("PPO solves CartPole-v1 synchronously for fixed seeds (LibTorch learne
 // the 100k steps (2026-11-30); so seeds are tried until one solves, and every run must have
 // learned (a final 100-episode mean of 300 or more).
 TEST_CASE("PPO solves CartPole-v1 with worker processes", "[learning][ppo][distributed]") {
-  bool solved = false;
-  for (int seed : {0, 1, 2}) {
-    const TrainOutcome outcome = train_example("cartpole-ppo.yaml", {"seed=" + std::to_string(seed)});
-    INFO("seed " << seed << ": " << outcome.final_row.dump());
-    REQUIRE(outcome.final_row["episode_return_mean"].is_number());
-    CHECK(outcome.final_row["episode_return_mean"].get<double>() >= 300.0);
-    if (outcome.reward_reached) {
-      solved = true;
-      break;
-    }
-  }
-  CHECK(solved);
+  check_solves_with_workers("cartpole-ppo.yaml");
 }
 
 }  // namespace rlx
@@ -175,20 +184,10 @@ TEST_CASE("APPO solves CartPole-v1 with fragments 8 versions stale, synchronousl
 // seeds are tried until one solves, and every run must have learned (a 100-episode mean of 300
 // or more) and have trained on fragments older than the newest weights.
 TEST_CASE("APPO solves CartPole-v1 with worker processes", "[learning][appo][distributed]") {
-  bool solved = false;
-  for (int seed : {0, 1, 2}) {
-    const TrainOutcome outcome = train_example("cartpole-appo.yaml", {"seed=" + std::to_string(seed)});
-    INFO("seed " << seed << ": " << outcome.final_row.dump());
-    REQUIRE(outcome.final_row["episode_return_mean"].is_number());
-    CHECK(outcome.final_row["episode_return_mean"].get<double>() >= 300.0);
-    CHECK(outcome.final_row.at("learner").at("policy_lag").at("max").get<int>() >= 1);
-    CHECK(outcome.final_row.at("sampler").at("worker_idle_share").is_number());
-    if (outcome.reward_reached) {
-      solved = true;
-      break;
-    }
-  }
-  CHECK(solved);
+  check_solves_with_workers("cartpole-appo.yaml", [](const nlohmann::json& row) {
+    CHECK(row.at("learner").at("policy_lag").at("max").get<int>() >= 1);
+    CHECK(row.at("sampler").at("worker_idle_share").is_number());
+  });
 }
 
 }  // namespace rlx
