@@ -53,13 +53,12 @@ nlohmann::json policy_lag_json(const std::vector<uint64_t>& lags) {
 
 AppoAlgorithm::AppoAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : PpoAlgorithm(experiment, options, appo_learner_config(experiment.config.ppo(), experiment.config.appo())),
-      appo_(experiment.config.appo()),
-      fragment_transitions_(experiment.config.common().num_envs_per_worker *
-                            experiment.config.common().rollout_fragment_length) {}
+      appo_(experiment.config.appo()) {}
 
 int AppoAlgorithm::worker_credits(int64_t num_workers) const {
   // Each worker's share of the queue, in fragments, plus the one it is sampling.
-  const int64_t fragments = (appo_.learner_queue_size * train_batch_size_ + fragment_transitions_ - 1) / fragment_transitions_;
+  const int64_t fragment = int64_t{setup_.num_envs} * setup_.fragment_length;
+  const int64_t fragments = (appo_.learner_queue_size * train_batch_size_ + fragment - 1) / fragment;
   const int64_t share = (fragments + std::max<int64_t>(num_workers, 1) - 1) / std::max<int64_t>(num_workers, 1);
   return static_cast<int>(std::clamp<int64_t>(share + 1, kDefaultWorkerCredits, 1024));
 }

@@ -37,7 +37,6 @@ class AppoAlgorithm : public PpoAlgorithm {
 
  private:
   AppoConfig appo_;
-  int64_t fragment_transitions_;   // T x K of a fragment
   uint64_t last_published_ = 1;    // the version workers were sent last
 };
 

@@ -392,7 +392,7 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
     fragment.final_values = final_values_.data();
     fragment.bootstrap_values = values_data + extra_row;
     if (config_.vtrace) {
-      compute_vtrace(vtrace_inputs(fragment, log_ratios_.data() + row),
+      compute_vtrace(VtraceInputs{fragment, log_ratios_.data() + row},
                      {config_.gamma, config_.rho_bar, config_.c_bar, config_.lambda}, returns, advantages);
     } else {
       compute_gae(fragment, config_.gamma, config_.lambda, advantages, returns);
@@ -421,18 +421,14 @@ void PpoLearner::stage_log_ratios(const torch::Tensor& obs, const torch::Tensor&
 }
 
 ActorCritic& PpoLearner::target_model() {
-  if (!target_model_) {
-    target_model_ = make_seeded_model(model_config_, seed_);
-    target_model_->to(device_);
-    refresh_target();
-  }
+  if (!target_model_) refresh_target();
   return *target_model_;
 }
 
 void PpoLearner::refresh_target() {
   if (!target_model_) {
-    target_model();  // builds it with the current weights
-    return;
+    target_model_ = make_seeded_model(model_config_, seed_);
+    target_model_->to(device_);
   }
   torch::NoGradGuard no_grad;
   const std::vector<torch::Tensor> source = model_->parameters();

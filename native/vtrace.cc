@@ -36,11 +36,6 @@ void check(const VtraceInputs& in, const VtraceOptions& options, const float* va
 
 }  // namespace
 
-VtraceInputs vtrace_inputs(const GaeInputs& fragment, const float* log_ratios) {
-  return {fragment.num_steps, fragment.num_envs,     fragment.rewards,      fragment.values, fragment.terminated,
-          fragment.truncated, fragment.final_values, fragment.bootstrap_values, log_ratios};
-}
-
 void compute_vtrace(const VtraceInputs& in, const VtraceOptions& options, float* value_targets, float* advantages) {
   check(in, options, value_targets, advantages);
   const int64_t k_max = in.num_envs;

@@ -23,16 +23,9 @@
 
 namespace rlx {
 
-// Views of one fragment's columns, each [T, K] row-major unless noted.
-struct VtraceInputs {
-  int64_t num_steps = 0;                    // T
-  int64_t num_envs = 0;                     // K
-  const float* rewards = nullptr;
-  const float* values = nullptr;            // V(x_t) under the learner's current network
-  const uint8_t* terminated = nullptr;
-  const uint8_t* truncated = nullptr;
-  const float* final_values = nullptr;      // V(final obs of step t); read only where truncated and not terminated
-  const float* bootstrap_values = nullptr;  // [K] V(bootstrap_obs)
+// One fragment's columns as GAE reads them (values: V(x_t) under the learner's current
+// network), and its log-ratios [T, K].
+struct VtraceInputs : GaeInputs {
   const float* log_ratios = nullptr;        // log pi(a_t|x_t) - log mu(a_t|x_t)
 };
 
@@ -42,9 +35,6 @@ struct VtraceOptions {
   double c_bar = 1.0;    // clip of the ratio in the trace (how far corrections reach back)
   double lambda = 1.0;   // trace decay on top of the clip, as GAE's lambda
 };
-
-// The V-trace inputs of a fragment whose columns GAE would read, with its log-ratios.
-VtraceInputs vtrace_inputs(const GaeInputs& fragment, const float* log_ratios);
 
 // Writes the value targets v_t and the advantages [T, K] (accumulated in double). Throws
 // std::invalid_argument on a null column, a negative size, gamma outside [0, 1], a clip that is

@@ -96,8 +96,9 @@ TEST_CASE("APPO learner: V-trace targets of stale fragments use the learner's va
   }
   CHECK(most > 0.01);  // off-policy indeed
   const std::vector<float> final_values(static_cast<size_t>(n), 0.0f);
-  rlx::VtraceInputs in{40, 2, batch.rewards.data(), values.data(), batch.terminated.data(), batch.truncated.data(),
-                       final_values.data(), bootstrap_values.data(), log_ratios.data()};
+  rlx::VtraceInputs in{{40, 2, batch.rewards.data(), values.data(), batch.terminated.data(), batch.truncated.data(),
+                        final_values.data(), bootstrap_values.data()},
+                       log_ratios.data()};
   std::vector<float> expected_targets(static_cast<size_t>(n)), expected_advantages(static_cast<size_t>(n));
   rlx::compute_vtrace(in, {0.95, 1.5, 0.8, 0.9}, expected_targets.data(), expected_advantages.data());
   for (size_t i = 0; i < expected_targets.size(); ++i) {

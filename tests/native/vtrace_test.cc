@@ -20,8 +20,7 @@ struct Fragment {
   std::vector<uint8_t> terminated, truncated;
 
   rlx::VtraceInputs vtrace_inputs() const {
-    return {t, k, rewards.data(), values.data(), terminated.data(), truncated.data(), final_values.data(),
-            bootstrap.data(), log_ratios.data()};
+    return {gae_inputs(), log_ratios.data()};
   }
   rlx::GaeInputs gae_inputs() const {
     return {t, k, rewards.data(), values.data(), terminated.data(), truncated.data(), final_values.data(),
