@@ -1,6 +1,8 @@
 // WeightDelay: holds back published weights so that a worker acts with those published `delay`
 // publications before the newest (worker_weight_delay: an ablation's stale workers). With delay
-// 0 every publication is used at once.
+// 0 every publication is used at once. It counts the publications the worker receives: the
+// learner's receiver sends the newest weights once for publications that come faster than it
+// can send them.
 #pragma once
 
 #include <cstddef>
