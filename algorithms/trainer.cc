@@ -31,6 +31,7 @@
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
 #include "transport/sockets.h"
+#include "watch/tensorboard_logger.h"
 
 namespace rlx {
 
@@ -304,6 +305,10 @@ class TrainingRun {
     results_.emplace(outcome_.trial_dir);
     results_->write_params(experiment_to_yaml(experiment_));
     if (resumed_) results_->truncate_after(progress_.iteration);
+    if (experiment_.config.common().tensorboard) {
+      tensorboard_.emplace(outcome_.trial_dir, resumed_ ? std::optional<int64_t>(progress_.timesteps) : std::nullopt);
+      tensorboard_->log_text("hyperparameters", markdown_table(experiment_to_json(experiment_)), progress_.timesteps);
+    }
   }
 
   void train() {
@@ -332,6 +337,7 @@ class TrainingRun {
       row["env_steps_per_s"] = steps_per_s;
       row["learner"] = r.learner;
       results_->append(row);
+      if (tensorboard_) tensorboard_->log_row(row);
       file_logger().info("iteration {}: timesteps_total {}, episode_return_mean {:.2f}, {:.0f} env steps/s",
                          progress_.iteration, progress_.timesteps, return_mean(), steps_per_s);
       logger().debug("iteration {}: learner {}, sampler {}", progress_.iteration, r.learner.dump(),
@@ -519,6 +525,7 @@ class TrainingRun {
   Progress progress_;
   std::deque<double> window_returns_, window_lengths_;
   std::optional<ResultsWriter> results_;
+  std::optional<TensorBoardLogger> tensorboard_;  // unset with tensorboard: false
   std::unique_ptr<GuardedTempDir> local_worker_keys_;  // declared before the sampler: removed after its workers stopped
   std::unique_ptr<Sampler> sampler_;
   TrainOutcome outcome_;

@@ -27,7 +27,7 @@ packages=(
   libzmq3-dev cppzmq-dev
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
-  libspdlog-dev
+  libspdlog-dev libprotobuf-dev protobuf-compiler python3-protobuf
   slurmctld slurmd slurm-client munge iproute2 python3
 )
 
