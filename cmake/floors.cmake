@@ -13,7 +13,7 @@ set(RLX_FLOOR_envs core)
 set(RLX_FLOOR_transport core models)  # models/weights.h: the Weights message
 set(RLX_FLOOR_models core)  # network descriptions and the torch-free inference kernel
 set(RLX_FLOOR_rollout core envs transport models)
-set(RLX_FLOOR_watch core)  # what users look at: TensorBoard event files
+set(RLX_FLOOR_watch core envs)  # what users look at: TensorBoard event files, videos
 set(RLX_FLOOR_native core models)  # the torch-free PPO learner (GAE, running statistics, metrics)
 set(RLX_FLOOR_learner core envs models native transport)  # no rollout/: models/ holds what both share
 set(RLX_FLOOR_algorithms core envs transport models native rollout watch learner)
