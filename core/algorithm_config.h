@@ -39,6 +39,7 @@ struct CommonConfig {
   bool drop_nonfinite_episodes{};
   int64_t checkpoint_freq{};
   bool tensorboard{};
+  int64_t record_video_every{};
   IntList hidden_sizes;
   std::string activation;
   bool vf_share_layers{};

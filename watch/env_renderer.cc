@@ -20,9 +20,4 @@ std::unique_ptr<EnvRenderer> make_env_renderer(const std::string& env_id, int wi
   throw std::invalid_argument("env '" + env_id + "' has no renderer; rlx draws " + known);
 }
 
-std::vector<std::string> renderable_env_ids() {
-  return {"Acrobot-v1",     "Ant-v4",           "CartPole-v1",           "HalfCheetah-v4", "Hopper-v4",
-          "InvertedPendulum-v4", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1", "Walker2d-v4"};
-}
-
 }  // namespace rlx

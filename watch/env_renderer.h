@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "watch/frame.h"
+#include "watch/renderable_envs.h"
 
 namespace rlx {
 
@@ -27,8 +28,5 @@ class EnvRenderer {
 // MuJoCo's renderer offscreen with a tracking camera), for frames of width x height pixels
 // (0: the env's default size). std::invalid_argument naming the env when it has no renderer.
 std::unique_ptr<EnvRenderer> make_env_renderer(const std::string& env_id, int width, int height);
-
-// The ids of the envs make_env_renderer draws, sorted.
-std::vector<std::string> renderable_env_ids();
 
 }  // namespace rlx

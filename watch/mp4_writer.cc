@@ -10,9 +10,11 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace rlx {
 namespace fs = std::filesystem;
@@ -37,6 +39,8 @@ struct ScaleDeleter {
   void operator()(SwsContext* context) const { sws_freeContext(context); }
 };
 
+constexpr size_t kScalePadding = 4096;
+
 int even(int size) { return size + (size & 1); }
 
 class Mp4Writer : public VideoWriter {
@@ -60,7 +64,9 @@ class Mp4Writer : public VideoWriter {
                                   std::to_string(height_));
     }
     check(av_frame_make_writable(yuv_.get()), "make a frame writable");
-    const uint8_t* source[1] = {frame.rgb.data()};
+    // swscale's vector code may read past the last row's end: a copy with room behind it.
+    std::copy(frame.rgb.begin(), frame.rgb.end(), padded_rgb_.begin());
+    const uint8_t* source[1] = {padded_rgb_.data()};
     const int source_stride[1] = {3 * width_};
     sws_scale(scale_.get(), source, source_stride, 0, height_, yuv_->data, yuv_->linesize);
     yuv_->pts = next_pts_++;
@@ -118,6 +124,7 @@ class Mp4Writer : public VideoWriter {
     scale_.reset(sws_getContext(width_, height_, AV_PIX_FMT_RGB24, codec_->width, codec_->height, AV_PIX_FMT_YUV420P,
                                 SWS_BILINEAR, nullptr, nullptr, nullptr));
     if (!scale_) throw std::runtime_error(path_.string() + ": cannot set up the RGB to YUV conversion");
+    padded_rgb_.assign(static_cast<size_t>(width_) * height_ * 3 + kScalePadding, 0);
   }
 
   // Sends a frame (null: the end) and writes every packet the encoder has ready.
@@ -160,6 +167,7 @@ class Mp4Writer : public VideoWriter {
   std::unique_ptr<AVFrame, FrameDeleter> yuv_;
   std::unique_ptr<AVPacket, PacketDeleter> packet_;
   std::unique_ptr<SwsContext, ScaleDeleter> scale_;
+  std::vector<uint8_t> padded_rgb_;
   int64_t next_pts_ = 0;
 };
 

@@ -17,6 +17,8 @@ extern "C" {
 
 namespace rlx::test {
 
+constexpr size_t kScalePadding = 4096;
+
 struct DecodedVideo {
   std::string codec;
   int width = 0;
@@ -43,10 +45,13 @@ inline DecodedVideo decode_video(const std::string& path) {
         to_rgb = sws_getContext(frame->width, frame->height, static_cast<AVPixelFormat>(frame->format), frame->width,
                                 frame->height, AV_PIX_FMT_RGB24, SWS_POINT, nullptr, nullptr, nullptr);
       }
-      current.assign(static_cast<size_t>(frame->width) * frame->height * 3, 0);
+      // swscale's vector code may write past the last row's end: room behind it, then cut.
+      const size_t size = static_cast<size_t>(frame->width) * frame->height * 3;
+      current.assign(size + kScalePadding, 0);
       uint8_t* out[1] = {current.data()};
       const int out_stride[1] = {3 * frame->width};
       sws_scale(to_rgb, frame->data, frame->linesize, 0, frame->height, out, out_stride);
+      current.resize(size);
       if (video.frames == 0) video.first_frame = current;
       if (video.frames > 0 && current != previous) ++video.frames_differing_from_previous;
       previous.swap(current);
