@@ -1,0 +1,117 @@
+#include "watch/learning_curve_plot.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "watch/plot_frame.h"
+
+namespace rlx {
+
+namespace {
+
+// One curve to draw: a group's band and mean, or one trial's line.
+struct Curve {
+  std::string label;
+  Band band;  // for a single run: its own rows, min = max = mean
+  bool has_band = false;
+};
+
+std::string default_title(const std::vector<TrialResults>& trials, const LearningCurveOptions& options) {
+  std::vector<std::string> experiments;
+  for (const TrialResults& trial : trials) {
+    if (std::find(experiments.begin(), experiments.end(), trial.experiment) == experiments.end()) {
+      experiments.push_back(trial.experiment);
+    }
+  }
+  std::string names;
+  for (size_t i = 0; i < experiments.size() && i < 3; ++i) names += (i ? ", " : "") + experiments[i];
+  if (experiments.size() > 3) names += " and " + std::to_string(experiments.size() - 3) + " more";
+  return names + ": " + column_title(options.metric) + " against " + column_label(options.x_column);
+}
+
+std::vector<Curve> make_curves(const std::vector<TrialResults>& trials, const LearningCurveOptions& options) {
+  std::vector<TrialGroup> groups;
+  if (options.group_seeds) {
+    groups = group_by_config(trials);
+  } else {
+    for (size_t i = 0; i < trials.size(); ++i) groups.push_back({trials[i].experiment, {i}});
+  }
+  std::map<std::string, int> groups_per_experiment;
+  for (const TrialGroup& group : groups) ++groups_per_experiment[group.experiment];
+  std::vector<Curve> curves;
+  for (const TrialGroup& group : groups) {
+    std::vector<Series> runs;
+    for (size_t member : group.members) runs.push_back(trials[member].series(options.x_column, options.metric));
+    Curve curve;
+    curve.band = band_of(runs);
+    curve.has_band = runs.size() > 1;
+    if (curve.has_band) {
+      curve.label = group.experiment + ": mean of " + std::to_string(runs.size()) + " seeds";
+      if (groups_per_experiment[group.experiment] > 1) curve.label += " (" + trials[group.members[0]].name + ", …)";
+    } else {
+      const TrialResults& trial = trials[group.members[0]];
+      curve.label = groups_per_experiment[group.experiment] > 1 || trial.name == trial.experiment
+                        ? trial.name
+                        : trial.experiment + " (" + trial.name + ")";
+    }
+    if (!curve.band.x.empty()) curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
+}  // namespace
+
+void draw_learning_curves(Canvas& canvas, const std::vector<TrialResults>& trials, const LearningCurveOptions& options) {
+  const std::vector<Curve> curves = make_curves(trials, options);
+  if (curves.empty()) {
+    throw std::invalid_argument("no trial has a row with numbers in both '" + options.x_column + "' and '" +
+                                options.metric + "'");
+  }
+  FrameSpec spec;
+  spec.title = options.title.empty() ? default_title(trials, options) : options.title;
+  const bool any_band = std::any_of(curves.begin(), curves.end(), [](const Curve& c) { return c.has_band; });
+  if (any_band) {
+    spec.subtitle = "line: mean over seeds; band: min to max; runs aligned by linear interpolation at every logged step";
+  }
+  spec.x_label = column_label(options.x_column);
+  spec.y_label = column_label(options.metric);
+  double x_lo = std::numeric_limits<double>::infinity();
+  double x_hi = -x_lo;
+  double y_lo = x_lo;
+  double y_hi = -x_lo;
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const Band& band = curves[i].band;
+    x_lo = std::min(x_lo, band.x.front());
+    x_hi = std::max(x_hi, band.x.back());
+    y_lo = std::min(y_lo, *std::min_element(band.min.begin(), band.min.end()));
+    y_hi = std::max(y_hi, *std::max_element(band.max.begin(), band.max.end()));
+    spec.legend.push_back({curves[i].label, palette_color(i),
+                           curves[i].has_band ? LegendEntry::Mark::kBandAndLine : LegendEntry::Mark::kLine});
+  }
+  spec.x_lo = std::min(0.0, x_lo);  // steps count from zero
+  spec.x_hi = x_hi;
+  spec.y_lo = y_lo;
+  spec.y_hi = y_hi;
+  const PlotArea area = draw_frame(canvas, spec);
+
+  canvas.clip(area.left, area.top, area.right - area.left, area.bottom - area.top);
+  for (size_t i = 0; i < curves.size(); ++i) {  // bands first, under every line
+    if (!curves[i].has_band) continue;
+    const Band& band = curves[i].band;
+    std::vector<Point> outline;
+    for (size_t k = 0; k < band.x.size(); ++k) outline.push_back(area.at(band.x[k], band.max[k]));
+    for (size_t k = band.x.size(); k-- > 0;) outline.push_back(area.at(band.x[k], band.min[k]));
+    canvas.fill_polygon(outline, with_alpha(palette_color(i), 0.2));
+  }
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const Band& band = curves[i].band;
+    std::vector<Point> line;
+    for (size_t k = 0; k < band.x.size(); ++k) line.push_back(area.at(band.x[k], band.mean[k]));
+    canvas.polyline(line, {palette_color(i), curves[i].has_band ? 2.2 : 1.8, {}});
+  }
+  canvas.reset_clip();
+}
+
+}  // namespace rlx

@@ -1,0 +1,264 @@
+#include "watch/pbt_tree_plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "watch/plot_axes.h"
+#include "watch/plot_frame.h"
+
+namespace rlx {
+
+namespace {
+
+constexpr double kLabelSize = 10.5;
+constexpr double kLabelPad = 3;
+constexpr double kDotRadius = 3.5;
+
+struct Box {
+  double x0, y0, x1, y1;
+
+  bool overlaps(const Box& other) const {
+    return x0 < other.x1 + 2 && other.x0 < x1 + 2 && y0 < other.y1 + 2 && other.y0 < y1 + 2;
+  }
+};
+
+// An exploit with its ends resolved to trials and points in data space.
+struct DrawnEdge {
+  size_t donor;
+  size_t receiver;
+  double donor_x, donor_y;  // the donor's curve where its checkpoint was written
+  double x, y;              // the receiver's first result on the donor's weights
+  std::string label;
+};
+
+// A label wanting a place next to a point (pixels).
+struct Label {
+  Point anchor;
+  std::string text;
+  size_t trial;
+};
+
+std::string params_text(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string text;
+  for (const auto& [name, value] : params) text += (text.empty() ? "" : ", ") + name + " " + value;
+  return text;
+}
+
+// A config value as written in params.yaml, numbers in compact form.
+std::string config_value_text(const std::string& value) {
+  char* end = nullptr;
+  const double number = std::strtod(value.c_str(), &end);
+  if (!value.empty() && end == value.c_str() + value.size()) return format_compact(number);
+  return value;
+}
+
+Color darker(Color color) {
+  color.r *= 0.7;
+  color.g *= 0.7;
+  color.b *= 0.7;
+  return color;
+}
+
+std::vector<Point> dot(const Point& center, double radius) {
+  std::vector<Point> points;
+  for (int i = 0; i < 20; ++i) {
+    const double angle = 2 * M_PI * i / 20;
+    points.push_back({center.x + radius * std::cos(angle), center.y + radius * std::sin(angle)});
+  }
+  return points;
+}
+
+// Places each label at the first spot around its anchor (nearest rings first) that stays inside
+// `area` and clear of the labels placed before it and of every dot; returns how many found none.
+int place_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotArea& area, const std::vector<Point>& dots) {
+  std::vector<Box> taken;
+  for (const Point& p : dots) taken.push_back({p.x - kDotRadius, p.y - kDotRadius, p.x + kDotRadius, p.y + kDotRadius});
+  int left_out = 0;
+  for (const Label& label : labels) {
+    const TextExtent extent = canvas.measure(label.text, kLabelSize, false);
+    const double w = extent.width + 2 * kLabelPad;
+    const double h = extent.ascent + extent.descent + 2 * kLabelPad - 2;
+    const Point& p = label.anchor;
+    std::optional<Box> chosen;
+    int chosen_ring = 0;
+    for (int ring = 0; ring < 8 && !chosen; ++ring) {
+      const double dy = ring * (h + 3);
+      const Box candidates[] = {{p.x + 6, p.y - 6 - h - dy, p.x + 6 + w, p.y - 6 - dy},
+                                {p.x + 6, p.y + 6 + dy, p.x + 6 + w, p.y + 6 + h + dy},
+                                {p.x - 6 - w, p.y - 6 - h - dy, p.x - 6, p.y - 6 - dy},
+                                {p.x - 6 - w, p.y + 6 + dy, p.x - 6, p.y + 6 + h + dy}};
+      for (const Box& box : candidates) {
+        if (box.x0 < area.left + 2 || box.x1 > area.right - 2 || box.y0 < area.top + 2 || box.y1 > area.bottom - 2) continue;
+        if (std::any_of(taken.begin(), taken.end(), [&](const Box& other) { return box.overlaps(other); })) continue;
+        chosen = box;
+        chosen_ring = ring;
+        break;
+      }
+    }
+    if (!chosen) {
+      ++left_out;
+      continue;
+    }
+    taken.push_back(*chosen);
+    const Box& box = *chosen;
+    const Color color = palette_color(label.trial);
+    if (chosen_ring > 0) {  // a leader from the point to the label's nearer edge
+      const double ex = std::clamp(p.x, box.x0, box.x1);
+      const double ey = p.y < box.y0 ? box.y0 : box.y1;
+      canvas.polyline({p, {ex, ey}}, {with_alpha(color, 0.7), 0.8, {}});
+    }
+    const std::vector<Point> outline{{box.x0, box.y0}, {box.x1, box.y0}, {box.x1, box.y1}, {box.x0, box.y1}};
+    canvas.fill_polygon(outline, Color{1, 1, 1, 0.88});
+    std::vector<Point> border = outline;
+    border.push_back(outline.front());
+    canvas.polyline(border, {with_alpha(color, 0.8), 0.8, {}});
+    canvas.text(label.text, {box.x0 + kLabelPad, box.y1 - kLabelPad - extent.descent + 1},
+                {kLabelSize, false, darker(color), TextAnchor::kStart, false});
+  }
+  return left_out;
+}
+
+}  // namespace
+
+void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, const std::vector<ExploitEdge>& edges,
+                   const PbtTreeOptions& options) {
+  std::vector<Series> series;
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    series.push_back(trials[i].series(options.x_column, options.metric));
+    index_of[trials[i].name] = i;
+  }
+
+  std::vector<DrawnEdge> drawn;
+  std::vector<std::vector<double>> breaks(trials.size());  // the steps each trial was exploited at
+  std::vector<std::string> mutated;                        // the hyperparameters PBT changes
+  for (const ExploitEdge& edge : edges) {
+    for (const auto& [name, value] : edge.new_params) {
+      if (std::find(mutated.begin(), mutated.end(), name) == mutated.end()) mutated.push_back(name);
+    }
+    const auto donor = index_of.find(edge.donor);
+    const auto receiver = index_of.find(edge.receiver);
+    if (donor == index_of.end() || receiver == index_of.end()) continue;
+    const Series& from = series[donor->second];
+    const Series& to = series[receiver->second];
+    const std::optional<double> donor_y = value_at(from, edge.donor_step);
+    if (!donor_y) continue;
+    const auto next = std::upper_bound(to.x.begin(), to.x.end(), edge.step);
+    DrawnEdge d{donor->second, receiver->second, edge.donor_step, *donor_y, edge.step, *donor_y, params_text(edge.new_params)};
+    if (next != to.x.end()) {
+      d.x = *next;
+      d.y = to.y[static_cast<size_t>(next - to.x.begin())];
+    }
+    breaks[receiver->second].push_back(edge.step);
+    drawn.push_back(std::move(d));
+  }
+
+  FrameSpec spec;
+  const std::string experiment = trials.empty() ? std::string("PBT") : trials.front().experiment;
+  spec.title = !options.title.empty() ? options.title
+                                      : experiment + ": population-based training, " + std::to_string(trials.size()) +
+                                            " trials, " + std::to_string(drawn.size()) + " exploits";
+  spec.x_label = column_label(options.x_column);
+  spec.y_label = column_label(options.metric);
+  double x_hi = -std::numeric_limits<double>::infinity();
+  double y_lo = std::numeric_limits<double>::infinity();
+  double y_hi = -y_lo;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (series[i].x.empty()) continue;
+    x_hi = std::max(x_hi, series[i].x.back());
+    y_lo = std::min(y_lo, *std::min_element(series[i].y.begin(), series[i].y.end()));
+    y_hi = std::max(y_hi, *std::max_element(series[i].y.begin(), series[i].y.end()));
+    spec.legend.push_back({trials[i].name, palette_color(i), LegendEntry::Mark::kLine});
+  }
+  if (spec.legend.empty()) {
+    throw std::invalid_argument("no trial has a row with numbers in both '" + options.x_column + "' and '" +
+                                options.metric + "'");
+  }
+  spec.legend.push_back({"exploit: donor → receiver", Color{0.4, 0.4, 0.4}, LegendEntry::Mark::kDashedArrow});
+  spec.x_lo = 0;
+  spec.x_hi = x_hi;
+  spec.y_lo = y_lo;
+  spec.y_hi = y_hi;
+  // Room above the curves for the labels.
+  spec.y_hi += (y_hi - y_lo) * 0.12;
+  spec.subtitle = "arrows: a trial took the donor's checkpoint (line colour: the donor); labels: the hyperparameters "
+                  "a trial started with and took at each exploit";
+  const PlotArea area = draw_frame(canvas, spec);
+
+  canvas.clip(area.left, area.top, area.right - area.left, area.bottom - area.top);
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const Series& s = series[i];
+    std::vector<double> cuts = breaks[i];
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<Point> segment;
+    size_t cut = 0;
+    for (size_t k = 0; k < s.x.size(); ++k) {
+      // A new segment starts at the first row past an exploit: the trial's weights changed there.
+      bool broken = false;
+      while (cut < cuts.size() && k > 0 && s.x[k - 1] <= cuts[cut] && cuts[cut] < s.x[k]) {
+        broken = true;
+        ++cut;
+      }
+      while (cut < cuts.size() && k > 0 && cuts[cut] < s.x[k - 1]) ++cut;
+      if (broken) {
+        canvas.polyline(segment, {palette_color(i), 1.8, {}});
+        segment.clear();
+      }
+      segment.push_back(area.at(s.x[k], s.y[k]));
+    }
+    canvas.polyline(segment, {palette_color(i), 1.8, {}});
+  }
+  std::vector<Point> dots;
+  for (const DrawnEdge& edge : drawn) {
+    const Point from = area.at(edge.donor_x, edge.donor_y);
+    const Point to = area.at(edge.x, edge.y);
+    const Color color = palette_color(edge.donor);
+    const double length = std::hypot(to.x - from.x, to.y - from.y);
+    if (length > 8) {
+      const double ux = (to.x - from.x) / length;
+      const double uy = (to.y - from.y) / length;
+      const Point tip{to.x - ux * (kDotRadius + 1), to.y - uy * (kDotRadius + 1)};
+      const Point base{tip.x - ux * 8, tip.y - uy * 8};
+      canvas.polyline({from, base}, {color, 1.3, {5, 3}});
+      canvas.fill_polygon({tip, {base.x - uy * 4, base.y + ux * 4}, {base.x + uy * 4, base.y - ux * 4}}, color);
+    }
+    canvas.fill_polygon(dot(from, 2.5), color);
+    canvas.fill_polygon(dot(to, kDotRadius), palette_color(edge.receiver));
+    dots.push_back(to);
+  }
+  canvas.reset_clip();
+
+  // Labels: each trial's starting hyperparameters, then every exploit's, in the order of steps.
+  std::vector<Label> labels;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (series[i].x.empty() || mutated.empty()) continue;
+    std::vector<std::pair<std::string, std::string>> start;
+    const auto first = std::find_if(edges.begin(), edges.end(), [&](const ExploitEdge& e) { return e.receiver == trials[i].name; });
+    if (first != edges.end() && !first->old_params.empty()) {
+      start = first->old_params;
+    } else {
+      for (const std::string& name : mutated) {
+        const auto it = trials[i].config.find(name);
+        if (it != trials[i].config.end()) start.emplace_back(name, config_value_text(it->second));
+      }
+    }
+    if (!start.empty()) labels.push_back({area.at(series[i].x.front(), series[i].y.front()), params_text(start), i});
+  }
+  std::vector<size_t> order(drawn.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return drawn[a].x < drawn[b].x; });
+  for (size_t i : order) labels.push_back({area.at(drawn[i].x, drawn[i].y), drawn[i].label, drawn[i].receiver});
+  const int left_out = place_labels(canvas, labels, area, dots);
+  if (left_out > 0) {  // under the legend, outside the plot area
+    const std::string note = std::to_string(left_out) + " of " + std::to_string(labels.size()) +
+                             " labels left out for room (try a larger --size)";
+    canvas.text(fit_text(canvas, note, 10, false, canvas.width() - area.right - 20), {area.right + 14, area.bottom},
+                {10, false, Color{0.4, 0.4, 0.4}, TextAnchor::kStart, false});
+  }
+}
+
+}  // namespace rlx
