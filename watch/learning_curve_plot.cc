@@ -16,6 +16,7 @@ struct Curve {
   std::string label;
   Band band;  // for a single run: its own rows, min = max = mean
   bool has_band = false;
+  int runs = 1;  // the group's size
 };
 
 std::string default_title(const std::vector<TrialResults>& trials, const LearningCurveOptions& options) {
@@ -47,6 +48,7 @@ std::vector<Curve> make_curves(const std::vector<TrialResults>& trials, const Le
     Curve curve;
     curve.band = band_of(runs);
     curve.has_band = runs.size() > 1;
+    curve.runs = static_cast<int>(runs.size());
     if (curve.has_band) {
       curve.label = group.experiment + ": mean of " + std::to_string(runs.size()) + " seeds";
       if (groups_per_experiment[group.experiment] > 1) curve.label += " (" + trials[group.members[0]].name + ", …)";
@@ -73,7 +75,8 @@ void draw_learning_curves(Canvas& canvas, const std::vector<TrialResults>& trial
   spec.title = options.title.empty() ? default_title(trials, options) : options.title;
   const bool any_band = std::any_of(curves.begin(), curves.end(), [](const Curve& c) { return c.has_band; });
   if (any_band) {
-    spec.subtitle = "line: mean over seeds; band: min to max; runs aligned by linear interpolation at every logged step";
+    spec.subtitle = "line: mean over seeds (dashed where some runs had stopped); band: min to max; "
+                    "runs aligned by linear interpolation at every logged step";
   }
   spec.x_label = column_label(options.x_column);
   spec.y_label = column_label(options.metric);
@@ -106,10 +109,19 @@ void draw_learning_curves(Canvas& canvas, const std::vector<TrialResults>& trial
     canvas.fill_polygon(outline, with_alpha(palette_color(i), 0.2));
   }
   for (size_t i = 0; i < curves.size(); ++i) {
+    // Solid where every run of the group counts, dashed where some ended earlier or began later.
     const Band& band = curves[i].band;
+    const auto whole = [&](size_t k) { return band.runs[k] == curves[i].runs; };
     std::vector<Point> line;
-    for (size_t k = 0; k < band.x.size(); ++k) line.push_back(area.at(band.x[k], band.mean[k]));
-    canvas.polyline(line, {palette_color(i), curves[i].has_band ? 2.2 : 1.8, {}});
+    for (size_t k = 0; k < band.x.size(); ++k) {
+      line.push_back(area.at(band.x[k], band.mean[k]));
+      if (k + 1 == band.x.size() || whole(k + 1) != whole(k)) {
+        const bool solid = whole(k);
+        canvas.polyline(line, {palette_color(i), curves[i].has_band ? 2.2 : 1.8,
+                               solid ? std::vector<double>{} : std::vector<double>{6, 4}});
+        line = {line.back()};
+      }
+    }
   }
   canvas.reset_clip();
 }

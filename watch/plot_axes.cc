@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <utility>
 
 namespace rlx {
@@ -63,11 +64,14 @@ Ticks nice_ticks(double lo, double hi, int target) {
   target = std::max(target, 2);
   const double rough = (hi - lo) / target;
   const double power = std::pow(10.0, std::floor(std::log10(rough)));
-  double step = 10 * power;
+  double step = 10 * power;  // of the candidate steps, the one whose tick count is nearest target
+  double best = std::numeric_limits<double>::infinity();
   for (double factor : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (factor * power >= rough) {
-      step = factor * power;
-      break;
+    const double candidate = factor * power;
+    const double intervals = std::ceil(hi / candidate - 1e-9) - std::floor(lo / candidate + 1e-9);
+    if (std::abs(intervals - target) < best) {
+      best = std::abs(intervals - target);
+      step = candidate;
     }
   }
   Ticks ticks;

@@ -14,7 +14,7 @@ struct Ticks {
   std::vector<double> values;
 };
 
-// About `target` ticks spanning [lo, hi] (swapped when hi < lo; widened around a single value).
+// About `target` intervals of ticks spanning [lo, hi] (swapped when hi < lo; widened around a single value).
 Ticks nice_ticks(double lo, double hi, int target);
 
 // A tick's label: thousands as k, millions as M, billions as B ("0", "500", "1k", "1.5k",

@@ -24,10 +24,21 @@ const Color kAxis{0.45, 0.45, 0.45};
 const Color kGrid{0.9, 0.9, 0.9};
 const Color kWhite{1, 1, 1};
 
-// Ticks whose labels, `gap` pixels apart at least, fit along `length` pixels.
+// Ticks whose labels fit along `length` pixels without touching. The vertical axis widens to
+// whole ticks; the horizontal one (steps) keeps the data's range, ticks inside it.
 Ticks fitting_ticks(const Canvas& canvas, double lo, double hi, double length, bool horizontal) {
+  const auto make = [&](int target) {
+    Ticks ticks = nice_ticks(lo, hi, target);
+    if (!horizontal || hi <= lo) return ticks;
+    ticks.values.erase(std::remove_if(ticks.values.begin(), ticks.values.end(),
+                                      [&](double v) { return v < lo - 1e-9 * (hi - lo) || v > hi + 1e-9 * (hi - lo); }),
+                       ticks.values.end());
+    ticks.lo = lo;
+    ticks.hi = hi;
+    return ticks;
+  };
   for (int target = std::max(2, static_cast<int>(length / (horizontal ? 90 : 55))); target > 2; --target) {
-    const Ticks ticks = nice_ticks(lo, hi, target);
+    const Ticks ticks = make(target);
     double widest = 0;
     for (double value : ticks.values) {
       widest = std::max(widest, canvas.measure(format_tick(value, ticks.step), kTickSize, false).width);
@@ -35,7 +46,7 @@ Ticks fitting_ticks(const Canvas& canvas, double lo, double hi, double length, b
     const double room = length / std::max<size_t>(1, ticks.values.size() - 1);
     if ((horizontal ? widest + 16 : kTickSize * 1.8) <= room) return ticks;
   }
-  return nice_ticks(lo, hi, 2);
+  return make(2);
 }
 
 void draw_legend_mark(Canvas& canvas, const LegendEntry& entry, double x, double y) {
@@ -112,7 +123,7 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
     legend_width = std::max(legend_width, canvas.measure(entry.label, kLegendSize, false).width);
   }
   const double legend_text_room = std::min(legend_width, width * kLegendMaxShare - kSwatch - 3 * kPad);
-  const double legend_column = spec.legend.empty() ? kPad : legend_text_room + kSwatch + 8 + 2 * kPad;
+  const double legend_column = spec.legend.empty() ? kPad : legend_text_room + kSwatch + 8 + 2.5 * kPad;
 
   const double bottom = height - (kPad + kLabelSize + 8 + kTickSize + kTickLength + 6);
   const Ticks y_ticks = fitting_ticks(canvas, spec.y_lo, spec.y_hi, bottom - top, false);
