@@ -21,6 +21,8 @@ namespace {
 constexpr const char* kPbtLogFile = "pbt_log.jsonl";
 constexpr int kMinSide = 200;
 constexpr int kMaxSide = 8000;
+constexpr const char* kCurvesSize = "1200x720";
+constexpr const char* kPbtSize = "1200x900";  // the curves and, under them, the lineage
 
 const char* const kPlotUsage =
     "usage: rlx plot DIR... [--metric COLUMN] [-o FILE.png|FILE.svg] [--title TEXT] [--size WxH] [--no-group]\n"
@@ -98,7 +100,7 @@ int run_plot_command(const std::vector<std::string>& args) {
       "output,o", po::value<std::string>()->default_value("plot.png"), "the image: FILE.png or FILE.svg")(
       "pbt", "draw a PBT experiment's family tree from its pbt_log.jsonl")(
       "title", po::value<std::string>(), "the figure's title (default: the experiments and the metric)")(
-      "size", po::value<std::string>()->default_value("1200x720"), "the image's WIDTHxHEIGHT in pixels")(
+      "size", po::value<std::string>(), "the image's WIDTHxHEIGHT in pixels (default 1200x720, with --pbt 1200x900)")(
       "no-group", "draw every trial as its own line, also runs that differ only in the seed");
   po::positional_options_description positionals;
   positionals.add("dir", -1);
@@ -116,14 +118,16 @@ int run_plot_command(const std::vector<std::string>& args) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("-o ") + e.what());
   }
-  const auto [width, height] = parse_size(values["size"].as<std::string>());
+  const bool pbt = values.count("pbt") > 0;
+  const auto [width, height] =
+      parse_size(values.count("size") ? values["size"].as<std::string>() : pbt ? kPbtSize : kCurvesSize);
   const std::string metric = values["metric"].as<std::string>();
   const std::string title = values.count("title") ? values["title"].as<std::string>() : "";
   const std::string x_column = "timesteps_total";
 
   const std::unique_ptr<Canvas> canvas = open_canvas(output, format, width, height);
   std::string drawn;
-  if (values.count("pbt")) {
+  if (pbt) {
     if (values.count("no-group")) throw UsageError("--no-group draws learning curves; a --pbt tree has no groups");
     if (dirs.size() != 1) throw UsageError("--pbt takes one experiment folder, got " + std::to_string(dirs.size()));
     const std::filesystem::path log = std::filesystem::path(dirs[0]) / kPbtLogFile;

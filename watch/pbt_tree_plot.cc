@@ -122,6 +122,62 @@ int place_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotAre
   return left_out;
 }
 
+// Samples of the cubic Bezier curve from `a` to `b` that leaves and enters horizontally.
+std::vector<Point> s_curve(const Point& a, const Point& b) {
+  const double reach = std::max(18.0, std::abs(b.x - a.x) / 2);
+  const Point c1{a.x + reach, a.y};
+  const Point c2{b.x - reach, b.y};
+  std::vector<Point> points;
+  for (int i = 0; i <= 24; ++i) {
+    const double t = i / 24.0;
+    const double u = 1 - t;
+    points.push_back({u * u * u * a.x + 3 * u * u * t * c1.x + 3 * u * t * t * c2.x + t * t * t * b.x,
+                      u * u * u * a.y + 3 * u * u * t * c1.y + 3 * u * t * t * c2.y + t * t * t * b.y});
+  }
+  return points;
+}
+
+// The lineage panel: a lane per trial, broken where it took another's checkpoint, and an arrow
+// from the donor's lane at the checkpoint's step into the receiver's lane at the exploit.
+void draw_lineage(Canvas& canvas, const PlotArea& area, const std::vector<Series>& series,
+                  const std::vector<ExploitEdge>& edges, const std::map<std::string, size_t>& index_of) {
+  std::vector<std::vector<double>> cuts(series.size());
+  for (const ExploitEdge& edge : edges) {
+    const auto receiver = index_of.find(edge.receiver);
+    if (receiver != index_of.end()) cuts[receiver->second].push_back(edge.step);
+  }
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (series[i].x.empty()) continue;
+    std::sort(cuts[i].begin(), cuts[i].end());
+    double from = series[i].x.front();
+    const double lane = area.lanes[i];
+    for (double cut : cuts[i]) {
+      canvas.polyline({{area.x(from), lane}, {area.x(cut) - 3, lane}}, {palette_color(i), 3, {}});
+      from = cut;
+    }
+    canvas.polyline({{area.x(from), lane}, {area.x(series[i].x.back()), lane}}, {palette_color(i), 3, {}});
+  }
+  for (const ExploitEdge& edge : edges) {
+    const auto donor = index_of.find(edge.donor);
+    const auto receiver = index_of.find(edge.receiver);
+    if (donor == index_of.end() || receiver == index_of.end()) continue;
+    const Point a{area.x(edge.donor_step), area.lanes[donor->second]};
+    const Point b{area.x(edge.step) + 6, area.lanes[receiver->second]};
+    const Color color = palette_color(donor->second);
+    std::vector<Point> curve = s_curve(a, b);
+    canvas.polyline(curve, {color, 1.4, {}});
+    const Point& before = curve[curve.size() - 3];
+    const double length = std::hypot(b.x - before.x, b.y - before.y);
+    if (length > 0) {
+      const double ux = (b.x - before.x) / length;
+      const double uy = (b.y - before.y) / length;
+      const Point base{b.x - ux * 9, b.y - uy * 9};
+      canvas.fill_polygon({b, {base.x - uy * 4.5, base.y + ux * 4.5}, {base.x + uy * 4.5, base.y - ux * 4.5}}, color);
+    }
+    canvas.fill_polygon(dot(a, 2.5), color);
+  }
+}
+
 }  // namespace
 
 void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, const std::vector<ExploitEdge>& edges,
@@ -173,6 +229,7 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
     y_lo = std::min(y_lo, *std::min_element(series[i].y.begin(), series[i].y.end()));
     y_hi = std::max(y_hi, *std::max_element(series[i].y.begin(), series[i].y.end()));
     spec.legend.push_back({trials[i].name, palette_color(i), LegendEntry::Mark::kLine});
+    spec.lanes.push_back(trials[i].name);
   }
   if (spec.legend.empty()) {
     throw std::invalid_argument("no trial has a row with numbers in both '" + options.x_column + "' and '" +
@@ -185,8 +242,8 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
   spec.y_hi = y_hi;
   // Room above the curves for the labels.
   spec.y_hi += (y_hi - y_lo) * 0.12;
-  spec.subtitle = "arrows: a trial took the donor's checkpoint (line colour: the donor); labels: the hyperparameters "
-                  "a trial started with and took at each exploit";
+  spec.subtitle = "arrows: exploits, from donor to receiver in the donor's colour; labels: hyperparameters at the "
+                  "start and after each exploit";
   const PlotArea area = draw_frame(canvas, spec);
 
   canvas.clip(area.left, area.top, area.right - area.left, area.bottom - area.top);
@@ -231,6 +288,7 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
     dots.push_back(to);
   }
   canvas.reset_clip();
+  draw_lineage(canvas, area, series, edges, index_of);
 
   // Labels: each trial's starting hyperparameters, then every exploit's, in the order of steps.
   std::vector<Label> labels;
@@ -254,10 +312,12 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
   for (size_t i : order) labels.push_back({area.at(drawn[i].x, drawn[i].y), drawn[i].label, drawn[i].receiver});
   const int left_out = place_labels(canvas, labels, area, dots);
   if (left_out > 0) {  // under the legend, outside the plot area
-    const std::string note = std::to_string(left_out) + " of " + std::to_string(labels.size()) +
-                             " labels left out for room (try a larger --size)";
-    canvas.text(fit_text(canvas, note, 10, false, canvas.width() - area.right - 20), {area.right + 14, area.bottom},
-                {10, false, Color{0.4, 0.4, 0.4}, TextAnchor::kStart, false});
+    const TextStyle note{10, false, Color{0.4, 0.4, 0.4}, TextAnchor::kStart, false};
+    const double room = canvas.width() - area.right - 20;
+    canvas.text(fit_text(canvas, std::to_string(left_out) + " of " + std::to_string(labels.size()) + " labels left out",
+                         10, false, room),
+                {area.right + 14, area.bottom - 14}, note);
+    canvas.text(fit_text(canvas, "for room (try a larger --size)", 10, false, room), {area.right + 14, area.bottom}, note);
   }
 }
 

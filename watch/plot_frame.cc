@@ -17,6 +17,8 @@ constexpr double kTickLength = 5;
 constexpr double kSwatch = 26;            // a legend entry's mark
 constexpr double kLegendRow = 20;         // a legend entry's height
 constexpr double kLegendMaxShare = 0.34;  // of the canvas' width
+constexpr double kLaneRow = 22;           // a lane's height in a lower panel
+constexpr double kLaneGap = 22;           // between the plot and the lanes
 
 const Color kInk{0.13, 0.13, 0.13};
 const Color kMuted{0.35, 0.35, 0.35};
@@ -125,13 +127,19 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   const double legend_text_room = std::min(legend_width, width * kLegendMaxShare - kSwatch - 3 * kPad);
   const double legend_column = spec.legend.empty() ? kPad : legend_text_room + kSwatch + 8 + 2.5 * kPad;
 
-  const double bottom = height - (kPad + kLabelSize + 8 + kTickSize + kTickLength + 6);
+  const double axis_bottom = height - (kPad + kLabelSize + 8 + kTickSize + kTickLength + 6);
+  const double lanes_height = spec.lanes.empty() ? 0 : static_cast<double>(spec.lanes.size()) * kLaneRow + 8;
+  const double bottom = spec.lanes.empty() ? axis_bottom : axis_bottom - lanes_height - kLaneGap;
   const Ticks y_ticks = fitting_ticks(canvas, spec.y_lo, spec.y_hi, bottom - top, false);
   double y_tick_width = 0;
   for (double value : y_ticks.values) {
     y_tick_width = std::max(y_tick_width, canvas.measure(format_tick(value, y_ticks.step), kTickSize, false).width);
   }
-  const double left = kPad + kLabelSize + 10 + y_tick_width + kTickLength + 6;
+  double lane_name_width = 0;
+  for (const std::string& name : spec.lanes) {
+    lane_name_width = std::max(lane_name_width, canvas.measure(name, kTickSize, false).width);
+  }
+  const double left = std::max(kPad + kLabelSize + 10 + y_tick_width + kTickLength + 6, kPad + lane_name_width + 10);
   const double right = width - legend_column;
   const Ticks x_ticks = fitting_ticks(canvas, spec.x_lo, spec.x_hi, right - left, true);
 
@@ -142,13 +150,19 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   area.bottom = bottom;
   area.x = {x_ticks.lo, x_ticks.hi, left, right};
   area.y = {y_ticks.lo, y_ticks.hi, bottom, top};
+  area.lanes_top = axis_bottom - lanes_height;
+  area.lanes_bottom = axis_bottom;
+  for (size_t i = 0; i < spec.lanes.size(); ++i) {
+    area.lanes.push_back(area.lanes_top + 4 + (static_cast<double>(i) + 0.5) * kLaneRow);
+  }
 
   const TextStyle tick_style{kTickSize, false, kMuted, TextAnchor::kMiddle, false};
   for (double value : x_ticks.values) {
     const double px = area.x(value);
     canvas.polyline({{px, top}, {px, bottom}}, {kGrid, 1, {}});
-    canvas.polyline({{px, bottom}, {px, bottom + kTickLength}}, {kAxis, 1, {}});
-    canvas.text(format_tick(value, x_ticks.step), {px, bottom + kTickLength + 4 + kTickSize}, tick_style);
+    if (!spec.lanes.empty()) canvas.polyline({{px, area.lanes_top}, {px, axis_bottom}}, {kGrid, 1, {}});
+    canvas.polyline({{px, axis_bottom}, {px, axis_bottom + kTickLength}}, {kAxis, 1, {}});
+    canvas.text(format_tick(value, x_ticks.step), {px, axis_bottom + kTickLength + 4 + kTickSize}, tick_style);
   }
   TextStyle y_tick_style = tick_style;
   y_tick_style.anchor = TextAnchor::kEnd;
@@ -159,6 +173,13 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
     canvas.text(format_tick(value, y_ticks.step), {left - kTickLength - 4, py + kTickSize * 0.35}, y_tick_style);
   }
   canvas.polyline({{left, top}, {left, bottom}, {right, bottom}}, {kAxis, 1.2, {}});
+  if (!spec.lanes.empty()) {
+    canvas.polyline({{left, area.lanes_top}, {left, axis_bottom}, {right, axis_bottom}}, {kAxis, 1.2, {}});
+    for (size_t i = 0; i < spec.lanes.size(); ++i) {
+      canvas.text(spec.lanes[i], {left - 8, area.lanes[i] + kTickSize * 0.35},
+                  {kTickSize, false, palette_color(i), TextAnchor::kEnd, false});
+    }
+  }
 
   const TextStyle label_style{kLabelSize, false, kInk, TextAnchor::kMiddle, false};
   canvas.text(fit_text(canvas, spec.x_label, kLabelSize, false, right - left), {(left + right) / 2, height - kPad},

@@ -27,6 +27,9 @@ struct FrameSpec {
   double y_lo = 0;
   double y_hi = 1;
   std::vector<LegendEntry> legend;
+  // Rows of a second panel under the plot, sharing its x axis (a PBT run's lineage): one per
+  // name, which is written left of its row in palette_color(row). Empty: no such panel.
+  std::vector<std::string> lanes;
 };
 
 // The rectangle data is drawn in, and the maps into it.
@@ -37,6 +40,9 @@ struct PlotArea {
   double bottom = 0;
   AxisMap x;
   AxisMap y;
+  std::vector<double> lanes;  // each lane's y, when the spec has lanes
+  double lanes_top = 0;
+  double lanes_bottom = 0;
 
   Point at(double data_x, double data_y) const { return {x(data_x), y(data_y)}; }
 };
