@@ -28,6 +28,7 @@ packages=(
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libspdlog-dev libprotobuf-dev protobuf-compiler python3-protobuf
+  libcairo2-dev fonts-dejavu-core
   slurmctld slurmd slurm-client munge iproute2 python3
 )
 

@@ -5,6 +5,8 @@
 #include <cairo.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -213,4 +215,34 @@ TEST_CASE("rlx plot refuses a bad --size and exits 2", "[cli][plot]") {
   const auto result = run_rlx("plot " + dir.path().string() + " --size 12x9000 -o " + (dir.path() / "x.png").string());
   CHECK(result.exit_code == 2);
   CHECK_THAT(result.err, Catch::Contains("--size '12x9000'"));
+}
+
+TEST_CASE("rlx-plot alone links Cairo, and neither it nor rlx links LibTorch", "[cli][plot][lean]") {
+  const std::string binary_dir = RLX_BINARY_DIR;
+  const auto ldd = [](const std::string& program) {
+    std::string out;
+    FILE* pipe = ::popen(("ldd " + program).c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+    ::pclose(pipe);
+    return out;
+  };
+  const std::string light = ldd(binary_dir + "/rlx");
+  const std::string plot = ldd(binary_dir + "/rlx-plot");
+  INFO("ldd rlx:\n" << light << "\nldd rlx-plot:\n" << plot);
+  REQUIRE_THAT(light, Catch::Contains("libc.so"));  // ldd ran
+  CHECK_THAT(light, !Catch::Contains("libcairo"));   // `rlx worker` loads no Cairo
+  CHECK_THAT(plot, Catch::Contains("libcairo"));
+  CHECK_THAT(plot, !Catch::Contains("torch") && !Catch::Contains("libc10"));
+}
+
+TEST_CASE("rlx-torch hands plot over to rlx-plot as rlx does", "[cli][plot]") {
+  const rlx::TempDir dir("rlx-plot-");
+  write_experiments(dir.path());
+  const fs::path svg = dir.path() / "curves.svg";
+  const std::string command = std::string(RLX_BINARY_DIR) + "/rlx-torch plot " + dir.path().string() + " -o " +
+                              svg.string() + " >/dev/null 2>&1";
+  CHECK(std::system(command.c_str()) == 0);
+  CHECK(fs::exists(svg));
 }
