@@ -91,7 +91,7 @@ void draw_learning_curves(Canvas& canvas, const std::vector<TrialResults>& trial
     y_lo = std::min(y_lo, *std::min_element(band.min.begin(), band.min.end()));
     y_hi = std::max(y_hi, *std::max_element(band.max.begin(), band.max.end()));
     spec.legend.push_back({curves[i].label, palette_color(i),
-                           curves[i].has_band ? LegendEntry::Mark::kBandAndLine : LegendEntry::Mark::kLine});
+                           curves[i].has_band ? LegendEntry::Mark::kBandAndLine : LegendEntry::Mark::kLine, ""});
   }
   spec.x_lo = std::min(0.0, x_lo);  // steps count from zero
   spec.x_hi = x_hi;

@@ -24,7 +24,18 @@ struct Box {
   bool overlaps(const Box& other) const {
     return x0 < other.x1 + 2 && other.x0 < x1 + 2 && y0 < other.y1 + 2 && other.y0 < y1 + 2;
   }
+  bool contains(const Point& p) const { return p.x >= x0 && p.x <= x1 && p.y >= y0 && p.y <= y1; }
 };
+
+// Whether the segment a-b passes through `box` (sampled every pixel or so).
+bool crosses(const Point& a, const Point& b, const Box& box) {
+  const int steps = 1 + static_cast<int>(std::hypot(b.x - a.x, b.y - a.y));
+  for (int i = 0; i <= steps; ++i) {
+    const double t = static_cast<double>(i) / steps;
+    if (box.contains({a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)})) return true;
+  }
+  return false;
+}
 
 // An exploit with its ends resolved to trials and points in data space.
 struct DrawnEdge {
@@ -73,19 +84,30 @@ std::vector<Point> dot(const Point& center, double radius) {
 }
 
 // Places each label at the first spot around its anchor (nearest rings first) that stays inside
-// `area` and clear of the labels placed before it and of every dot; returns how many found none.
+// `area` and clear of the labels placed before it, their leader lines and every dot; a label
+// placed off its anchor gets a leader line that crosses no other label. Returns how many found
+// no such spot.
 int place_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotArea& area, const std::vector<Point>& dots) {
-  std::vector<Box> taken;
-  for (const Point& p : dots) taken.push_back({p.x - kDotRadius, p.y - kDotRadius, p.x + kDotRadius, p.y + kDotRadius});
+  std::vector<Box> dot_boxes;
+  for (const Point& p : dots) dot_boxes.push_back({p.x - kDotRadius, p.y - kDotRadius, p.x + kDotRadius, p.y + kDotRadius});
+  std::vector<Box> boxes;
+  std::vector<std::pair<Point, Point>> leaders;
+  struct Placed {
+    Box box;
+    std::optional<std::pair<Point, Point>> leader;
+    size_t label;
+    TextExtent extent;
+  };
+  std::vector<Placed> placed;
   int left_out = 0;
-  for (const Label& label : labels) {
+  for (size_t index = 0; index < labels.size(); ++index) {
+    const Label& label = labels[index];
     const TextExtent extent = canvas.measure(label.text, kLabelSize, false);
     const double w = extent.width + 2 * kLabelPad;
     const double h = extent.ascent + extent.descent + 2 * kLabelPad - 2;
     const Point& p = label.anchor;
-    std::optional<Box> chosen;
-    int chosen_ring = 0;
-    for (int ring = 0; ring < 8 && !chosen; ++ring) {
+    std::optional<Placed> chosen;
+    for (int ring = 0; ring < 10 && !chosen; ++ring) {
       const double dy = ring * (h + 3);
       const Box candidates[] = {{p.x + 6, p.y - 6 - h - dy, p.x + 6 + w, p.y - 6 - dy},
                                 {p.x + 6, p.y + 6 + dy, p.x + 6 + w, p.y + 6 + h + dy},
@@ -93,9 +115,18 @@ int place_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotAre
                                 {p.x - 6 - w, p.y + 6 + dy, p.x - 6, p.y + 6 + h + dy}};
       for (const Box& box : candidates) {
         if (box.x0 < area.left + 2 || box.x1 > area.right - 2 || box.y0 < area.top + 2 || box.y1 > area.bottom - 2) continue;
-        if (std::any_of(taken.begin(), taken.end(), [&](const Box& other) { return box.overlaps(other); })) continue;
-        chosen = box;
-        chosen_ring = ring;
+        const auto hits = [&](const Box& other) { return box.overlaps(other); };
+        if (std::any_of(boxes.begin(), boxes.end(), hits) || std::any_of(dot_boxes.begin(), dot_boxes.end(), hits)) continue;
+        if (std::any_of(leaders.begin(), leaders.end(), [&](const auto& l) { return crosses(l.first, l.second, box); })) {
+          continue;
+        }
+        std::optional<std::pair<Point, Point>> leader;
+        if (ring > 0) {  // from the point to the label's nearer edge, crossing no other label
+          const Point end{std::clamp(p.x, box.x0, box.x1), p.y < box.y0 ? box.y0 : box.y1};
+          if (std::any_of(boxes.begin(), boxes.end(), [&](const Box& other) { return crosses(p, end, other); })) continue;
+          leader = std::make_pair(p, end);
+        }
+        chosen = Placed{box, leader, index, extent};
         break;
       }
     }
@@ -103,20 +134,24 @@ int place_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotAre
       ++left_out;
       continue;
     }
-    taken.push_back(*chosen);
-    const Box& box = *chosen;
-    const Color color = palette_color(label.trial);
-    if (chosen_ring > 0) {  // a leader from the point to the label's nearer edge
-      const double ex = std::clamp(p.x, box.x0, box.x1);
-      const double ey = p.y < box.y0 ? box.y0 : box.y1;
-      canvas.polyline({p, {ex, ey}}, {with_alpha(color, 0.7), 0.8, {}});
+    boxes.push_back(chosen->box);
+    if (chosen->leader) leaders.push_back(*chosen->leader);
+    placed.push_back(*chosen);
+  }
+  for (const Placed& item : placed) {  // leaders first, under every label
+    if (item.leader) {
+      canvas.polyline({item.leader->first, item.leader->second}, {with_alpha(palette_color(labels[item.label].trial), 0.7), 0.8, {}});
     }
+  }
+  for (const Placed& item : placed) {
+    const Box& box = item.box;
+    const Color color = palette_color(labels[item.label].trial);
     const std::vector<Point> outline{{box.x0, box.y0}, {box.x1, box.y0}, {box.x1, box.y1}, {box.x0, box.y1}};
-    canvas.fill_polygon(outline, Color{1, 1, 1, 0.88});
+    canvas.fill_polygon(outline, Color{1, 1, 1, 0.92});
     std::vector<Point> border = outline;
     border.push_back(outline.front());
     canvas.polyline(border, {with_alpha(color, 0.8), 0.8, {}});
-    canvas.text(label.text, {box.x0 + kLabelPad, box.y1 - kLabelPad - extent.descent + 1},
+    canvas.text(labels[item.label].text, {box.x0 + kLabelPad, box.y1 - kLabelPad - item.extent.descent + 1},
                 {kLabelSize, false, darker(color), TextAnchor::kStart, false});
   }
   return left_out;
@@ -135,6 +170,23 @@ std::vector<Point> s_curve(const Point& a, const Point& b) {
                       u * u * u * a.y + 3 * u * u * t * c1.y + 3 * u * t * t * c2.y + t * t * t * b.y});
   }
   return points;
+}
+
+// "start: lr 3e-4, ..." for `trial`: the old hyperparameters of its first exploit, else those of
+// its params.yaml (what it ran with throughout); empty when PBT mutated nothing.
+std::string start_params(const TrialResults& trial, const std::vector<ExploitEdge>& edges,
+                         const std::vector<std::string>& mutated) {
+  std::vector<std::pair<std::string, std::string>> start;
+  const auto first = std::find_if(edges.begin(), edges.end(), [&](const ExploitEdge& e) { return e.receiver == trial.name; });
+  if (first != edges.end() && !first->old_params.empty()) {
+    start = first->old_params;
+  } else {
+    for (const std::string& name : mutated) {
+      const auto it = trial.config.find(name);
+      if (it != trial.config.end()) start.emplace_back(name, config_value_text(it->second));
+    }
+  }
+  return start.empty() ? std::string() : "start: " + params_text(start);
 }
 
 // The lineage panel: a lane per trial, broken where it took another's checkpoint, and an arrow
@@ -228,22 +280,23 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
     x_hi = std::max(x_hi, series[i].x.back());
     y_lo = std::min(y_lo, *std::min_element(series[i].y.begin(), series[i].y.end()));
     y_hi = std::max(y_hi, *std::max_element(series[i].y.begin(), series[i].y.end()));
-    spec.legend.push_back({trials[i].name, palette_color(i), LegendEntry::Mark::kLine});
+    spec.legend.push_back({trials[i].name, palette_color(i), LegendEntry::Mark::kLine,
+                           start_params(trials[i], edges, mutated)});
     spec.lanes.push_back(trials[i].name);
   }
   if (spec.legend.empty()) {
     throw std::invalid_argument("no trial has a row with numbers in both '" + options.x_column + "' and '" +
                                 options.metric + "'");
   }
-  spec.legend.push_back({"exploit: donor → receiver", Color{0.4, 0.4, 0.4}, LegendEntry::Mark::kDashedArrow});
+  spec.legend.push_back({"exploit: donor → receiver", Color{0.4, 0.4, 0.4}, LegendEntry::Mark::kDashedArrow, ""});
   spec.x_lo = 0;
   spec.x_hi = x_hi;
   spec.y_lo = y_lo;
   spec.y_hi = y_hi;
   // Room above the curves for the labels.
   spec.y_hi += (y_hi - y_lo) * 0.12;
-  spec.subtitle = "arrows: exploits, from donor to receiver in the donor's colour; labels: hyperparameters at the "
-                  "start and after each exploit";
+  spec.subtitle = "arrows: exploits, from donor to receiver in the donor's colour; labels: the receiver's "
+                  "hyperparameters after each exploit (the legend: at the start)";
   const PlotArea area = draw_frame(canvas, spec);
 
   canvas.clip(area.left, area.top, area.right - area.left, area.bottom - area.top);
@@ -290,22 +343,8 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
   canvas.reset_clip();
   draw_lineage(canvas, area, series, edges, index_of);
 
-  // Labels: each trial's starting hyperparameters, then every exploit's, in the order of steps.
+  // Labels: every exploit's new hyperparameters, in the order of steps.
   std::vector<Label> labels;
-  for (size_t i = 0; i < trials.size(); ++i) {
-    if (series[i].x.empty() || mutated.empty()) continue;
-    std::vector<std::pair<std::string, std::string>> start;
-    const auto first = std::find_if(edges.begin(), edges.end(), [&](const ExploitEdge& e) { return e.receiver == trials[i].name; });
-    if (first != edges.end() && !first->old_params.empty()) {
-      start = first->old_params;
-    } else {
-      for (const std::string& name : mutated) {
-        const auto it = trials[i].config.find(name);
-        if (it != trials[i].config.end()) start.emplace_back(name, config_value_text(it->second));
-      }
-    }
-    if (!start.empty()) labels.push_back({area.at(series[i].x.front(), series[i].y.front()), params_text(start), i});
-  }
   std::vector<size_t> order(drawn.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return drawn[a].x < drawn[b].x; });

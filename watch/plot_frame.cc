@@ -16,6 +16,8 @@ constexpr double kPad = 14;
 constexpr double kTickLength = 5;
 constexpr double kSwatch = 26;            // a legend entry's mark
 constexpr double kLegendRow = 20;         // a legend entry's height
+constexpr double kDetailSize = 10.5;      // a legend entry's second line
+constexpr double kDetailRow = 14;
 constexpr double kLegendMaxShare = 0.34;  // of the canvas' width
 constexpr double kLaneRow = 22;           // a lane's height in a lower panel
 constexpr double kLaneGap = 22;           // between the plot and the lanes
@@ -123,6 +125,7 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   double legend_width = 0;
   for (const LegendEntry& entry : spec.legend) {
     legend_width = std::max(legend_width, canvas.measure(entry.label, kLegendSize, false).width);
+    legend_width = std::max(legend_width, canvas.measure(entry.detail, kDetailSize, false).width);
   }
   const double legend_text_room = std::min(legend_width, width * kLegendMaxShare - kSwatch - 3 * kPad);
   const double legend_column = spec.legend.empty() ? kPad : legend_text_room + kSwatch + 8 + 2.5 * kPad;
@@ -191,15 +194,24 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
 
   // Legend entries from the top of the plot area; what does not fit is counted on a last line.
   const double legend_x = right + kPad;
-  const size_t fitting_rows = static_cast<size_t>(std::max(1.0, std::floor((bottom - top) / kLegendRow)));
-  const size_t shown = spec.legend.size() <= fitting_rows ? spec.legend.size() : fitting_rows - 1;
+  const auto row_height = [](const LegendEntry& entry) { return kLegendRow + (entry.detail.empty() ? 0 : kDetailRow); };
+  size_t shown = 0;
+  double used = 0;
+  while (shown < spec.legend.size() && used + row_height(spec.legend[shown]) + kLegendRow <= bottom - top) {
+    used += row_height(spec.legend[shown++]);
+  }
+  if (shown + 1 == spec.legend.size() && used + row_height(spec.legend[shown]) <= bottom - top) ++shown;
   double y = top + kLegendSize;
   for (size_t i = 0; i < shown; ++i) {
     const LegendEntry& entry = spec.legend[i];
     draw_legend_mark(canvas, entry, legend_x, y);
     canvas.text(fit_text(canvas, entry.label, kLegendSize, false, legend_text_room), {legend_x + kSwatch + 8, y},
                 {kLegendSize, false, kInk, TextAnchor::kStart, false});
-    y += kLegendRow;
+    if (!entry.detail.empty()) {
+      canvas.text(fit_text(canvas, entry.detail, kDetailSize, false, legend_text_room),
+                  {legend_x + kSwatch + 8, y + kDetailRow}, {kDetailSize, false, kMuted, TextAnchor::kStart, false});
+    }
+    y += row_height(entry);
   }
   if (shown < spec.legend.size()) {
     canvas.text("… and " + std::to_string(spec.legend.size() - shown) + " more", {legend_x + kSwatch + 8, y},

@@ -15,6 +15,7 @@ struct LegendEntry {
   std::string label;
   Color color;
   Mark mark = Mark::kLine;
+  std::string detail;  // a smaller second line under the label; may be empty
 };
 
 struct FrameSpec {

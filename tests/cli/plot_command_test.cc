@@ -162,7 +162,9 @@ TEST_CASE("rlx plot --pbt draws the family tree with exploit edges and hyperpara
   CHECK_THAT(text, Catch::Contains("population-based training, 4 trials, 2 exploits</text>"));
   CHECK_THAT(text, Catch::Contains(">exploit: donor → receiver</text>"));
   CHECK_THAT(text, Catch::Contains(">clip_param 0.3, lr 4.8e-3</text>"));  // trial_00000's exploit
-  CHECK_THAT(text, Catch::Contains(">clip_param 0.2, lr 4e-3</text>"));    // trial_00003's start, from params.yaml
+  CHECK_THAT(text, Catch::Contains(">start: clip_param 0.2, lr 4e-3</text>"));  // trial_00003's, from params.yaml
+  CHECK_THAT(text, Catch::Contains(">start: clip_param 0.2, lr 1e-3</text>"));  // trial_00000's, from its exploit
+  CHECK_THAT(text, Catch::Contains(">trial_00003</text>"));  // a lineage lane's name
 
   const auto png_result = run_rlx("plot --pbt " + (dir.path() / "pbt-cartpole-ppo").string() + " -o " + png.string());
   REQUIRE(png_result.exit_code == 0);
