@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "watch/plot_axes.h"
 #include "watch/plot_frame.h"
 
 namespace rlx {
@@ -32,6 +33,25 @@ std::string default_title(const std::vector<TrialResults>& trials, const Learnin
   return names + ": " + column_title(options.metric) + " against " + column_label(options.x_column);
 }
 
+// What tells `group` apart from the other groups of its experiment: "lr 0.001, clip_param 0.3",
+// the config keys whose values differ among them (the seed aside); empty when nothing does.
+std::string distinction(const TrialGroup& group, const std::vector<TrialGroup>& groups,
+                        const std::vector<TrialResults>& trials) {
+  const std::map<std::string, std::string>& own = trials[group.members[0]].config;
+  std::string text;
+  for (const auto& [key, value] : own) {
+    if (key == "seed") continue;
+    const bool differs = std::any_of(groups.begin(), groups.end(), [&](const TrialGroup& other) {
+      if (other.experiment != group.experiment) return false;
+      const auto& config = trials[other.members[0]].config;
+      const auto it = config.find(key);
+      return it == config.end() || it->second != value;
+    });
+    if (differs) text += (text.empty() ? "" : ", ") + key + " " + format_compact_text(value);
+  }
+  return text;
+}
+
 std::vector<Curve> make_curves(const std::vector<TrialResults>& trials, const LearningCurveOptions& options) {
   std::vector<TrialGroup> groups;
   if (options.group_seeds) {
@@ -49,9 +69,11 @@ std::vector<Curve> make_curves(const std::vector<TrialResults>& trials, const Le
     curve.band = band_of(runs);
     curve.has_band = runs.size() > 1;
     curve.runs = static_cast<int>(runs.size());
+    const std::string differs =
+        groups_per_experiment[group.experiment] > 1 ? distinction(group, groups, trials) : std::string();
     if (curve.has_band) {
-      curve.label = group.experiment + ": mean of " + std::to_string(runs.size()) + " seeds";
-      if (groups_per_experiment[group.experiment] > 1) curve.label += " (" + trials[group.members[0]].name + ", …)";
+      curve.label = group.experiment + (differs.empty() ? "" : " (" + differs + ")") + ": mean of " +
+                    std::to_string(runs.size()) + " seeds";
     } else {
       const TrialResults& trial = trials[group.members[0]];
       curve.label = groups_per_experiment[group.experiment] > 1 || trial.name == trial.experiment

@@ -59,14 +59,6 @@ std::string params_text(const std::vector<std::pair<std::string, std::string>>& 
   return text;
 }
 
-// A config value as written in params.yaml, numbers in compact form.
-std::string config_value_text(const std::string& value) {
-  char* end = nullptr;
-  const double number = std::strtod(value.c_str(), &end);
-  if (!value.empty() && end == value.c_str() + value.size()) return format_compact(number);
-  return value;
-}
-
 Color darker(Color color) {
   color.r *= 0.7;
   color.g *= 0.7;
@@ -183,7 +175,7 @@ std::string start_params(const TrialResults& trial, const std::vector<ExploitEdg
   } else {
     for (const std::string& name : mutated) {
       const auto it = trial.config.find(name);
-      if (it != trial.config.end()) start.emplace_back(name, config_value_text(it->second));
+      if (it != trial.config.end()) start.emplace_back(name, format_compact_text(it->second));
     }
   }
   return start.empty() ? std::string() : "start: " + params_text(start);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -121,6 +122,13 @@ std::string format_compact(double value) {
   return buffer;
 }
 
+std::string format_compact_text(const std::string& text) {
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return text;
+  return format_compact(number);
+}
+
 std::string column_label(const std::string& column) {
   static const std::pair<const char*, const char*> kLabels[] = {
       {"timesteps_total", "environment steps"},
@@ -130,6 +138,11 @@ std::string column_label(const std::string& column) {
       {"episode_return_mean", "episode return (mean of last 100 episodes)"},
       {"episode_len_mean", "episode length in steps (mean of last 100 episodes)"},
       {"env_steps_per_s", "environment steps per second"},
+      {"learner/policy_loss", "policy loss (learner/policy_loss)"},
+      {"learner/vf_loss", "value function loss (learner/vf_loss)"},
+      {"learner/entropy", "policy entropy in nats (learner/entropy)"},
+      {"learner/approx_kl", "approximate KL divergence, new from old policy (learner/approx_kl)"},
+      {"learner/lr", "learning rate (learner/lr)"},
   };
   for (const auto& [name, label] : kLabels) {
     if (column == name) return label;

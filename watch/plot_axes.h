@@ -33,6 +33,9 @@ std::string column_label(const std::string& column);
 // A short name for a column in a title: "episode return", else the column.
 std::string column_title(const std::string& column);
 
+// `text` through format_compact when it is a number ("0.000300" -> "3e-4"), else unchanged.
+std::string format_compact_text(const std::string& text);
+
 // Data value to pixel along one axis: lo..hi onto pixel_lo..pixel_hi (pixel_hi < pixel_lo for
 // a y axis, whose pixels grow downwards).
 struct AxisMap {

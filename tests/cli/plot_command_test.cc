@@ -139,6 +139,21 @@ TEST_CASE("rlx plot writes an SVG whose axis labels, title and legend are text",
   CHECK_THAT(text, Catch::Contains(">40k</text>"));  // a tick label
 }
 
+TEST_CASE("rlx plot tells groups of one experiment apart by the config keys they differ in", "[cli][plot]") {
+  const rlx::TempDir dir("rlx-plot-");
+  for (int seed = 0; seed < 2; ++seed) {
+    write_trial(dir.path() / "a" / ("PPO_seed" + std::to_string(seed)), "cartpole-ppo", seed, 20, 8, 40, 0.0003);
+    write_trial(dir.path() / "b" / ("PPO_seed" + std::to_string(seed)), "cartpole-ppo", seed, 20, 4, 40, 0.001);
+  }
+  const fs::path svg = dir.path() / "lr.svg";
+  const auto result = run_rlx("plot " + dir.path().string() + " -o " + svg.string());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string text = read_text_file(svg.string());
+  CHECK_THAT(text, Catch::Contains(">cartpole-ppo (lr 3e-4): mean of 2 seeds</text>"));
+  CHECK_THAT(text, Catch::Contains(">cartpole-ppo (lr 1e-3): mean of 2 seeds</text>"));
+}
+
 TEST_CASE("rlx plot --metric draws another progress.csv column", "[cli][plot]") {
   const rlx::TempDir dir("rlx-plot-");
   write_experiments(dir.path());
@@ -146,7 +161,7 @@ TEST_CASE("rlx plot --metric draws another progress.csv column", "[cli][plot]") 
   const auto result = run_rlx("plot " + dir.path().string() + " --metric learner/policy_loss -o " + svg.string());
   INFO(result.err);
   REQUIRE(result.exit_code == 0);
-  CHECK_THAT(read_text_file(svg.string()), Catch::Contains(">learner/policy_loss</text>"));
+  CHECK_THAT(read_text_file(svg.string()), Catch::Contains(">policy loss (learner/policy_loss)</text>"));
 }
 
 TEST_CASE("rlx plot --pbt draws the family tree with exploit edges and hyperparameter labels", "[cli][plot]") {

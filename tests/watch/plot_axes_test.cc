@@ -69,10 +69,18 @@ TEST_CASE("format_compact keeps three significant digits", "[watch][plot]") {
   CHECK(rlx::format_compact(0) == "0");
 }
 
+TEST_CASE("format_compact_text shortens numbers and keeps other text", "[watch][plot]") {
+  CHECK(rlx::format_compact_text("0.000300") == "3e-4");
+  CHECK(rlx::format_compact_text("0.2") == "0.2");
+  CHECK(rlx::format_compact_text("tanh") == "tanh");
+  CHECK(rlx::format_compact_text("[64, 64]") == "[64, 64]");
+}
+
 TEST_CASE("column_label names the unit of the standard columns and passes others through", "[watch][plot]") {
   CHECK(rlx::column_label("timesteps_total") == "environment steps");
   CHECK(rlx::column_label("episode_return_mean") == "episode return (mean of last 100 episodes)");
-  CHECK(rlx::column_label("learner/policy_loss") == "learner/policy_loss");
+  CHECK(rlx::column_label("learner/policy_loss") == "policy loss (learner/policy_loss)");
+  CHECK(rlx::column_label("learner/grad_norm") == "learner/grad_norm");
 }
 
 TEST_CASE("AxisMap maps the range onto pixels, flipped for a y axis", "[watch][plot]") {
