@@ -113,7 +113,8 @@ void draw_learning_curves(Canvas& canvas, const std::vector<TrialResults>& trial
     y_lo = std::min(y_lo, *std::min_element(band.min.begin(), band.min.end()));
     y_hi = std::max(y_hi, *std::max_element(band.max.begin(), band.max.end()));
     spec.legend.push_back({curves[i].label, palette_color(i),
-                           curves[i].has_band ? LegendEntry::Mark::kBandAndLine : LegendEntry::Mark::kLine, ""});
+                           curves[i].has_band ? LegendEntry::Mark::kBandAndLine : LegendEntry::Mark::kLine, "",
+                           curves[i].has_band ? std::vector<double>{} : palette_dashes(i)});
   }
   spec.x_lo = std::min(0.0, x_lo);  // steps count from zero
   spec.x_hi = x_hi;
@@ -138,9 +139,9 @@ void draw_learning_curves(Canvas& canvas, const std::vector<TrialResults>& trial
     for (size_t k = 0; k < band.x.size(); ++k) {
       line.push_back(area.at(band.x[k], band.mean[k]));
       if (k + 1 == band.x.size() || whole(k + 1) != whole(k)) {
-        const bool solid = whole(k);
-        canvas.polyline(line, {palette_color(i), curves[i].has_band ? 2.2 : 1.8,
-                               solid ? std::vector<double>{} : std::vector<double>{6, 4}});
+        const std::vector<double> dashes =
+            !curves[i].has_band ? palette_dashes(i) : whole(k) ? std::vector<double>{} : std::vector<double>{6, 4};
+        canvas.polyline(line, {palette_color(i), curves[i].has_band ? 2.2 : 1.8, dashes});
         line = {line.back()};
       }
     }

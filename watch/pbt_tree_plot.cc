@@ -273,14 +273,14 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
     y_lo = std::min(y_lo, *std::min_element(series[i].y.begin(), series[i].y.end()));
     y_hi = std::max(y_hi, *std::max_element(series[i].y.begin(), series[i].y.end()));
     spec.legend.push_back({trials[i].name, palette_color(i), LegendEntry::Mark::kLine,
-                           start_params(trials[i], edges, mutated)});
+                           start_params(trials[i], edges, mutated), palette_dashes(i)});
     spec.lanes.push_back(trials[i].name);
   }
   if (spec.legend.empty()) {
     throw std::invalid_argument("no trial has a row with numbers in both '" + options.x_column + "' and '" +
                                 options.metric + "'");
   }
-  spec.legend.push_back({"exploit: donor → receiver", Color{0.4, 0.4, 0.4}, LegendEntry::Mark::kDashedArrow, ""});
+  spec.legend.push_back({"exploit: donor → receiver", Color{0.4, 0.4, 0.4}, LegendEntry::Mark::kDashedArrow, "", {}});
   spec.x_lo = 0;
   spec.x_hi = x_hi;
   spec.y_lo = y_lo;
@@ -307,12 +307,12 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
       }
       while (cut < cuts.size() && k > 0 && cuts[cut] < s.x[k - 1]) ++cut;
       if (broken) {
-        canvas.polyline(segment, {palette_color(i), 1.8, {}});
+        canvas.polyline(segment, {palette_color(i), 1.8, palette_dashes(i)});
         segment.clear();
       }
       segment.push_back(area.at(s.x[k], s.y[k]));
     }
-    canvas.polyline(segment, {palette_color(i), 1.8, {}});
+    canvas.polyline(segment, {palette_color(i), 1.8, palette_dashes(i)});
   }
   std::vector<Point> dots;
   for (const DrawnEdge& edge : drawn) {

@@ -61,7 +61,7 @@ void draw_legend_mark(Canvas& canvas, const LegendEntry& entry, double x, double
                           with_alpha(entry.color, 0.22));
       canvas.polyline({{x, mid}, {x + kSwatch, mid}}, {entry.color, 2.4, {}});
       break;
-    case LegendEntry::Mark::kLine: canvas.polyline({{x, mid}, {x + kSwatch, mid}}, {entry.color, 2, {}}); break;
+    case LegendEntry::Mark::kLine: canvas.polyline({{x, mid}, {x + kSwatch, mid}}, {entry.color, 2, entry.dashes}); break;
     case LegendEntry::Mark::kDashedArrow:
       canvas.polyline({{x, mid}, {x + kSwatch - 4, mid}}, {entry.color, 1.4, {4, 3}});
       canvas.fill_polygon({{x + kSwatch, mid}, {x + kSwatch - 7, mid - 4}, {x + kSwatch - 7, mid + 4}}, entry.color);
@@ -86,6 +86,11 @@ Color palette_color(size_t i) {
       {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498},
       {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812}};
   return kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+}
+
+std::vector<double> palette_dashes(size_t i) {
+  static const std::vector<double> kDashes[] = {{}, {7, 3}, {2, 2.5}, {8, 3, 2, 3}};
+  return kDashes[(i / 10) % 4];
 }
 
 Color with_alpha(Color color, double alpha) {

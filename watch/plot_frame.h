@@ -16,6 +16,7 @@ struct LegendEntry {
   Color color;
   Mark mark = Mark::kLine;
   std::string detail;  // a smaller second line under the label; may be empty
+  std::vector<double> dashes;  // a kLine mark's dash pattern (palette_dashes); empty: solid
 };
 
 struct FrameSpec {
@@ -53,6 +54,10 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec);
 
 // The i-th colour of the plots' palette (Tableau 10, repeating).
 Color palette_color(size_t i);
+
+// The dash pattern of the i-th line: solid for the first ten (one per palette colour), then
+// dashed, dotted and dash-dotted, so that lines sharing a colour differ.
+std::vector<double> palette_dashes(size_t i);
 
 // `color` with its alpha set to `alpha`.
 Color with_alpha(Color color, double alpha);
