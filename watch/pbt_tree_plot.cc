@@ -196,10 +196,10 @@ void draw_lineage(Canvas& canvas, const PlotArea& area, const std::vector<Series
     double from = series[i].x.front();
     const double lane = area.lanes[i];
     for (double cut : cuts[i]) {
-      canvas.polyline({{area.x(from), lane}, {area.x(cut) - 3, lane}}, {palette_color(i), 3, {}});
+      canvas.polyline({{area.x(from), lane}, {area.x(cut) - 3, lane}}, {palette_color(i), 3, palette_dashes(i)});
       from = cut;
     }
-    canvas.polyline({{area.x(from), lane}, {area.x(series[i].x.back()), lane}}, {palette_color(i), 3, {}});
+    canvas.polyline({{area.x(from), lane}, {area.x(series[i].x.back()), lane}}, {palette_color(i), 3, palette_dashes(i)});
   }
   for (const ExploitEdge& edge : edges) {
     const auto donor = index_of.find(edge.donor);
@@ -289,6 +289,7 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
   spec.y_hi += (y_hi - y_lo) * 0.12;
   spec.subtitle = "arrows: exploits, from donor to receiver in the donor's colour; labels: the receiver's "
                   "hyperparameters after each exploit (the legend: at the start)";
+  spec.legend_reserve = 34;  // for the count of labels left out
   const PlotArea area = draw_frame(canvas, spec);
 
   canvas.clip(area.left, area.top, area.right - area.left, area.bottom - area.top);

@@ -21,6 +21,7 @@ constexpr double kDetailRow = 14;
 constexpr double kLegendMaxShare = 0.34;  // of the canvas' width
 constexpr double kLaneRow = 22;           // a lane's height in a lower panel
 constexpr double kLaneGap = 22;           // between the plot and the lanes
+constexpr double kMinLaneFont = 7;
 
 const Color kInk{0.13, 0.13, 0.13};
 const Color kMuted{0.35, 0.35, 0.35};
@@ -136,7 +137,12 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   const double legend_column = spec.legend.empty() ? kPad : legend_text_room + kSwatch + 8 + 2.5 * kPad;
 
   const double axis_bottom = height - (kPad + kLabelSize + 8 + kTickSize + kTickLength + 6);
-  const double lanes_height = spec.lanes.empty() ? 0 : static_cast<double>(spec.lanes.size()) * kLaneRow + 8;
+  // Lanes of kLaneRow pixels, thinner when that would take more than 40% of the height.
+  const double lane_row =
+      spec.lanes.empty() ? 0
+                         : std::clamp((axis_bottom - top) * 0.4 / static_cast<double>(spec.lanes.size()), 3.0, kLaneRow);
+  const double lane_font = std::min(kTickSize, lane_row - 2);
+  const double lanes_height = spec.lanes.empty() ? 0 : static_cast<double>(spec.lanes.size()) * lane_row + 8;
   const double bottom = spec.lanes.empty() ? axis_bottom : axis_bottom - lanes_height - kLaneGap;
   const Ticks y_ticks = fitting_ticks(canvas, spec.y_lo, spec.y_hi, bottom - top, false);
   double y_tick_width = 0;
@@ -145,7 +151,8 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   }
   double lane_name_width = 0;
   for (const std::string& name : spec.lanes) {
-    lane_name_width = std::max(lane_name_width, canvas.measure(name, kTickSize, false).width);
+    if (lane_font < kMinLaneFont) break;
+    lane_name_width = std::max(lane_name_width, canvas.measure(name, lane_font, false).width);
   }
   const double left = std::max(kPad + kLabelSize + 10 + y_tick_width + kTickLength + 6, kPad + lane_name_width + 10);
   const double right = width - legend_column;
@@ -161,7 +168,7 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   area.lanes_top = axis_bottom - lanes_height;
   area.lanes_bottom = axis_bottom;
   for (size_t i = 0; i < spec.lanes.size(); ++i) {
-    area.lanes.push_back(area.lanes_top + 4 + (static_cast<double>(i) + 0.5) * kLaneRow);
+    area.lanes.push_back(area.lanes_top + 4 + (static_cast<double>(i) + 0.5) * lane_row);
   }
 
   const TextStyle tick_style{kTickSize, false, kMuted, TextAnchor::kMiddle, false};
@@ -183,9 +190,9 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   canvas.polyline({{left, top}, {left, bottom}, {right, bottom}}, {kAxis, 1.2, {}});
   if (!spec.lanes.empty()) {
     canvas.polyline({{left, area.lanes_top}, {left, axis_bottom}, {right, axis_bottom}}, {kAxis, 1.2, {}});
-    for (size_t i = 0; i < spec.lanes.size(); ++i) {
-      canvas.text(spec.lanes[i], {left - 8, area.lanes[i] + kTickSize * 0.35},
-                  {kTickSize, false, palette_color(i), TextAnchor::kEnd, false});
+    for (size_t i = 0; i < spec.lanes.size() && lane_font >= kMinLaneFont; ++i) {  // too thin lanes stay unnamed
+      canvas.text(spec.lanes[i], {left - 8, area.lanes[i] + lane_font * 0.35},
+                  {lane_font, false, palette_color(i), TextAnchor::kEnd, false});
     }
   }
 
@@ -202,10 +209,11 @@ PlotArea draw_frame(Canvas& canvas, const FrameSpec& spec) {
   const auto row_height = [](const LegendEntry& entry) { return kLegendRow + (entry.detail.empty() ? 0 : kDetailRow); };
   size_t shown = 0;
   double used = 0;
-  while (shown < spec.legend.size() && used + row_height(spec.legend[shown]) + kLegendRow <= bottom - top) {
+  const double legend_room = bottom - top - spec.legend_reserve;
+  while (shown < spec.legend.size() && used + row_height(spec.legend[shown]) + kLegendRow <= legend_room) {
     used += row_height(spec.legend[shown++]);
   }
-  if (shown + 1 == spec.legend.size() && used + row_height(spec.legend[shown]) <= bottom - top) ++shown;
+  if (shown + 1 == spec.legend.size() && used + row_height(spec.legend[shown]) <= legend_room) ++shown;
   double y = top + kLegendSize;
   for (size_t i = 0; i < shown; ++i) {
     const LegendEntry& entry = spec.legend[i];

@@ -32,6 +32,7 @@ struct FrameSpec {
   // Rows of a second panel under the plot, sharing its x axis (a PBT run's lineage): one per
   // name, which is written left of its row in palette_color(row). Empty: no such panel.
   std::vector<std::string> lanes;
+  double legend_reserve = 0;  // pixels kept free at the bottom of the legend's column
 };
 
 // The rectangle data is drawn in, and the maps into it.
