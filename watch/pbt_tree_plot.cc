@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "watch/label_placement.h"
 #include "watch/plot_axes.h"
 #include "watch/plot_frame.h"
 
@@ -17,25 +18,6 @@ namespace {
 constexpr double kLabelSize = 10.5;
 constexpr double kLabelPad = 3;
 constexpr double kDotRadius = 3.5;
-
-struct Box {
-  double x0, y0, x1, y1;
-
-  bool overlaps(const Box& other) const {
-    return x0 < other.x1 + 2 && other.x0 < x1 + 2 && y0 < other.y1 + 2 && other.y0 < y1 + 2;
-  }
-  bool contains(const Point& p) const { return p.x >= x0 && p.x <= x1 && p.y >= y0 && p.y <= y1; }
-};
-
-// Whether the segment a-b passes through `box` (sampled every pixel or so).
-bool crosses(const Point& a, const Point& b, const Box& box) {
-  const int steps = 1 + static_cast<int>(std::hypot(b.x - a.x, b.y - a.y));
-  for (int i = 0; i <= steps; ++i) {
-    const double t = static_cast<double>(i) / steps;
-    if (box.contains({a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)})) return true;
-  }
-  return false;
-}
 
 // An exploit with its ends resolved to trials and points in data space.
 struct DrawnEdge {
@@ -75,78 +57,38 @@ std::vector<Point> dot(const Point& center, double radius) {
   return points;
 }
 
-// Places each label at the first spot around its anchor (nearest rings first) that stays inside
-// `area` and clear of the labels placed before it, their leader lines and every dot; a label
-// placed off its anchor gets a leader line that crosses no other label. Returns how many found
-// no such spot.
-int place_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotArea& area, const std::vector<Point>& dots) {
-  std::vector<Box> dot_boxes;
-  for (const Point& p : dots) dot_boxes.push_back({p.x - kDotRadius, p.y - kDotRadius, p.x + kDotRadius, p.y + kDotRadius});
-  std::vector<Box> boxes;
-  std::vector<std::pair<Point, Point>> leaders;
-  struct Placed {
-    Box box;
-    std::optional<std::pair<Point, Point>> leader;
-    size_t label;
-    TextExtent extent;
-  };
-  std::vector<Placed> placed;
-  int left_out = 0;
-  for (size_t index = 0; index < labels.size(); ++index) {
-    const Label& label = labels[index];
-    const TextExtent extent = canvas.measure(label.text, kLabelSize, false);
-    const double w = extent.width + 2 * kLabelPad;
-    const double h = extent.ascent + extent.descent + 2 * kLabelPad - 2;
-    const Point& p = label.anchor;
-    std::optional<Placed> chosen;
-    for (int ring = 0; ring < 10 && !chosen; ++ring) {
-      const double dy = ring * (h + 3);
-      const Box candidates[] = {{p.x + 6, p.y - 6 - h - dy, p.x + 6 + w, p.y - 6 - dy},
-                                {p.x + 6, p.y + 6 + dy, p.x + 6 + w, p.y + 6 + h + dy},
-                                {p.x - 6 - w, p.y - 6 - h - dy, p.x - 6, p.y - 6 - dy},
-                                {p.x - 6 - w, p.y + 6 + dy, p.x - 6, p.y + 6 + h + dy}};
-      for (const Box& box : candidates) {
-        if (box.x0 < area.left + 2 || box.x1 > area.right - 2 || box.y0 < area.top + 2 || box.y1 > area.bottom - 2) continue;
-        const auto hits = [&](const Box& other) { return box.overlaps(other); };
-        if (std::any_of(boxes.begin(), boxes.end(), hits) || std::any_of(dot_boxes.begin(), dot_boxes.end(), hits)) continue;
-        if (std::any_of(leaders.begin(), leaders.end(), [&](const auto& l) { return crosses(l.first, l.second, box); })) {
-          continue;
-        }
-        std::optional<std::pair<Point, Point>> leader;
-        if (ring > 0) {  // from the point to the label's nearer edge, crossing no other label
-          const Point end{std::clamp(p.x, box.x0, box.x1), p.y < box.y0 ? box.y0 : box.y1};
-          if (std::any_of(boxes.begin(), boxes.end(), [&](const Box& other) { return crosses(p, end, other); })) continue;
-          leader = std::make_pair(p, end);
-        }
-        chosen = Placed{box, leader, index, extent};
-        break;
-      }
-    }
-    if (!chosen) {
-      ++left_out;
-      continue;
-    }
-    boxes.push_back(chosen->box);
-    if (chosen->leader) leaders.push_back(*chosen->leader);
-    placed.push_back(*chosen);
+// Draws `labels` where place_labels finds room for them, clear of each other and of `dots`;
+// returns how many found none.
+int draw_labels(Canvas& canvas, const std::vector<Label>& labels, const PlotArea& area, const std::vector<Point>& dots) {
+  std::vector<Box> obstacles;
+  for (const Point& p : dots) obstacles.push_back({p.x - kDotRadius, p.y - kDotRadius, p.x + kDotRadius, p.y + kDotRadius});
+  std::vector<LabelRequest> requests;
+  std::vector<TextExtent> extents;
+  for (const Label& label : labels) {
+    extents.push_back(canvas.measure(label.text, kLabelSize, false));
+    requests.push_back({label.anchor, extents.back().width + 2 * kLabelPad,
+                        extents.back().ascent + extents.back().descent + 2 * kLabelPad - 2});
   }
-  for (const Placed& item : placed) {  // leaders first, under every label
+  const std::vector<PlacedLabel> placed =
+      place_labels(requests, {area.left + 2, area.top + 2, area.right - 2, area.bottom - 2}, obstacles);
+  for (const PlacedLabel& item : placed) {  // leaders first, under every label
     if (item.leader) {
-      canvas.polyline({item.leader->first, item.leader->second}, {with_alpha(palette_color(labels[item.label].trial), 0.7), 0.8, {}});
+      canvas.polyline({item.leader->first, item.leader->second},
+                      {with_alpha(palette_color(labels[item.request].trial), 0.7), 0.8, {}});
     }
   }
-  for (const Placed& item : placed) {
+  for (const PlacedLabel& item : placed) {
     const Box& box = item.box;
-    const Color color = palette_color(labels[item.label].trial);
+    const Color color = palette_color(labels[item.request].trial);
     const std::vector<Point> outline{{box.x0, box.y0}, {box.x1, box.y0}, {box.x1, box.y1}, {box.x0, box.y1}};
     canvas.fill_polygon(outline, Color{1, 1, 1, 0.92});
     std::vector<Point> border = outline;
     border.push_back(outline.front());
     canvas.polyline(border, {with_alpha(color, 0.8), 0.8, {}});
-    canvas.text(labels[item.label].text, {box.x0 + kLabelPad, box.y1 - kLabelPad - item.extent.descent + 1},
+    canvas.text(labels[item.request].text, {box.x0 + kLabelPad, box.y1 - kLabelPad - extents[item.request].descent + 1},
                 {kLabelSize, false, darker(color), TextAnchor::kStart, false});
   }
-  return left_out;
+  return static_cast<int>(labels.size() - placed.size());
 }
 
 // Samples of the cubic Bezier curve from `a` to `b` that leaves and enters horizontally.
@@ -342,7 +284,7 @@ void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, cons
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return drawn[a].x < drawn[b].x; });
   for (size_t i : order) labels.push_back({area.at(drawn[i].x, drawn[i].y), drawn[i].label, drawn[i].receiver});
-  const int left_out = place_labels(canvas, labels, area, dots);
+  const int left_out = draw_labels(canvas, labels, area, dots);
   if (left_out > 0) {  // under the legend, outside the plot area
     const TextStyle note{10, false, Color{0.4, 0.4, 0.4}, TextAnchor::kStart, false};
     const double room = canvas.width() - area.right - 20;
