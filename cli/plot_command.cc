@@ -25,10 +25,11 @@ constexpr const char* kCurvesSize = "1200x720";
 constexpr const char* kPbtSize = "1200x900";  // the curves and, under them, the lineage
 
 const char* const kPlotUsage =
-    "usage: rlx plot DIR... [--metric COLUMN] [-o FILE.png|FILE.svg] [--title TEXT] [--size WxH] [--no-group]\n"
-    "       rlx plot --pbt EXPERIMENT_DIR [--metric COLUMN] [-o FILE] [--title TEXT] [--size WxH]\n\n"
+    "usage: rlx plot DIR... [--metric COLUMN] [--x COLUMN] [-o FILE.png|FILE.svg] [--title TEXT] [--size WxH]\n"
+    "                [--no-group]\n"
+    "       rlx plot --pbt EXPERIMENT_DIR [--metric COLUMN] [--x COLUMN] [-o FILE] [--title TEXT] [--size WxH]\n\n"
     "Draws a progress.csv column (default episode_return_mean) against environment steps\n"
-    "(timesteps_total). Each DIR is a trial folder (it holds progress.csv), an experiment folder\n"
+    "(timesteps_total; --x another column). Each DIR is a trial folder (it holds progress.csv), an experiment folder\n"
     "(OUTPUT/<experiment>/) or an output root: every trial below it is drawn. Trials whose\n"
     "params.yaml differ only in the seed are runs of one experiment: drawn as their mean with a\n"
     "min-max band, aligned by linear interpolation at every step any of them logged; every other\n"
@@ -97,6 +98,8 @@ int run_plot_command(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")("dir", po::value<std::vector<std::string>>(), "trial or experiment folders")(
       "metric", po::value<std::string>()->default_value("episode_return_mean"),
       "the progress.csv column to draw, e.g. learner/policy_loss")(
+      "x", po::value<std::string>()->default_value("timesteps_total"),
+      "the progress.csv column along the x axis, e.g. training_iteration or time_total_s")(
       "output,o", po::value<std::string>()->default_value("plot.png"), "the image: FILE.png or FILE.svg")(
       "pbt", "draw a PBT experiment's family tree from its pbt_log.jsonl")(
       "title", po::value<std::string>(), "the figure's title (default: the experiments and the metric)")(
@@ -123,7 +126,7 @@ int run_plot_command(const std::vector<std::string>& args) {
       parse_size(values.count("size") ? values["size"].as<std::string>() : pbt ? kPbtSize : kCurvesSize);
   const std::string metric = values["metric"].as<std::string>();
   const std::string title = values.count("title") ? values["title"].as<std::string>() : "";
-  const std::string x_column = "timesteps_total";
+  const std::string x_column = values["x"].as<std::string>();
 
   const std::unique_ptr<Canvas> canvas = open_canvas(output, format, width, height);
   std::string drawn;
@@ -135,7 +138,8 @@ int run_plot_command(const std::vector<std::string>& args) {
       throw UsageError("'" + dirs[0] + "' has no " + kPbtLogFile + ": --pbt draws the folder of a `rlx tune` experiment "
                        "whose scheduler is pbt (OUTPUT/<experiment>/)");
     }
-    const std::vector<TrialResults> trials = read_trials(dirs, {x_column, metric}, /*skip_replays=*/true);
+    const std::vector<TrialResults> trials =
+        read_trials(dirs, {x_column, metric, "timesteps_total"}, /*skip_replays=*/true);  // the log's steps
     const std::vector<ExploitEdge> edges = read_pbt_edges(log);
     draw_pbt_tree(*canvas, trials, edges, {x_column, metric, title});
     drawn = std::to_string(trials.size()) + " trials, " + std::to_string(edges.size()) + " exploits";

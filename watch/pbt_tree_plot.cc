@@ -123,6 +123,32 @@ std::string start_params(const TrialResults& trial, const std::vector<ExploitEdg
   return start.empty() ? std::string() : "start: " + params_text(start);
 }
 
+// The exploits with their steps in units of `x_column`: each trial's own row at that
+// timesteps_total (interpolated between rows); exploits of trials that lack a row there, or
+// either column, are left out.
+std::vector<ExploitEdge> edges_along(const std::string& x_column, const std::vector<TrialResults>& trials,
+                                     const std::vector<ExploitEdge>& edges) {
+  constexpr const char* kSteps = "timesteps_total";
+  if (x_column == kSteps) return edges;
+  std::map<std::string, Series> x_of_steps;
+  for (const TrialResults& trial : trials) {
+    if (trial.column_index(kSteps) && trial.column_index(x_column)) x_of_steps[trial.name] = trial.series(kSteps, x_column);
+  }
+  std::vector<ExploitEdge> converted;
+  for (ExploitEdge edge : edges) {
+    const auto donor = x_of_steps.find(edge.donor);
+    const auto receiver = x_of_steps.find(edge.receiver);
+    if (donor == x_of_steps.end() || receiver == x_of_steps.end()) continue;
+    const std::optional<double> donor_x = value_at(donor->second, edge.donor_step);
+    const std::optional<double> x = value_at(receiver->second, edge.step);
+    if (!donor_x || !x) continue;
+    edge.donor_step = *donor_x;
+    edge.step = *x;
+    converted.push_back(std::move(edge));
+  }
+  return converted;
+}
+
 // The lineage panel: a lane per trial, broken where it took another's checkpoint, and an arrow
 // from the donor's lane at the checkpoint's step into the receiver's lane at the exploit.
 void draw_lineage(Canvas& canvas, const PlotArea& area, const std::vector<Series>& series,
@@ -166,8 +192,9 @@ void draw_lineage(Canvas& canvas, const PlotArea& area, const std::vector<Series
 
 }  // namespace
 
-void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, const std::vector<ExploitEdge>& edges,
+void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, const std::vector<ExploitEdge>& logged,
                    const PbtTreeOptions& options) {
+  const std::vector<ExploitEdge> edges = edges_along(options.x_column, trials, logged);
   std::vector<Series> series;
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < trials.size(); ++i) {

@@ -19,7 +19,8 @@ struct PbtTreeOptions {
 };
 
 // Draws the trials and the exploits between them (edges naming trials not among `trials` are
-// left out); std::invalid_argument when a trial lacks either column or none has a row with both.
+// left out; with another x_column than timesteps_total, an exploit is placed at the trials'
+// rows of its timesteps_total); std::invalid_argument when a trial lacks either column or none has a row with both.
 void draw_pbt_tree(Canvas& canvas, const std::vector<TrialResults>& trials, const std::vector<ExploitEdge>& edges,
                    const PbtTreeOptions& options);
 

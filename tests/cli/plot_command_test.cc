@@ -190,6 +190,20 @@ TEST_CASE("rlx plot --pbt draws the family tree with exploit edges and hyperpara
   CHECK(summary.inked_fraction > 0.02);
 }
 
+TEST_CASE("rlx plot --x draws against another column, the PBT tree's exploits placed at their rows", "[cli][plot]") {
+  const rlx::TempDir dir("rlx-plot-");
+  write_pbt_experiment(dir.path() / "pbt-cartpole-ppo");
+  const fs::path svg = dir.path() / "tree.svg";
+  const auto result = run_rlx("plot --pbt " + (dir.path() / "pbt-cartpole-ppo").string() +
+                              " --x training_iteration -o " + svg.string());
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string text = read_text_file(svg.string());
+  CHECK_THAT(text, Catch::Contains(">training iterations</text>"));
+  CHECK_THAT(text, Catch::Contains(">clip_param 0.3, lr 4.8e-3</text>"));  // the exploit at step 10000: iteration 10
+  CHECK_THAT(text, Catch::Contains(">30</text>"));                         // iterations, not steps, on the axis
+}
+
 TEST_CASE("rlx plot names a folder without trials and exits 2", "[cli][plot]") {
   const rlx::TempDir dir("rlx-plot-");
   fs::create_directories(dir.path() / "empty");
