@@ -54,8 +54,8 @@ class Canvas {
  public:
   virtual ~Canvas() = default;
 
-  double width() const { return width_; }
-  double height() const { return height_; }
+  double width() const { return width_; }    // pixels
+  double height() const { return height_; }  // pixels
 
   // Fills the whole canvas with `color`.
   virtual void clear(const Color& color) = 0;
