@@ -51,6 +51,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   result.env_id = env_id;
   for (int episode = 0; episode < options.episodes; ++episode) {
     env->reset(options.seed + static_cast<uint64_t>(episode), obs.data());
+    if (options.on_state) options.on_state(episode, *env);
     double episode_return = 0;
     int64_t length = 0;
     for (;;) {
@@ -62,6 +63,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
         action.values = clipped.data();
       }
       const StepResult step = env->step(action, obs.data());
+      if (options.on_state) options.on_state(episode, *env);
       episode_return += step.reward;
       ++length;
       if (step.terminated || step.truncated) break;

@@ -4,11 +4,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace rlx {
+
+class Env;
 
 struct EvaluationOptions {
   std::filesystem::path checkpoint;
@@ -17,6 +20,9 @@ struct EvaluationOptions {
   uint64_t seed = 0;                 // episode i resets with seed + i
   std::optional<std::string> env_id; // default: the checkpoint's env
   std::vector<std::string> env_plugins;  // --env-plugin: where the checkpoint's plugins are now (core/plugin_refs.h)
+  // Called with the episode (0-based) and the env after its reset and after every step (e.g. to
+  // film it: watch/episode_recorder.h); unset: nothing is called.
+  std::function<void(int episode, const Env& env)> on_state;
 };
 
 struct EvaluationResult {

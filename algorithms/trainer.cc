@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 #include <stdexcept>
 
 #include "algorithms/algorithm.h"
@@ -17,6 +18,9 @@
 #include "algorithms/remote_sampler.h"
 #include "algorithms/training_checkpoint.h"
 #include "core/atomic_file.h"
+#include "core/child_process.h"
+#include "core/config_error.h"
+#include "core/rlx_program.h"
 #include "core/checkpoint_dir.h"
 #include "core/error_text.h"
 #include "core/guarded_temp_dir.h"
@@ -31,6 +35,8 @@
 #include "rollout/rollout_policy.h"
 #include "transport/curve.h"
 #include "transport/sockets.h"
+#include "watch/renderable_envs.h"
+#include "watch/tensorboard_logger.h"
 
 namespace rlx {
 
@@ -185,6 +191,11 @@ class TrainingRun {
   TrainOutcome run() {
     if (!options_.make_algorithm) throw std::logic_error("run_training: TrainOptions::make_algorithm is not set");
     spec_ = check_experiment_env(experiment_);
+    if (experiment_.config.common().record_video_every > 0 && !is_renderable_env(experiment_.env)) {
+      throw ConfigError("record_video_every: env '" + experiment_.env +
+                        "' has no renderer; rlx films the built-in envs (rlx evaluate --record), or set "
+                        "record_video_every: 0");
+    }
     record_plugin_hashes(experiment_.plugins);
     if (options_.pause_at) counter_value(progress_, options_.pause_at->first);  // rejects an unknown counter early
     make_trial_dir();
@@ -304,6 +315,10 @@ class TrainingRun {
     results_.emplace(outcome_.trial_dir);
     results_->write_params(experiment_to_yaml(experiment_));
     if (resumed_) results_->truncate_after(progress_.iteration);
+    if (experiment_.config.common().tensorboard) {
+      tensorboard_.emplace(outcome_.trial_dir, resumed_ ? std::optional<int64_t>(progress_.timesteps) : std::nullopt);
+      tensorboard_->log_text("hyperparameters", markdown_table(experiment_to_json(experiment_)), progress_.timesteps);
+    }
   }
 
   void train() {
@@ -311,6 +326,7 @@ class TrainingRun {
     restore_sampler();
     sampler_->publish(algorithm_->current_weights());
     const int64_t checkpoint_freq = experiment_.config.common().checkpoint_freq;
+    const int64_t record_video_every = experiment_.config.common().record_video_every;
     ProgressLine line(options_.progress);
     const auto start = Clock::now();
     const double time_offset = progress_.time_s;
@@ -332,6 +348,7 @@ class TrainingRun {
       row["env_steps_per_s"] = steps_per_s;
       row["learner"] = r.learner;
       results_->append(row);
+      if (tensorboard_) tensorboard_->log_row(row);
       file_logger().info("iteration {}: timesteps_total {}, episode_return_mean {:.2f}, {:.0f} env steps/s",
                          progress_.iteration, progress_.timesteps, return_mean(), steps_per_s);
       logger().debug("iteration {}: learner {}, sampler {}", progress_.iteration, r.learner.dump(),
@@ -339,6 +356,7 @@ class TrainingRun {
       line.show(algorithm_name(experiment_.algorithm), experiment_.env, progress_, return_mean(), steps_per_s);
       outcome_.stopped_by = stop_or_pause_reason();
       if (checkpoint_freq > 0 && progress_.iteration % checkpoint_freq == 0) write_checkpoint(true);
+      if (record_video_every > 0 && progress_.iteration % record_video_every == 0) record_video();
       if (!outcome_.stopped_by.empty()) break;
     }
     line.finish();
@@ -444,6 +462,29 @@ class TrainingRun {
     file_logger().info("wrote {}", dir.string());
   }
 
+  // Films one deterministic episode of this iteration's policy into videos/iteration_NNNNNN.mp4:
+  // `rlx evaluate --record` on a checkpoint of this iteration (written now if there is none), in
+  // a child process, so training never loads the video libraries. A failed video is a warning
+  // naming its log, not the end of the run.
+  void record_video() {
+    if (last_checkpoint_iteration_ != progress_.iteration) write_checkpoint(true);
+    const std::filesystem::path videos = outcome_.trial_dir / "videos";
+    std::filesystem::create_directories(videos);
+    char name[32];
+    std::snprintf(name, sizeof(name), "iteration_%06lld.mp4", static_cast<long long>(progress_.iteration));
+    const std::filesystem::path log = outcome_.trial_dir / kLogsDirName / "videos.log";
+    ChildProcess evaluate({rlx_program_path(), "evaluate", outcome_.last_checkpoint->string(), "--episodes", "1",
+                           "--deterministic", "--record", (videos / name).string()},
+                          log, "video of iteration " + std::to_string(progress_.iteration));
+    std::optional<ChildExit> exit;
+    while (!(exit = evaluate.poll())) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (exit->clean()) {
+      file_logger().info("wrote {}", (videos / name).string());
+    } else {
+      logger().warn("the video of iteration {} failed ({}); see {}", progress_.iteration, exit->describe(), log.string());
+    }
+  }
+
   // After an iteration that threw: a final checkpoint when the learner's state is sound and newer
   // than the last one. Returns a note on it for result.json ("" when none was due).
   std::string checkpoint_after_interruption(const std::string& what) {
@@ -519,6 +560,7 @@ class TrainingRun {
   Progress progress_;
   std::deque<double> window_returns_, window_lengths_;
   std::optional<ResultsWriter> results_;
+  std::optional<TensorBoardLogger> tensorboard_;  // unset with tensorboard: false
   std::unique_ptr<GuardedTempDir> local_worker_keys_;  // declared before the sampler: removed after its workers stopped
   std::unique_ptr<Sampler> sampler_;
   TrainOutcome outcome_;

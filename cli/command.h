@@ -48,6 +48,9 @@ int run_evaluate_command(const std::vector<std::string>& args);
 // `rlx keys init DIR` / `rlx keys add-worker DIR NAME`.
 int run_keys_command(const std::vector<std::string>& args);
 
+// `rlx plot DIR... [--metric COLUMN] [-o FILE.png|FILE.svg] [--pbt]`: run by rlx-plot alone.
+int run_plot_command(const std::vector<std::string>& args);
+
 // Adds the repeatable `--env-plugin PATH` option to a subcommand's options.
 void add_env_plugin_option(boost::program_options::options_description& options);
 

@@ -74,19 +74,6 @@ void report(const std::string& name, const std::string& label, const std::string
 
 }  // namespace
 
-std::vector<Subcommand> rlx_commands(const TorchCommands& torch) {
-  return {
-      {"train", "train an experiment file (PPO, DQN) until its stop criterion", torch.train},
-      {"tune", "tune hyperparameters: search spaces, ASHA, population-based training", torch.tune},
-      {"evaluate", "run a saved policy (a checkpoint) for some episodes", torch.evaluate},
-      {"envs", "list, describe, roll out and benchmark environments", run_envs_command},
-      {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", run_worker_command},
-      {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", run_keys_command},
-      {"bench", "benchmarks: transport, sampling, scale, learner, startup", torch.bench},
-      {"learner", "", torch.learner},
-  };
-}
-
 int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!take_log_level(args)) return kExitUsage;

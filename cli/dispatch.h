@@ -24,8 +24,8 @@ struct TorchCommands {
   int (*learner)(const std::vector<std::string>& args);
 };
 
-// rlx's commands in the order --help lists them: envs, worker and keys run here, the others as
-// `torch` says; learner is hidden (a data-parallel rank, started by `rlx train --learners M`).
+// rlx's commands in the order --help lists them: envs, worker and keys run here, plot in
+// rlx-plot (cli/forward_to_torch.h), the others as `torch` says; learner is hidden (a data-parallel rank, started by `rlx train --learners M`).
 std::vector<Subcommand> rlx_commands(const TorchCommands& torch);
 
 // Parses --log-level, --help and --version, then runs the named command with args after its

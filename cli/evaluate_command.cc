@@ -1,5 +1,7 @@
 // `rlx evaluate CHECKPOINT`: run a saved policy for some episodes and summarise the returns.
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -7,6 +9,9 @@
 
 #include "algorithms/evaluation.h"
 #include "cli/command.h"
+#include "envs/env.h"
+#include "watch/episode_recorder.h"
+#include "watch/video_writer.h"
 
 namespace po = boost::program_options;
 
@@ -18,14 +23,20 @@ int run_evaluate_command(const std::vector<std::string>& args) {
       "episodes", po::value<int>()->default_value(10), "episodes to run")(
       "deterministic", "argmax / mean actions instead of sampling")(
       "seed", po::value<uint64_t>()->default_value(0), "episode i resets with seed + i")(
-      "env", po::value<std::string>(), "run in this env instead of the checkpoint's (same spaces)");
+      "env", po::value<std::string>(), "run in this env instead of the checkpoint's (same spaces)")(
+      "record", po::value<std::string>(), "write a video of the first episodes to this .mp4 or .gif file")(
+      "record-episodes", po::value<int>()->default_value(1), "episodes the video shows (the first N)")(
+      "width", po::value<int>()->default_value(0), "video width in pixels (0: the env's default)")(
+      "height", po::value<int>()->default_value(0), "video height in pixels (0: the env's default)")(
+      "fps", po::value<double>()->default_value(0), "video frames per second (0: the env's own rate)");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("checkpoint", 1);
   const po::variables_map values = parse_command_line(args, options, positionals);
   if (values.count("help")) {
     std::cout << "usage: rlx evaluate CHECKPOINT [--episodes N] [--deterministic] [--seed S] [--env ID]\n"
-                 "                    [--env-plugin PATH ...]\n\n"
+                 "                    [--env-plugin PATH ...]\n"
+                 "                    [--record OUT.mp4|OUT.gif [--record-episodes N] [--width W] [--height H] [--fps F]]\n\n"
               << options;
     return kExitOk;
   }
@@ -39,14 +50,45 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   if (values.count("env")) evaluation.env_id = values["env"].as<std::string>();
   if (values.count("env-plugin")) evaluation.env_plugins = values["env-plugin"].as<std::vector<std::string>>();
 
+  std::optional<EpisodeRecorder> recorder;
+  RecordOptions record;
+  if (values.count("record")) {
+    record.path = values["record"].as<std::string>();
+    record.episodes = values["record-episodes"].as<int>();
+    record.width = values["width"].as<int>();
+    record.height = values["height"].as<int>();
+    record.fps = values["fps"].as<double>();
+    if (record.episodes < 1) throw UsageError("--record-episodes must be >= 1");
+    if (record.width < 0 || record.height < 0) throw UsageError("--width and --height must be >= 0");
+    if (record.fps < 0) throw UsageError("--fps must be >= 0");
+    try {
+      check_video_path(record.path);
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(std::string("--record ") + error.what());
+    }
+    evaluation.on_state = [&recorder, &record](int episode, const Env& env) {
+      if (!recorder) recorder.emplace(env.spec().id, record);
+      recorder->observe(episode, env);
+    };
+  }
+
   const EvaluationResult r = evaluate_checkpoint(evaluation);
+  int64_t frames = 0;
+  if (recorder) frames = recorder->finish();
   std::cout << r.algorithm << " policy on " << r.env_id << ", " << r.returns.size() << " episodes"
             << (evaluation.deterministic ? " (deterministic)" : "") << ": return " << r.return_mean << " +- "
             << r.return_std << " (min " << r.return_min << ", max " << r.return_max << "), length " << r.len_mean
             << "\n";
-  const nlohmann::json summary = {{"episodes", r.returns.size()}, {"return_mean", r.return_mean},
+  nlohmann::json summary = {{"episodes", r.returns.size()}, {"return_mean", r.return_mean},
                                   {"return_std", r.return_std},   {"return_min", r.return_min},
                                   {"return_max", r.return_max},   {"len_mean", r.len_mean}};
+  if (recorder) {
+    std::cout << "video: " << record.path.string() << " (" << frames << " frames of "
+              << std::min(record.episodes, evaluation.episodes) << " episode"
+              << (std::min(record.episodes, evaluation.episodes) == 1 ? "" : "s") << ")\n";
+    summary["video"] = record.path.string();
+    summary["video_frames"] = frames;
+  }
   std::cout << summary.dump() << std::endl;
   return kExitOk;
 }

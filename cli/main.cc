@@ -1,13 +1,14 @@
 // The `rlx` executable: links no LibTorch. It runs --help, --version, envs, keys and worker
 // itself, trains learner_backend: native experiments itself, and hands the other trainings,
-// tune, evaluate, bench, envs bench and the hidden learner command to rlx-torch
-// (cli/forward_to_torch.h), so starting a worker, listing envs or training a small PPO policy
+// tune, evaluate, bench, envs bench and the hidden learner command to rlx-torch, and plot to
+// rlx-plot (cli/forward_to_torch.h), so starting a worker, listing envs or training a small PPO policy
 // costs milliseconds of start-up instead of LibTorch's second.
 #include <string>
 #include <vector>
 
 #include "algorithms/native_ppo_algorithm.h"
 #include "cli/dispatch.h"
+#include "cli/envs_subcommands.h"
 #include "cli/forward_to_torch.h"
 #include "cli/train_command.h"
 
@@ -25,6 +26,13 @@ int run_native_train_command(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+namespace rlx::cli {
+
+// `rlx envs bench` measures with the benchmark library, which rlx-torch carries.
+int run_envs_bench(const std::vector<std::string>& args) { return forward_to_torch(args); }
+
+}  // namespace rlx::cli
 
 int main(int argc, char** argv) {
   using rlx::cli::forward_to_torch;

@@ -2,8 +2,10 @@
 // that need LibTorch (cli/forward_to_torch.h); it also runs the light ones when called directly.
 #include "cli/command.h"
 #include "cli/dispatch.h"
+#include "cli/forward_to_torch.h"
 
 int main(int argc, char** argv) {
+  rlx::cli::remember_command_line(argc, argv);  // `plot` is handed to rlx-plot
   const rlx::cli::TorchCommands own{rlx::cli::run_train_command, rlx::cli::run_tune_command,
                                     rlx::cli::run_evaluate_command, rlx::cli::run_bench_command,
                                     rlx::cli::run_learner_command};

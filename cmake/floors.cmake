@@ -6,16 +6,17 @@
 # A file belongs to the longest folder named here that holds it (cli/bench/ before cli/).
 
 # Folders whose code is part of a library users or plugins link: no benchmark code here.
-set(RLX_LIBRARY_FLOORS core envs models native transport rollout learner algorithms tune)
+set(RLX_LIBRARY_FLOORS core envs models native transport rollout watch learner algorithms tune)
 
 set(RLX_FLOOR_core "")
 set(RLX_FLOOR_envs core)
 set(RLX_FLOOR_transport core models)  # models/weights.h: the Weights message
 set(RLX_FLOOR_models core)  # network descriptions and the torch-free inference kernel
 set(RLX_FLOOR_rollout core envs transport models)
+set(RLX_FLOOR_watch core envs)  # what users look at: TensorBoard event files, videos
 set(RLX_FLOOR_native core models)  # the torch-free PPO learner (GAE, running statistics, metrics)
 set(RLX_FLOOR_learner core envs models native transport)  # no rollout/: models/ holds what both share
-set(RLX_FLOOR_algorithms core envs transport models native rollout learner)
+set(RLX_FLOOR_algorithms core envs transport models native rollout watch learner)
 set(RLX_FLOOR_tune core)  # trials are `rlx train` processes, so tune links no learner
 # bench/ sits above the libraries it measures; only the benchmark commands link it.
 set(RLX_FLOOR_bench ${RLX_LIBRARY_FLOORS})

@@ -17,6 +17,8 @@ set_target_properties(rlx_envs PROPERTIES EXPORT_NAME envs)
 install(TARGETS rlx RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # rlx execs it for the commands that need LibTorch (cli/forward_to_torch.h looks there).
 install(TARGETS rlx_torch RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/rlx)
+# And rlx-plot for `rlx plot` (the one executable that links Cairo).
+install(TARGETS rlx_plot_program RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/rlx)
 install(TARGETS rlx_core rlx_env_api rlx_envs
   EXPORT rlxTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

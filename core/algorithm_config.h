@@ -38,6 +38,8 @@ struct CommonConfig {
   double worker_learner_timeout_s{};
   bool drop_nonfinite_episodes{};
   int64_t checkpoint_freq{};
+  bool tensorboard{};
+  int64_t record_video_every{};
   IntList hidden_sizes;
   std::string activation;
   bool vf_share_layers{};

@@ -140,20 +140,18 @@ void write_file_atomic(const fs::path& path, std::string_view bytes) {
   fsync_path(parent);
 }
 
-void append_line_durable(const fs::path& path, std::string_view line) {
+void append_durable(const fs::path& path, std::string_view bytes) {
   std::error_code ignored;
   const bool existed = fs::exists(path, ignored);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
   if (fd.get() < 0) throw_errno("cannot open for appending", path);
   struct stat before {};
   if (::fstat(fd.get(), &before) != 0) throw_errno("cannot stat", path);
-  std::string text(line);
-  text += '\n';
   try {
-    write_all(fd.get(), text, path);
+    write_all(fd.get(), bytes, path);
     fsync_fd(fd.get(), path);
   } catch (const std::system_error&) {
-    // A disk that filled mid-line: cut the torn line off, so the next append starts clean.
+    // A disk that filled mid-write: cut the torn tail off, so the next append starts clean.
     const int saved = errno;
     if (::ftruncate(fd.get(), before.st_size) == 0) ::fsync(fd.get());
     errno = saved;
@@ -161,6 +159,12 @@ void append_line_durable(const fs::path& path, std::string_view line) {
   }
   fd.close(path);
   if (!existed) fsync_path(parent_of(path));
+}
+
+void append_line_durable(const fs::path& path, std::string_view line) {
+  std::string text(line);
+  text += '\n';
+  append_durable(path, text);
 }
 
 void write_directory_atomic(const fs::path& target, const std::function<void(const fs::path&)>& fill) {

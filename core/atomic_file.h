@@ -20,6 +20,10 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 // directory that write_directory_atomic publishes).
 void write_file_durable(const std::filesystem::path& path, std::string_view bytes);
 
+// Appends `bytes` to `path` (created if missing) in one write, then fsyncs. When that fails
+// (a full disk), the file is cut back to its length before, leaving no torn tail.
+void append_durable(const std::filesystem::path& path, std::string_view bytes);
+
 // Appends `line` and a newline to `path` (created if missing) in one write, then fsyncs. When
 // that fails (a full disk), the file is cut back to its length before, leaving no torn line.
 void append_line_durable(const std::filesystem::path& path, std::string_view line);

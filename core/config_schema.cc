@@ -49,6 +49,8 @@ std::vector<KeySpec> build_schema() {
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0).to(&CommonConfig::learner_timeout_s));
   add(float_key("worker_learner_timeout_s", 60.0, "A local worker that hears nothing from its learner this long exits (the learner restarts it while the run goes on)").above(0).to(&CommonConfig::worker_learner_timeout_s));
   add(bool_key("drop_nonfinite_episodes", false, "false: a NaN or infinite observation or reward from an env stops the run (exit 2) naming env, worker, step and field; true: that step ends its episode as a truncation at the last finite observation with reward 0, the episode is left out of the returns and counted in sampler.episodes_dropped_nonfinite").to(&CommonConfig::drop_nonfinite_episodes));
+  add(bool_key("tensorboard", true, "Write TensorBoard event files (events.out.tfevents.*) beside progress.csv: every result column as a scalar at the step of timesteps_total, and the experiment as a text table").to(&CommonConfig::tensorboard));
+  add(int_key("record_video_every", 0, "Iterations between evaluation videos in TRIAL_DIR/videos/ (iteration_NNNNNN.mp4: one deterministic episode filmed by `rlx evaluate --record` from a checkpoint of that iteration); 0: none").at_least(0).to(&CommonConfig::record_video_every));
   add(int_key("checkpoint_freq", 10, "Iterations between checkpoints; 0 checkpoints only at the end").at_least(0).to(&CommonConfig::checkpoint_freq));
   add(float_key("gamma", 0.99, "Discount factor").at_least(0).at_most(1).to(&PpoConfig::gamma).to(&DqnConfig::gamma));
   add(float_key("lr", 3e-4, "Adam learning rate").above(0).to(&PpoConfig::lr).to(&DqnConfig::lr));

@@ -18,7 +18,6 @@ namespace {
 constexpr const char* kJsonl = "result.jsonl";
 constexpr const char* kCsv = "progress.csv";
 
-// Nested objects as "outer/inner" keys; everything else kept as is.
 void flatten(const nlohmann::json& value, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
   if (value.is_object()) {
     for (const auto& [key, element] : value.items()) flatten(element, prefix.empty() ? key : prefix + "/" + key, out);
@@ -140,12 +139,17 @@ void ResultsWriter::repair_partial_lines() const {
   }
 }
 
+std::map<std::string, nlohmann::json> flatten_result_row(const nlohmann::json& row) {
+  std::map<std::string, nlohmann::json> flat;
+  flatten(row, "", flat);
+  return flat;
+}
+
 void ResultsWriter::write_params(std::string_view yaml) const { write_file_atomic(dir_ / "params.yaml", yaml); }
 
 void ResultsWriter::append(const nlohmann::json& row) {
   if (!row.is_object()) throw std::invalid_argument("a result row must be a JSON object, got " + row.dump());
-  std::map<std::string, nlohmann::json> flat;
-  flatten(row, "", flat);
+  const std::map<std::string, nlohmann::json> flat = flatten_result_row(row);
   if (columns_.empty()) {
     columns_ = standard_result_keys();
     for (const auto& [key, value] : flat) {  // std::map: sorted

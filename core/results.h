@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@ namespace rlx {
 
 // The columns every row has and progress.csv always leads with, in this order.
 const std::vector<std::string>& standard_result_keys();
+
+// A result row's leaves by column name: nested objects as "outer/inner" keys, sorted.
+std::map<std::string, nlohmann::json> flatten_result_row(const nlohmann::json& row);
 
 // Writes the result files of one trial directory, OUTPUT/<experiment>/<trial>/.
 class ResultsWriter {

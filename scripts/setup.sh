@@ -27,7 +27,9 @@ packages=(
   libzmq3-dev cppzmq-dev
   libboost-program-options-dev
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
-  libspdlog-dev
+  libspdlog-dev libprotobuf-dev protobuf-compiler python3-protobuf
+  libcairo2-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libgif-dev
+  libegl-dev libegl-mesa0 libgl1-mesa-dri fonts-dejavu-core
   slurmctld slurmd slurm-client munge iproute2 python3
 )
 
