@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "algorithms/ppo_results.h"
+#include "algorithms/sac_algorithm.h"
 #include "core/config_error.h"
 #include "core/non_finite_error.h"
 #include "envs/registry.h"
@@ -13,8 +14,9 @@ namespace rlx {
 
 std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
   const CommonConfig& common = experiment.config.common();
+  if (experiment.algorithm == AlgorithmKind::kSAC) return std::nullopt;  // SacAlgorithm checks its own config
   if (experiment.algorithm != AlgorithmKind::kPPO) {
-    return std::string("the native learner trains PPO only; ") + algorithm_name(experiment.algorithm) +
+    return std::string("the native learners train PPO and SAC only; ") + algorithm_name(experiment.algorithm) +
            " needs learner_backend: torch";
   }
   if (common.device != "cpu") {
@@ -32,6 +34,7 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
 }
 
 bool uses_native_learner(const Experiment& experiment) {
+  if (experiment.algorithm == AlgorithmKind::kSAC) return true;  // its only learner
   const std::string& backend = experiment.config.common().learner_backend;
   return backend == "native" || (backend == "auto" && !native_learner_refusal(experiment));
 }
@@ -40,6 +43,7 @@ std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, c
   if (options.member != nullptr || (options.placement && options.placement->world_size > 1)) {
     throw ConfigError(experiment.source + ": learner_backend: native has no data-parallel learner ranks");
   }
+  if (experiment.algorithm == AlgorithmKind::kSAC) return std::make_unique<SacAlgorithm>(experiment);
   return std::make_unique<NativePpoAlgorithm>(experiment);
 }
 
