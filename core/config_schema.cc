@@ -29,7 +29,7 @@ std::vector<KeySpec> build_schema() {
   add(int_key("num_workers", 2, "Rollout worker processes; 0 samples synchronously in the learner process (deterministic)").at_least(0).to(&CommonConfig::num_workers));
   add(int_key("num_envs_per_worker", 8, "Environments each worker steps as one batch (K; SAC: 1)").at_least(1).default_for(AlgorithmKind::kSAC, int64_t{1}).to(&CommonConfig::num_envs_per_worker));
   add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T; SAC: 1, so every env step is followed by its gradient steps)").at_least(1).default_for(AlgorithmKind::kSAC, int64_t{1}).to(&CommonConfig::rollout_fragment_length));
-  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted (APPO: 32)").at_least(0).default_for(AlgorithmKind::kAPPO, int64_t{32}).to(&CommonConfig::max_policy_lag));
+  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted (APPO: 32; SAC, off-policy: 1000)").at_least(0).default_for(AlgorithmKind::kAPPO, int64_t{32}).default_for(AlgorithmKind::kSAC, int64_t{1000}).to(&CommonConfig::max_policy_lag));
   add(int_key("worker_weight_delay", 0, "For experiments on stale data: workers act with the weights published this many versions before the newest (fragments are at least this old); must stay below max_policy_lag").at_least(0).at_most(1000).to(&CommonConfig::worker_weight_delay));
   add(int_key("max_worker_restarts", 10, "Crashed worker processes restarted per run before the run fails").at_least(0).to(&CommonConfig::max_worker_restarts));
   add(int_key("max_workers", 1024,
@@ -44,7 +44,7 @@ std::vector<KeySpec> build_schema() {
                  "\"torch\": LibTorch's learners (any network, device and num_learners); \"native\": rlx's own CPU "
                  "learner, for PPO with separate policy and value MLPs and one learner: it needs no LibTorch (`rlx "
                  "train` starts in milliseconds) and steps small networks about 2x faster; \"auto\": native where "
-                 "it can train the experiment, else torch")
+                 "it can train the experiment, else torch. SAC has the native learner only (its default)")
           .one_of({"torch", "native", "auto"})
           .default_for(AlgorithmKind::kSAC, std::string("native"))
           .to(&CommonConfig::learner_backend));
