@@ -67,10 +67,6 @@ NativeSacLearner::NativeSacLearner(const PolicyModelConfig& model_config, SacCon
   log_alpha_ = static_cast<float>(std::log(config_.initial_alpha));
 }
 
-void NativeSacLearner::set_config(SacConfig config) {
-  config_ = validated(std::move(config));
-}
-
 int64_t NativeSacLearner::add(const SampleBatch& batch) { return replay_.add(batch); }
 
 int64_t NativeSacLearner::steps_due(int64_t received) const {

@@ -74,8 +74,6 @@ class NativeSacLearner {
   void load_replay(const std::string& bytes);
 
   const SacConfig& config() const { return config_; }
-  // Changes hyperparameters (a PBT explore step); throws ConfigError on a bad config.
-  void set_config(SacConfig config);
   const ContinuousReplay& replay() const { return replay_; }
   int64_t num_gradient_steps() const { return gradient_steps_; }
   const std::vector<float>& actor_parameters() const { return actor_; }
