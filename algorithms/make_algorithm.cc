@@ -3,7 +3,7 @@
 #include "algorithms/appo_algorithm.h"
 #include "algorithms/data_parallel_link.h"
 #include "algorithms/dqn_algorithm.h"
-#include "algorithms/native_ppo_algorithm.h"
+#include "algorithms/native_algorithms.h"
 #include "algorithms/ppo_algorithm.h"
 #include "core/log.h"
 #include "envs/plugin_loader.h"

@@ -1,5 +1,5 @@
 // The factory of every algorithm rlx trains, LibTorch's learners included (the torch-free
-// `rlx` builds only native ones: algorithms/native_ppo_algorithm.h).
+// `rlx` builds only native ones: algorithms/native_algorithms.h).
 #pragma once
 
 #include <memory>

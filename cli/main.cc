@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/native_ppo_algorithm.h"
+#include "algorithms/native_algorithms.h"
 #include "cli/dispatch.h"
 #include "cli/forward_to_torch.h"
 #include "cli/train_command.h"

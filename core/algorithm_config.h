@@ -33,7 +33,7 @@ struct CommonConfig {
   int64_t max_workers{};
   int64_t num_learners{};
   std::string device;
-  std::string learner_backend;         // "torch", "native" or "auto" (algorithms/native_ppo_algorithm.h)
+  std::string learner_backend;         // "torch", "native" or "auto" (algorithms/native_algorithms.h)
   double learner_timeout_s{};
   double worker_learner_timeout_s{};
   bool drop_nonfinite_episodes{};
