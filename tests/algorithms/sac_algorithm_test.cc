@@ -3,12 +3,15 @@
 // the settings it refuses, naming the key and value.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 
 #include "algorithms/local_sampler.h"
 #include "algorithms/make_algorithm.h"
 #include "algorithms/sac_algorithm.h"
+#include "algorithms/trainer.h"
 #include "core/config_error.h"
 #include "core/experiment.h"
 
@@ -58,6 +61,28 @@ TEST_CASE("SAC acts uniformly until learning_starts, then takes utd_ratio gradie
     CHECK(std::isfinite(second.learner.at("critic_loss").get<double>()));
     CHECK(second.learner.at("alpha").get<double>() < 1.0);  // the temperature is learned, down from 1
   }
+}
+
+TEST_CASE("SAC trains with a worker process acting with the current weights", "[algorithms][sac][distributed]") {
+  char pattern[] = "/tmp/rlx-sac-worker-XXXXXX";
+  const fs::path output = ::mkdtemp(pattern);
+  TrainOptions options;
+  options.make_algorithm = [](const Experiment& e, const DataParallelOptions& o) { return make_algorithm(e, o); };
+  options.experiment = sac_experiment({"num_workers=1", "learning_starts=500", "stop.timesteps_total=2000",
+                                       "stop.episode_return_mean=null"});
+  options.output_root = output;
+  options.progress = false;
+  options.worker_program = std::string(RLX_BINARY_DIR) + "/rlx";
+  const TrainOutcome outcome = run_training(options);
+  fs::remove_all(output);
+  const nlohmann::json& row = outcome.final_row;
+  INFO(row.dump());
+  CHECK(row.at("timesteps_total").get<int64_t>() >= 2000);
+  CHECK(row.at("learner").at("num_gradient_steps").get<int64_t>() >= 1000);
+  CHECK(row.at("learner").at("policy_version").get<int64_t>() > 1);
+  // Off-policy: fragments from older weights are learned from, not dropped.
+  CHECK(row.at("sampler").at("fragments_dropped_stale").get<int64_t>() == 0);
+  CHECK(row.at("sampler").at("fragments_refused").get<int64_t>() == 0);
 }
 
 TEST_CASE("SAC refuses LibTorch's learner, several learners, another device and Discrete actions", "[algorithms][sac]") {
