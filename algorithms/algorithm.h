@@ -1,4 +1,4 @@
-// Algorithm: what PPO or DQN adds to the shared training loop (algorithms/trainer.h): the
+// Algorithm: what PPO, APPO, DQN or SAC adds to the shared training loop (algorithms/trainer.h): the
 // workers' setup, one training iteration over a sampler, and the state a checkpoint keeps.
 #pragma once
 
