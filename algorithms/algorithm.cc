@@ -52,6 +52,10 @@ EnvSpec check_experiment_env(const Experiment& experiment) {
   load_env_plugins(plugin_paths(experiment.plugins));
   const EnvSpec spec = global_env_registry().spec(experiment.env);
   global_env_registry().make(experiment.env);  // an instance must carry the registered spec (EnvContractError)
+  if (experiment.algorithm == AlgorithmKind::kSAC && spec.action_space.is_discrete()) {
+    throw ConfigError(experiment.source + ": algorithm SAC needs a Box action space, but env " + spec.id + " has " +
+                      spec.action_space.to_string() + " (use DQN or PPO for Discrete actions)");
+  }
   if (experiment.algorithm == AlgorithmKind::kDQN && !spec.action_space.is_discrete()) {
     throw ConfigError(experiment.source + ": algorithm DQN needs a Discrete action space, but env " + spec.id +
                       " has " + spec.action_space.to_string() + " (use PPO for Box actions)");

@@ -1,4 +1,4 @@
-// Algorithm: what PPO or DQN adds to the shared training loop (algorithms/trainer.h): the
+// Algorithm: what PPO, APPO, DQN or SAC adds to the shared training loop (algorithms/trainer.h): the
 // workers' setup, one training iteration over a sampler, and the state a checkpoint keeps.
 #pragma once
 
@@ -70,7 +70,7 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
                            const std::function<void(std::istream& file, const nlohmann::json& state)>& restore);
 
 // Builds the algorithm of an experiment (make_algorithm in algorithms/make_algorithm.h, or the
-// torch-free make_native_algorithm in algorithms/native_ppo_algorithm.h).
+// torch-free make_native_algorithm in algorithms/native_algorithms.h).
 using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>(const Experiment&, const DataParallelOptions&)>;
 
 // Checks, before anything starts, that the experiment can run here: loads its plugins, resolves

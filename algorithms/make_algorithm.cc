@@ -3,7 +3,7 @@
 #include "algorithms/appo_algorithm.h"
 #include "algorithms/data_parallel_link.h"
 #include "algorithms/dqn_algorithm.h"
-#include "algorithms/native_ppo_algorithm.h"
+#include "algorithms/native_algorithms.h"
 #include "algorithms/ppo_algorithm.h"
 #include "core/log.h"
 #include "envs/plugin_loader.h"
@@ -19,6 +19,7 @@ std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const Da
     case AlgorithmKind::kPPO: return std::make_unique<PpoAlgorithm>(experiment, options);
     case AlgorithmKind::kAPPO: return std::make_unique<AppoAlgorithm>(experiment, options);
     case AlgorithmKind::kDQN: return std::make_unique<DqnAlgorithm>(experiment, options);
+    case AlgorithmKind::kSAC: break;  // native only: uses_native_learner is always true for it
   }
   throw std::logic_error("make_algorithm: an algorithm kind without an algorithm");
 }

@@ -1,5 +1,5 @@
 // The factory of every algorithm rlx trains, LibTorch's learners included (the torch-free
-// `rlx` builds only native ones: algorithms/native_ppo_algorithm.h).
+// `rlx` builds only native ones: algorithms/native_algorithms.h).
 #pragma once
 
 #include <memory>
@@ -8,8 +8,8 @@
 
 namespace rlx {
 
-// PPO or DQN for the experiment, learning on its `device` (learner_backend: native builds the
-// torch-free PPO learner); with num_learners > 1 the driver starts the data-parallel group
+// PPO, APPO, DQN or SAC for the experiment, learning on its `device` (learner_backend: native
+// builds the torch-free PPO learner, and SAC always has its torch-free one); with num_learners > 1 the driver starts the data-parallel group
 // (options.program) and a member in options makes this a learner rank >= 1. Throws ConfigError /
 // std::invalid_argument on settings the algorithm cannot use.
 std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});

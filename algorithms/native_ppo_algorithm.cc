@@ -4,44 +4,13 @@
 #include <stdexcept>
 
 #include "algorithms/ppo_results.h"
+#include "algorithms/native_algorithms.h"
 #include "core/config_error.h"
 #include "core/non_finite_error.h"
 #include "envs/registry.h"
 #include "native/ppo_state_file.h"
 
 namespace rlx {
-
-std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
-  const CommonConfig& common = experiment.config.common();
-  if (experiment.algorithm != AlgorithmKind::kPPO) {
-    return std::string("the native learner trains PPO only; ") + algorithm_name(experiment.algorithm) +
-           " needs learner_backend: torch";
-  }
-  if (common.device != "cpu") {
-    return "the native learner learns on the CPU, but device is " + common.device + " (use learner_backend: torch)";
-  }
-  if (common.num_learners != 1) {
-    return "the native learner is one learner, but num_learners is " + std::to_string(common.num_learners) +
-           " (use learner_backend: torch for data-parallel learners)";
-  }
-  if (common.vf_share_layers) {
-    return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
-           "trunk; use learner_backend: torch)";
-  }
-  return std::nullopt;
-}
-
-bool uses_native_learner(const Experiment& experiment) {
-  const std::string& backend = experiment.config.common().learner_backend;
-  return backend == "native" || (backend == "auto" && !native_learner_refusal(experiment));
-}
-
-std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
-  if (options.member != nullptr || (options.placement && options.placement->world_size > 1)) {
-    throw ConfigError(experiment.source + ": learner_backend: native has no data-parallel learner ranks");
-  }
-  return std::make_unique<NativePpoAlgorithm>(experiment);
-}
 
 NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
     : setup_(common_worker_setup(experiment)),

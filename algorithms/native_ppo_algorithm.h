@@ -14,19 +14,6 @@
 
 namespace rlx {
 
-// Why the native learner cannot train the experiment, from its config alone (naming the key and
-// what it needs), or nullopt when it can: PPO, device cpu, num_learners 1, separate policy and
-// value networks. (The env's action space, Discrete or Box, is checked when the learner is built.)
-std::optional<std::string> native_learner_refusal(const Experiment& experiment);
-
-// Whether the experiment trains with the native learner: learner_backend native, or auto and
-// native_learner_refusal has nothing to say.
-bool uses_native_learner(const Experiment& experiment);
-
-// The native PPO algorithm; throws ConfigError with native_learner_refusal's reason, and on a
-// data-parallel member or placement in options.
-std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});
-
 class NativePpoAlgorithm : public Algorithm {
  public:
   // Throws ConfigError / std::invalid_argument on settings the native learner cannot use.

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/native_ppo_algorithm.h"
+#include "algorithms/native_algorithms.h"
 #include "cli/dispatch.h"
 #include "cli/envs_subcommands.h"
 #include "cli/forward_to_torch.h"

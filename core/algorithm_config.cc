@@ -13,6 +13,17 @@ CommonConfig::CommonConfig() { apply_schema_defaults(*this); }
 PpoConfig::PpoConfig() { apply_schema_defaults(*this); }
 DqnConfig::DqnConfig() { apply_schema_defaults(*this); }
 AppoConfig::AppoConfig() { apply_schema_defaults(*this); }
+SacConfig::SacConfig() { apply_schema_defaults(*this); }
+
+namespace {
+double sac_rate(const SacConfig& config, double own, int64_t timesteps) {
+  return scheduled_value(config.lr_schedule, own > 0 ? own : config.lr, timesteps, config.total_timesteps);
+}
+}  // namespace
+
+double SacConfig::actor_lr_at(int64_t timesteps) const { return sac_rate(*this, actor_lr, timesteps); }
+double SacConfig::critic_lr_at(int64_t timesteps) const { return sac_rate(*this, critic_lr, timesteps); }
+double SacConfig::alpha_lr_at(int64_t timesteps) const { return sac_rate(*this, alpha_lr, timesteps); }
 
 double scheduled_value(Schedule schedule, double initial, int64_t timesteps_done, int64_t total_timesteps) {
   if (schedule == Schedule::kConstant) return initial;

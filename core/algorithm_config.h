@@ -1,5 +1,5 @@
 // The typed configuration: the keys every run reads (CommonConfig) and one struct per algorithm
-// (PpoConfig, DqnConfig). Each member named like a config key is bound to that key once, in the
+// (PpoConfig, AppoConfig, DqnConfig, SacConfig). Each member named like a config key is bound to that key once, in the
 // schema table (core/config_schema.cc), which also holds its default, range and meaning; a
 // default-constructed struct holds the schema's defaults. Members marked "not a key" are set by
 // code (the trainer, tests, benchmarks), never by an experiment file. Torch-free.
@@ -33,7 +33,7 @@ struct CommonConfig {
   int64_t max_workers{};
   int64_t num_learners{};
   std::string device;
-  std::string learner_backend;         // "torch", "native" or "auto" (algorithms/native_ppo_algorithm.h)
+  std::string learner_backend;         // "torch", "native" or "auto" (algorithms/native_algorithms.h)
   double learner_timeout_s{};
   double worker_learner_timeout_s{};
   bool drop_nonfinite_episodes{};
@@ -150,6 +150,39 @@ struct DqnConfig {
   double lr_at(int64_t timesteps) const;
   // The annealing horizon of beta in env steps.
   int64_t beta_horizon() const { return per_beta_timesteps > 0 ? per_beta_timesteps : total_timesteps; }
+};
+
+// SAC's hyperparameters (Haarnoja et al. 2018 with the automatic temperature; SB3's names where
+// it has them). Every gradient step samples batch_size transitions; gradient steps follow the
+// env steps received at utd_ratio per step once learning_starts transitions are stored (before
+// that, workers act uniformly at random). The target critics follow by Polyak averaging,
+// target <- tau * online + (1 - tau) * target, after every gradient step.
+struct SacConfig {
+  SacConfig();
+
+  double gamma{};
+  double lr{};                        // every optimiser's rate unless its own key is set
+  Schedule lr_schedule{};             // kLinear: every rate annealed to 0 over total_timesteps
+  double actor_lr{};                  // 0: lr
+  double critic_lr{};                 // 0: lr
+  double alpha_lr{};                  // 0: lr
+  double adam_eps{};
+  double grad_clip{};                 // 0: off; global norm, per optimiser (actor, critics)
+  int64_t buffer_size{};
+  int64_t learning_starts{};          // stored transitions before the first gradient step
+  int64_t batch_size{};
+  double tau{};
+  double utd_ratio{};                 // gradient steps per env step received
+  double initial_alpha{};             // entropy temperature at the start
+  bool autotune_alpha{};              // learn log alpha towards target entropy -|A|; false: alpha fixed
+  bool checkpoint_replay_buffer{};
+
+  int64_t total_timesteps = 1000000;  // not a key: horizon of lr_schedule (stop.timesteps_total)
+
+  // The rate of one optimiser (its own key, or lr when that is 0) after timesteps env steps.
+  double actor_lr_at(int64_t timesteps) const;
+  double critic_lr_at(int64_t timesteps) const;
+  double alpha_lr_at(int64_t timesteps) const;
 };
 
 // `initial` under `schedule` after timesteps_done of total_timesteps: kConstant keeps it, kLinear

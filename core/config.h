@@ -24,6 +24,7 @@ class Config {
   const PpoConfig& ppo() const { return ppo_; }
   const DqnConfig& dqn() const { return dqn_; }
   const AppoConfig& appo() const { return appo_; }
+  const SacConfig& sac() const { return sac_; }
 
   // The value of any key, by name (for tools that handle keys generically: tune, checkpoints);
   // std::logic_error when the key is not in the schema.
@@ -52,15 +53,18 @@ class Config {
   const PpoConfig& section(const MemberBinding<PpoConfig>&) const { return ppo_; }
   const DqnConfig& section(const MemberBinding<DqnConfig>&) const { return dqn_; }
   const AppoConfig& section(const MemberBinding<AppoConfig>&) const { return appo_; }
+  const SacConfig& section(const MemberBinding<SacConfig>&) const { return sac_; }
   CommonConfig& section(const MemberBinding<CommonConfig>&) { return common_; }
   PpoConfig& section(const MemberBinding<PpoConfig>&) { return ppo_; }
   DqnConfig& section(const MemberBinding<DqnConfig>&) { return dqn_; }
   AppoConfig& section(const MemberBinding<AppoConfig>&) { return appo_; }
+  SacConfig& section(const MemberBinding<SacConfig>&) { return sac_; }
 
   CommonConfig common_;
   PpoConfig ppo_;
   DqnConfig dqn_;
   AppoConfig appo_;
+  SacConfig sac_;
 };
 
 // `value` converted to the key's type and range-checked; ConfigError "key 'k': got V, expected E".

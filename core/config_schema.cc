@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <type_traits>
 
 #include "core/config_error.h"
 
@@ -26,9 +27,9 @@ std::vector<KeySpec> build_schema() {
   // ---- common ----
   add(int_key("seed", 0, "Seed of environments, workers, network initialisation and sampling; with num_workers: 0 a run repeats exactly").at_least(0).to(&CommonConfig::seed));
   add(int_key("num_workers", 2, "Rollout worker processes; 0 samples synchronously in the learner process (deterministic)").at_least(0).to(&CommonConfig::num_workers));
-  add(int_key("num_envs_per_worker", 8, "Environments each worker steps as one batch (K)").at_least(1).to(&CommonConfig::num_envs_per_worker));
-  add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T)").at_least(1).to(&CommonConfig::rollout_fragment_length));
-  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted (APPO: 32)").at_least(0).default_for(AlgorithmKind::kAPPO, int64_t{32}).to(&CommonConfig::max_policy_lag));
+  add(int_key("num_envs_per_worker", 8, "Environments each worker steps as one batch (K; SAC: 1)").at_least(1).default_for(AlgorithmKind::kSAC, int64_t{1}).to(&CommonConfig::num_envs_per_worker));
+  add(int_key("rollout_fragment_length", 64, "Steps per environment in one fragment a worker sends (T; SAC: 1, so every env step is followed by its gradient steps)").at_least(1).default_for(AlgorithmKind::kSAC, int64_t{1}).to(&CommonConfig::rollout_fragment_length));
+  add(int_key("max_policy_lag", 1, "Fragments from weights more than this many versions old are dropped and counted (APPO: 32; SAC, off-policy: 1000)").at_least(0).default_for(AlgorithmKind::kAPPO, int64_t{32}).default_for(AlgorithmKind::kSAC, int64_t{1000}).to(&CommonConfig::max_policy_lag));
   add(int_key("worker_weight_delay", 0, "For experiments on stale data: workers act with the weights published this many versions before the newest (fragments are at least this old); must stay below max_policy_lag").at_least(0).at_most(1000).to(&CommonConfig::worker_weight_delay));
   add(int_key("max_worker_restarts", 10, "Crashed worker processes restarted per run before the run fails").at_least(0).to(&CommonConfig::max_worker_restarts));
   add(int_key("max_workers", 1024,
@@ -43,8 +44,9 @@ std::vector<KeySpec> build_schema() {
                  "\"torch\": LibTorch's learners (any network, device and num_learners); \"native\": rlx's own CPU "
                  "learner, for PPO with separate policy and value MLPs and one learner: it needs no LibTorch (`rlx "
                  "train` starts in milliseconds) and steps small networks about 2x faster; \"auto\": native where "
-                 "it can train the experiment, else torch")
+                 "it can train the experiment, else torch. SAC has the native learner only (its default)")
           .one_of({"torch", "native", "auto"})
+          .default_for(AlgorithmKind::kSAC, std::string("native"))
           .to(&CommonConfig::learner_backend));
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0).to(&CommonConfig::learner_timeout_s));
   add(float_key("worker_learner_timeout_s", 60.0, "A local worker that hears nothing from its learner this long exits (the learner restarts it while the run goes on)").above(0).to(&CommonConfig::worker_learner_timeout_s));
@@ -52,15 +54,15 @@ std::vector<KeySpec> build_schema() {
   add(bool_key("tensorboard", true, "Write TensorBoard event files (events.out.tfevents.*) beside progress.csv: every result column as a scalar at the step of timesteps_total, and the experiment as a text table").to(&CommonConfig::tensorboard));
   add(int_key("record_video_every", 0, "Iterations between evaluation videos in TRIAL_DIR/videos/ (iteration_NNNNNN.mp4: one deterministic episode filmed by `rlx evaluate --record` from a checkpoint of that iteration); 0: none").at_least(0).to(&CommonConfig::record_video_every));
   add(int_key("checkpoint_freq", 10, "Iterations between checkpoints; 0 checkpoints only at the end").at_least(0).to(&CommonConfig::checkpoint_freq));
-  add(float_key("gamma", 0.99, "Discount factor").at_least(0).at_most(1).to(&PpoConfig::gamma).to(&DqnConfig::gamma));
-  add(float_key("lr", 3e-4, "Adam learning rate").above(0).to(&PpoConfig::lr).to(&DqnConfig::lr));
-  add(string_key("lr_schedule", "constant", "\"linear\" anneals lr to 0 over stop.timesteps_total").one_of({"constant", "linear"}).to(&PpoConfig::lr_schedule).to(&DqnConfig::lr_schedule));
-  add(int_list_key("hidden_sizes", {64, 64}, "Widths of the hidden layers of the policy/value/Q networks").at_least(1).to(&CommonConfig::hidden_sizes));
-  add(string_key("activation", "tanh", "Activation of the hidden layers").one_of({"tanh", "relu"}).to(&CommonConfig::activation));
+  add(float_key("gamma", 0.99, "Discount factor").at_least(0).at_most(1).to(&PpoConfig::gamma).to(&DqnConfig::gamma).to(&SacConfig::gamma));
+  add(float_key("lr", 3e-4, "Adam learning rate (SAC: of the actor, the critics and alpha, unless actor_lr, critic_lr or alpha_lr is set)").above(0).to(&PpoConfig::lr).to(&DqnConfig::lr).to(&SacConfig::lr));
+  add(string_key("lr_schedule", "constant", "\"linear\" anneals lr to 0 over stop.timesteps_total").one_of({"constant", "linear"}).to(&PpoConfig::lr_schedule).to(&DqnConfig::lr_schedule).to(&SacConfig::lr_schedule));
+  add(int_list_key("hidden_sizes", {64, 64}, "Widths of the hidden layers of the policy/value/Q networks (SAC: [256, 256])").at_least(1).default_for(AlgorithmKind::kSAC, IntList{256, 256}).to(&CommonConfig::hidden_sizes));
+  add(string_key("activation", "tanh", "Activation of the hidden layers (SAC: relu)").one_of({"tanh", "relu"}).default_for(AlgorithmKind::kSAC, std::string("relu")).to(&CommonConfig::activation));
   add(bool_key("vf_share_layers", false, "Policy and value heads share the hidden layers").to(&CommonConfig::vf_share_layers));
   add(bool_key("normalize_observations", false, "Normalise observations by running mean and variance (state saved in checkpoints)").to(&PpoConfig::normalize_observations));
-  add(float_key("grad_clip", 0.5, "Global gradient-norm clip; 0 turns clipping off").at_least(0).to(&PpoConfig::grad_clip).to(&DqnConfig::grad_clip));
-  add(float_key("adam_eps", 1e-5, "Adam epsilon").above(0).to(&PpoConfig::adam_eps).to(&DqnConfig::adam_eps));
+  add(float_key("grad_clip", 0.5, "Global gradient-norm clip; 0 turns clipping off (SAC: 0; per optimiser)").at_least(0).default_for(AlgorithmKind::kSAC, 0.0).to(&PpoConfig::grad_clip).to(&DqnConfig::grad_clip).to(&SacConfig::grad_clip));
+  add(float_key("adam_eps", 1e-5, "Adam epsilon (SAC: 1e-8)").above(0).default_for(AlgorithmKind::kSAC, 1e-8).to(&PpoConfig::adam_eps).to(&DqnConfig::adam_eps).to(&SacConfig::adam_eps));
 
   // ---- PPO ----
   add(int_key("train_batch_size", 0, "Samples per iteration; 0 = max(num_workers, 1) * num_envs_per_worker * rollout_fragment_length; at least one fragment").at_least(0).to(&PpoConfig::train_batch_size));
@@ -88,13 +90,13 @@ std::vector<KeySpec> build_schema() {
   add(int_key("broadcast_interval", 1, "Updates between publishing weights to the workers").at_least(1).to(&AppoConfig::broadcast_interval));
 
   // ---- DQN ----
-  add(int_key("buffer_size", 100000, "Replay buffer capacity in transitions").at_least(1).to(&DqnConfig::buffer_size));
-  add(int_key("learning_starts", 1000, "Env steps collected before training starts").at_least(0).to(&DqnConfig::learning_starts));
+  add(int_key("buffer_size", 100000, "Replay buffer capacity in transitions (SAC: 1000000)").at_least(1).default_for(AlgorithmKind::kSAC, int64_t{1000000}).to(&DqnConfig::buffer_size).to(&SacConfig::buffer_size));
+  add(int_key("learning_starts", 1000, "Env steps collected before training starts (SAC: 100; workers act uniformly at random until then)").at_least(0).default_for(AlgorithmKind::kSAC, int64_t{100}).to(&DqnConfig::learning_starts).to(&SacConfig::learning_starts));
   add(int_key("train_freq", 4, "Env steps between training rounds").at_least(1).to(&DqnConfig::train_freq));
   add(int_key("gradient_steps", 1, "Gradient steps per training round").at_least(1).to(&DqnConfig::gradient_steps));
-  add(int_key("batch_size", 64, "Transitions per gradient step").at_least(1).to(&DqnConfig::batch_size));
+  add(int_key("batch_size", 64, "Transitions per gradient step (SAC: 256)").at_least(1).default_for(AlgorithmKind::kSAC, int64_t{256}).to(&DqnConfig::batch_size).to(&SacConfig::batch_size));
   add(int_key("target_update_interval", 1000, "Env steps between hard target-network copies (when tau = 1)").at_least(1).to(&DqnConfig::target_update_interval));
-  add(float_key("tau", 1.0, "Target update: 1 = hard copy every target_update_interval; < 1 = Polyak averaging every training round").above(0).at_most(1).to(&DqnConfig::tau));
+  add(float_key("tau", 1.0, "Target update: 1 = hard copy every target_update_interval; < 1 = Polyak averaging every training round (SAC: 0.005, Polyak averaging of the target critics after every gradient step)").above(0).at_most(1).default_for(AlgorithmKind::kSAC, 0.005).to(&DqnConfig::tau).to(&SacConfig::tau));
   add(bool_key("double_q", true, "Double Q-learning targets").to(&DqnConfig::double_q));
   add(bool_key("dueling", false, "Dueling value/advantage heads").to(&DqnConfig::dueling));
   add(int_key("n_step", 1, "Steps of the n-step return").at_least(1).to(&DqnConfig::n_step));
@@ -106,7 +108,15 @@ std::vector<KeySpec> build_schema() {
   add(float_key("exploration_fraction", 0.1, "Fraction of stop.timesteps_total over which epsilon decays linearly").at_least(0).at_most(1).to(&DqnConfig::exploration_fraction));
   add(bool_key("apex_epsilons", false, "false: every worker follows the schedule; true: worker i of N uses 0.4^(1 + 7i/(N-1)) (Ape-X)").to(&DqnConfig::apex_epsilons));
   add(float_key("huber_delta", 1.0, "Delta of the Huber TD loss").above(0).to(&DqnConfig::huber_delta));
-  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly; costs about buffer_size * (2 * obs size + 4) * 4 bytes per checkpoint; one learner only (data-parallel ranks refill theirs)").to(&DqnConfig::checkpoint_replay_buffer));
+  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly; costs about buffer_size * (2 * obs size + 4) * 4 bytes per checkpoint; one learner only (data-parallel ranks refill theirs)").to(&DqnConfig::checkpoint_replay_buffer).to(&SacConfig::checkpoint_replay_buffer));
+
+  // ---- SAC (reads gamma, lr, lr_schedule, adam_eps, grad_clip and DQN's buffer_size, learning_starts, batch_size, tau, checkpoint_replay_buffer too) ----
+  add(float_key("utd_ratio", 1.0, "Updates-to-data ratio: gradient steps per env step received, once learning_starts transitions are stored").above(0).at_most(1000).to(&SacConfig::utd_ratio));
+  add(float_key("actor_lr", 0.0, "Adam learning rate of the policy; 0 takes lr").at_least(0).to(&SacConfig::actor_lr));
+  add(float_key("critic_lr", 0.0, "Adam learning rate of the twin Q networks; 0 takes lr").at_least(0).to(&SacConfig::critic_lr));
+  add(float_key("alpha_lr", 0.0, "Adam learning rate of log alpha (the entropy temperature); 0 takes lr").at_least(0).to(&SacConfig::alpha_lr));
+  add(float_key("initial_alpha", 1.0, "Entropy temperature alpha at the start").above(0).to(&SacConfig::initial_alpha));
+  add(bool_key("autotune_alpha", true, "Learn log alpha so that the policy's entropy approaches the target -|A| (A: action dimensions); false keeps alpha at initial_alpha").to(&SacConfig::autotune_alpha));
   return keys;
 }
 
@@ -135,23 +145,28 @@ const char* algorithm_name(AlgorithmKind algorithm) {
     case AlgorithmKind::kPPO: return "PPO";
     case AlgorithmKind::kDQN: return "DQN";
     case AlgorithmKind::kAPPO: return "APPO";
+    case AlgorithmKind::kSAC: return "SAC";
   }
   return "?";
 }
 
 std::optional<AlgorithmKind> parse_algorithm(std::string_view name) {
-  for (AlgorithmKind kind : {AlgorithmKind::kPPO, AlgorithmKind::kAPPO, AlgorithmKind::kDQN}) {
+  for (AlgorithmKind kind : kAllAlgorithms) {
     if (name == algorithm_name(kind)) return kind;
   }
   return std::nullopt;
 }
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names = {"PPO", "APPO", "DQN"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (AlgorithmKind kind : kAllAlgorithms) all.emplace_back(algorithm_name(kind));
+    return all;
+  }();
   return names;
 }
 
-std::string expected_algorithm_text() { return "expected \"PPO\", \"APPO\" or \"DQN\""; }
+std::string expected_algorithm_text() { return "expected \"PPO\", \"APPO\", \"DQN\" or \"SAC\""; }
 
 KeySpec&& KeySpec::default_for(AlgorithmKind algorithm, ConfigValue value) && {
   algorithm_defaults.emplace_back(algorithm, std::move(value));
@@ -195,24 +210,39 @@ KeySpec&& KeySpec::matching(bool (*predicate)(const std::string&), std::string e
   return std::move(*this);
 }
 
+namespace {
+
+// Whether an experiment of `algorithm` reads the members of a binding's section.
+bool section_read_by(const KeyBinding& binding, AlgorithmKind algorithm) {
+  if (std::holds_alternative<MemberBinding<CommonConfig>>(binding)) return true;
+  if (std::holds_alternative<MemberBinding<PpoConfig>>(binding)) return reads_ppo_keys(algorithm);
+  if (std::holds_alternative<MemberBinding<AppoConfig>>(binding)) return algorithm == AlgorithmKind::kAPPO;
+  if (std::holds_alternative<MemberBinding<DqnConfig>>(binding)) return algorithm == AlgorithmKind::kDQN;
+  return algorithm == AlgorithmKind::kSAC;  // SacConfig
+}
+
+}  // namespace
+
 KeyScope KeySpec::scope() const {
-  bool ppo = false, dqn = false;
-  for (const auto& binding : bindings) {
-    if (std::holds_alternative<MemberBinding<CommonConfig>>(binding)) return KeyScope::kCommon;
-    if (std::holds_alternative<MemberBinding<AppoConfig>>(binding)) return KeyScope::kAPPO;
-    ppo = ppo || std::holds_alternative<MemberBinding<PpoConfig>>(binding);
-    dqn = dqn || std::holds_alternative<MemberBinding<DqnConfig>>(binding);
-  }
-  if (ppo && dqn) return KeyScope::kCommon;
-  return ppo ? KeyScope::kPPO : KeyScope::kDQN;
+  bool every = true;
+  for (AlgorithmKind kind : kAllAlgorithms) every = every && applies_to(kind);
+  if (every) return KeyScope::kCommon;
+  auto bound_to = [this](auto section_tag) {
+    using Binding = decltype(section_tag);
+    for (const auto& binding : bindings) {
+      if (std::holds_alternative<Binding>(binding)) return true;
+    }
+    return false;
+  };
+  if (bound_to(MemberBinding<AppoConfig>{})) return KeyScope::kAPPO;
+  if (bound_to(MemberBinding<PpoConfig>{})) return KeyScope::kPPO;
+  if (bound_to(MemberBinding<DqnConfig>{})) return KeyScope::kDQN;
+  return KeyScope::kSAC;
 }
 
 bool KeySpec::applies_to(AlgorithmKind algorithm) const {
-  switch (scope()) {
-    case KeyScope::kCommon: return true;
-    case KeyScope::kPPO: return reads_ppo_keys(algorithm);
-    case KeyScope::kDQN: return algorithm == AlgorithmKind::kDQN;
-    case KeyScope::kAPPO: return algorithm == AlgorithmKind::kAPPO;
+  for (const auto& binding : bindings) {
+    if (section_read_by(binding, algorithm)) return true;
   }
   return false;
 }
@@ -321,10 +351,12 @@ void for_each_binding(Visit visit) {
   }
 }
 
+// Writes every key's default into section; a section only SAC reads takes SAC's defaults.
 template <typename Section>
 void apply_defaults(Section& section) {
   for_each_binding<Section>([&section](const KeySpec& key, const MemberBinding<Section>& member) {
-    member.write(section, key.default_value);
+    member.write(section, std::is_same_v<Section, SacConfig> ? key.default_value_for(AlgorithmKind::kSAC)
+                                                               : key.default_value);
   });
 }
 
@@ -347,10 +379,12 @@ void apply_schema_defaults(CommonConfig& section) { apply_defaults(section); }
 void apply_schema_defaults(PpoConfig& section) { apply_defaults(section); }
 void apply_schema_defaults(DqnConfig& section) { apply_defaults(section); }
 void apply_schema_defaults(AppoConfig& section) { apply_defaults(section); }
+void apply_schema_defaults(SacConfig& section) { apply_defaults(section); }
 void check_config(const CommonConfig& section) { check_section(section); }
 void check_config(const PpoConfig& section) { check_section(section); }
 void check_config(const DqnConfig& section) { check_section(section); }
 void check_config(const AppoConfig& section) { check_section(section); }
+void check_config(const SacConfig& section) { check_section(section); }
 
 void from_config_value(const ConfigValue& value, Schedule& member) {
   member = std::get<std::string>(value) == "linear" ? Schedule::kLinear : Schedule::kConstant;

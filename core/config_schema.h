@@ -17,15 +17,19 @@
 
 namespace rlx {
 
-enum class AlgorithmKind { kPPO, kDQN, kAPPO };
+enum class AlgorithmKind { kPPO, kDQN, kAPPO, kSAC };
 
-// "PPO", "DQN" or "APPO".
+// Every algorithm, in the order messages and docs list them.
+constexpr AlgorithmKind kAllAlgorithms[] = {AlgorithmKind::kPPO, AlgorithmKind::kAPPO, AlgorithmKind::kDQN,
+                                           AlgorithmKind::kSAC};
+
+// "PPO", "DQN", "APPO" or "SAC".
 const char* algorithm_name(AlgorithmKind algorithm);
-// The algorithm called `name` ("PPO"/"APPO"/"DQN", case-sensitive); nullopt when there is none.
+// The algorithm called `name` ("PPO"/"APPO"/"DQN"/"SAC", case-sensitive); nullopt when there is none.
 std::optional<AlgorithmKind> parse_algorithm(std::string_view name);
-// Every algorithm's name, for messages and did-you-mean: {"PPO", "APPO", "DQN"}.
+// Every algorithm's name, for messages and did-you-mean: {"PPO", "APPO", "DQN", "SAC"}.
 const std::vector<std::string>& algorithm_names();
-// "expected \"PPO\", \"APPO\" or \"DQN\"" for an unknown algorithm's message.
+// "expected \"PPO\", \"APPO\", \"DQN\" or \"SAC\"" for an unknown algorithm's message.
 std::string expected_algorithm_text();
 // APPO trains with PPO's learner and reads every PPO key besides its own.
 inline bool reads_ppo_keys(AlgorithmKind algorithm) {
@@ -36,8 +40,10 @@ enum class ConfigType { kInt, kFloat, kBool, kString, kIntList };
 // One config value; the alternative always matches the key's ConfigType (kFloat holds double).
 using ConfigValue = std::variant<int64_t, double, bool, std::string, IntList>;
 
-// Which algorithms read a key: kPPO keys are read by PPO and APPO, kAPPO keys by APPO alone.
-enum class KeyScope { kCommon, kPPO, kDQN, kAPPO };
+// Which table of docs/config.md a key belongs to: kCommon keys are read by every algorithm,
+// kPPO keys by PPO and APPO, kAPPO keys by APPO alone, kDQN keys by DQN (and some by SAC too),
+// kSAC keys by SAC alone. KeySpec::applies_to says exactly who reads a key.
+enum class KeyScope { kCommon, kPPO, kDQN, kAPPO, kSAC };
 
 // A member's value as a ConfigValue of its key's type, and back (the value already checked).
 inline ConfigValue to_config_value(int64_t value) { return value; }
@@ -59,7 +65,7 @@ struct MemberBinding {
   std::function<void(Section&, const ConfigValue&)> write;
 };
 using KeyBinding = std::variant<MemberBinding<CommonConfig>, MemberBinding<PpoConfig>, MemberBinding<DqnConfig>,
-                                MemberBinding<AppoConfig>>;
+                                MemberBinding<AppoConfig>, MemberBinding<SacConfig>>;
 
 // One schema entry. Build with the helpers int_key/float_key/... and chain the modifiers.
 struct KeySpec {
@@ -95,9 +101,9 @@ struct KeySpec {
   // The default an experiment of `algorithm` starts with.
   const ConfigValue& default_value_for(AlgorithmKind algorithm) const;
 
-  // Which algorithms read the key, from its bindings: kCommon when CommonConfig or both PPO and DQN do.
+  // The key's docs table, from its bindings: kCommon when every algorithm reads it.
   KeyScope scope() const;
-  // True when an experiment of `algorithm` may set this key.
+  // True when an experiment of `algorithm` may set this key (a section it reads binds it).
   bool applies_to(AlgorithmKind algorithm) const;
   // The range or choices alone ("in (0, 1]", "\"constant\", \"linear\""); empty when any value of the type is fine.
   std::string allowed() const;
@@ -113,7 +119,7 @@ KeySpec bool_key(std::string name, bool default_value, std::string description);
 KeySpec string_key(std::string name, std::string default_value, std::string description);
 KeySpec int_list_key(std::string name, IntList default_value, std::string description);
 
-// Every key, in table order (common, then PPO, then APPO, then DQN).
+// Every key, in table order (common, then PPO, then APPO, then DQN, then SAC).
 const std::vector<KeySpec>& config_schema();
 // The entry for `name`; nullptr when no key has that name.
 const KeySpec* find_key(std::string_view name);
@@ -123,6 +129,7 @@ void apply_schema_defaults(CommonConfig& section);
 void apply_schema_defaults(PpoConfig& section);
 void apply_schema_defaults(DqnConfig& section);
 void apply_schema_defaults(AppoConfig& section);
+void apply_schema_defaults(SacConfig& section);
 
 // ConfigError "config key 'k': got V, expected E" for the first member of `section` that its key's
 // range or choices refuse (for configs built in code, as the learners' constructors take them).
@@ -130,6 +137,7 @@ void check_config(const CommonConfig& section);
 void check_config(const PpoConfig& section);
 void check_config(const DqnConfig& section);
 void check_config(const AppoConfig& section);
+void check_config(const SacConfig& section);
 
 // "an integer", "a float", "a bool (true/false)", "a string", "a list of integers".
 const char* type_description(ConfigType type);

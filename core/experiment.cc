@@ -69,13 +69,15 @@ bool read_by_earlier_versions_only(std::string_view key, AlgorithmKind algorithm
 }
 }  // namespace
 
-std::string scope_name(KeyScope scope) {
-  switch (scope) {
-    case KeyScope::kPPO: return "PPO and APPO";
-    case KeyScope::kDQN: return "DQN";
-    case KeyScope::kAPPO: return "APPO";
-    default: return "all algorithms";
+std::string scope_name(const KeySpec& key) {
+  std::vector<std::string> names;
+  for (AlgorithmKind kind : kAllAlgorithms) {
+    if (key.applies_to(kind)) names.emplace_back(algorithm_name(kind));
   }
+  if (names.size() == std::size(kAllAlgorithms)) return "all algorithms";
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return text;
 }
 
 namespace {
@@ -110,7 +112,7 @@ std::string unknown_key_hint(std::string_view name, AlgorithmKind algorithm) {
     }
   }
   if (const auto match = closest_match(name, others)) {
-    return " (did you mean '" + *match + "'? it is a " + scope_name(find_key(*match)->scope()) + " key; this experiment runs " +
+    return " (did you mean '" + *match + "'? it is a " + scope_name(*find_key(*match)) + " key; this experiment runs " +
            algorithm_name(algorithm) + ")";
   }
   return "";
@@ -174,7 +176,7 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
     for (const auto& [name, where] : experiment.origins) {
       const KeySpec* spec = find_key(name);
       if (spec && !spec->applies_to(*algorithm)) {
-        throw ConfigError(prefix + "config key '" + name + "' (" + where + ") applies to " + scope_name(spec->scope()) +
+        throw ConfigError(prefix + "config key '" + name + "' (" + where + ") applies to " + scope_name(*spec) +
                           ", not " + algorithm_name(*algorithm));
       }
     }
@@ -222,7 +224,7 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
                       (match ? " (did you mean '" + *match + "'?)" : unknown_key_hint(key, experiment.algorithm)));
   }
   if (!spec->applies_to(experiment.algorithm)) {
-    throw ConfigError(prefix + "config key '" + key + "' applies to " + scope_name(spec->scope()) + ", not " +
+    throw ConfigError(prefix + "config key '" + key + "' applies to " + scope_name(*spec) + ", not " +
                       algorithm_name(experiment.algorithm));
   }
   auto value = parse_value(spec->type, text);
@@ -267,6 +269,14 @@ void validate_experiment(const Experiment& experiment) {
       throw ConfigError(label + "minibatch_size " + std::to_string(ppo.minibatch_size) + " (" +
                         origin_of(experiment, "minibatch_size") + ") is larger than the train batch of " +
                         std::to_string(batch) + " samples");
+    }
+  } else if (experiment.algorithm == AlgorithmKind::kSAC) {
+    const SacConfig& sac = config.sac();
+    if (sac.lr_schedule == Schedule::kLinear) need_horizon("lr_schedule", "\"linear\" anneals the learning rates over the run");
+    if (sac.batch_size > sac.buffer_size) {
+      throw ConfigError(label + "batch_size " + std::to_string(sac.batch_size) + " (" + origin_of(experiment, "batch_size") +
+                        ") is larger than buffer_size " + std::to_string(sac.buffer_size) + " (" +
+                        origin_of(experiment, "buffer_size") + ")");
     }
   } else {
     const DqnConfig& dqn = config.dqn();
@@ -349,7 +359,7 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
     if (!spec) throw fail("unknown config key '" + name + "' (written by a newer rlx?)");
     if (!spec->applies_to(experiment.algorithm)) {
       if (read_by_earlier_versions_only(name, experiment.algorithm)) continue;
-      throw fail("config key '" + name + "' applies to " + scope_name(spec->scope()) + ", not " + algorithm);
+      throw fail("config key '" + name + "' applies to " + scope_name(*spec) + ", not " + algorithm);
     }
     try {
       experiment.config.set_json(name, value);

@@ -15,8 +15,8 @@ const KeySpec* find_stop_spec(std::string_view name);
 void set_stop(StopCriteria& stop, const KeySpec& spec, const ConfigValue& value);
 // "a, b, c".
 std::string join_names(const std::vector<std::string>& names);
-// "PPO", "DQN" or "all algorithms".
-std::string scope_name(KeyScope scope);
+// The algorithms that read `key`: "PPO and APPO", "DQN and SAC", ... or "all algorithms".
+std::string scope_name(const KeySpec& key);
 // The hint after "unknown config key 'name'" for an experiment of `algorithm`, e.g. " (did you
 // mean 'lr', rlx's name for learning_rate?)"; "" when nothing is close. Looks
 // at the algorithm's own keys first, then the names other frameworks use, then the other

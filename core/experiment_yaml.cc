@@ -142,7 +142,7 @@ void read_config(const Context& ctx, const YAML::Node& key_node, const YAML::Nod
       ctx.fail(key, "unknown config key '" + name + "'" + hint);
     }
     if (!spec->applies_to(experiment.algorithm)) {
-      ctx.fail(key, "config key '" + name + "' applies to " + scope_name(spec->scope()) + ", not " +
+      ctx.fail(key, "config key '" + name + "' applies to " + scope_name(*spec) + ", not " +
                         algorithm_name(experiment.algorithm));
     }
     experiment.config.set(name, read_value(ctx, key, value, *spec, "config key '" + name + "'"));

@@ -1,11 +1,15 @@
 #include "models/action_sampling.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "models/network_layout.h"
 
 namespace rlx {
 
 namespace {
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
+constexpr double kLog2 = 0.69314718055994530942;
 }  // namespace
 
 int64_t argmax(const float* row, int64_t n) {
@@ -47,6 +51,26 @@ float sample_diagonal_gaussian(const float* mean, const float* std, const float*
     const double z = deterministic ? 0.0 : rng.normal();
     action[j] = static_cast<float>(mean[j] + std[j] * z);
     log_prob += -0.5 * z * z - log_std[j] - kHalfLog2Pi;
+  }
+  return static_cast<float>(log_prob);
+}
+
+double log_one_minus_tanh_squared(double u) {
+  // softplus(x) = log(1 + e^x), as max(x, 0) + log1p(e^-|x|) so it never overflows.
+  const double x = -2.0 * u;
+  const double softplus = std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+  return 2.0 * (kLog2 - u - softplus);
+}
+
+float sample_squashed_gaussian(const float* mean, const float* log_std, int64_t size, Rng& rng, bool deterministic,
+                               float* action) {
+  double log_prob = 0.0;
+  for (int64_t j = 0; j < size; ++j) {
+    const double clamped = std::min(std::max(static_cast<double>(log_std[j]), kSacLogStdMin), kSacLogStdMax);
+    const double z = deterministic ? 0.0 : rng.normal();
+    const double u = mean[j] + std::exp(clamped) * z;
+    action[j] = static_cast<float>(std::tanh(u));
+    log_prob += -0.5 * z * z - clamped - kHalfLog2Pi - log_one_minus_tanh_squared(u);
   }
   return static_cast<float>(log_prob);
 }

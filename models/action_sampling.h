@@ -1,5 +1,5 @@
 // Drawing actions from network outputs, torch-free: categorical over logits, diagonal Gaussian
-// over means, and epsilon-greedy over Q-values. Each draws from an rlx::Rng in a fixed order,
+// over means, SAC's tanh-squashed Gaussian, and epsilon-greedy over Q-values. Each draws from an rlx::Rng in a fixed order,
 // so a seed fixes the action stream whichever back end computed the outputs.
 #pragma once
 
@@ -20,6 +20,17 @@ int64_t sample_categorical(const float* logits, int64_t n, Rng& rng, bool determ
 // normal draws, or the mean (drawing nothing) when deterministic. Returns log pi(action).
 float sample_diagonal_gaussian(const float* mean, const float* std, const float* log_std, int64_t size, Rng& rng,
                                bool deterministic, float* action);
+
+// SAC's squashed Gaussian: u = mean + std * z (size standard normal draws; u = mean, drawing
+// nothing, when deterministic), action[0..size) = tanh(u) in [-1, 1], with std = exp(log_std)
+// and log_std clamped to [kSacLogStdMin, kSacLogStdMax]. Returns log pi(action) =
+// log N(u; mean, std) - sum log(1 - tanh(u)^2), the correction computed stably as
+// 2 (log 2 - u - softplus(-2u)).
+float sample_squashed_gaussian(const float* mean, const float* log_std, int64_t size, Rng& rng, bool deterministic,
+                               float* action);
+
+// log(1 - tanh(u)^2), stably for any u: 2 (log 2 - u - softplus(-2u)).
+double log_one_minus_tanh_squared(double u);
 
 // With probability epsilon a uniform action, else argmax(q[0..n)). Draws the coin every time,
 // so the stream does not depend on the Q-values.

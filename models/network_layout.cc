@@ -143,6 +143,55 @@ QNetworkLayout q_network_layout(const PolicyModelConfig& config) {
   return layout;
 }
 
+namespace {
+// Throws std::invalid_argument unless the config is valid and its actions are a Box.
+void check_box_actions(const PolicyModelConfig& config, const char* network) {
+  config.validate();
+  if (config.action_space.is_discrete()) {
+    throw std::invalid_argument(std::string(network) + " needs a Box action space, got " + config.action_space.to_string());
+  }
+}
+}  // namespace
+
+SquashedGaussianLayout squashed_gaussian_layout(const PolicyModelConfig& config) {
+  check_box_actions(config, "the squashed-Gaussian policy");
+  SquashedGaussianLayout layout;
+  layout.obs_size = config.obs_size;
+  layout.action_size = config.action_space.size();
+  FlatBuilder flat(layout.parameters);
+  const int64_t width = flat.hidden(layout.chain, "pi", config.obs_size, config.hidden_sizes, parse_activation(config.activation));
+  layout.chain.push_back(flat.dense("pi_out", width, 2 * layout.action_size, Activation::kNone, kPolicyOutputGain));
+  layout.num_parameters = flat.size();
+  return layout;
+}
+
+ContinuousQLayout continuous_q_layout(const PolicyModelConfig& config) {
+  check_box_actions(config, "the Q(s, a) critic");
+  ContinuousQLayout layout;
+  layout.obs_size = config.obs_size;
+  layout.action_size = config.action_space.size();
+  FlatBuilder flat(layout.parameters);
+  const int64_t width = flat.hidden(layout.chain, "q", config.obs_size + layout.action_size, config.hidden_sizes,
+                                    parse_activation(config.activation));
+  layout.chain.push_back(flat.dense("q_out", width, 1, Activation::kNone, kQOutputGain));
+  layout.num_parameters = flat.size();
+  return layout;
+}
+
+std::vector<float> initial_parameters(const SquashedGaussianLayout& layout, uint64_t seed) {
+  std::vector<float> flat(layout.num_parameters, 0.0f);
+  Rng rng(seed);
+  init_chain(layout.chain, flat, rng);
+  return flat;
+}
+
+std::vector<float> initial_parameters(const ContinuousQLayout& layout, uint64_t seed) {
+  std::vector<float> flat(layout.num_parameters, 0.0f);
+  Rng rng(seed);
+  init_chain(layout.chain, flat, rng);
+  return flat;
+}
+
 std::vector<float> initial_parameters(const ActorCriticLayout& layout, uint64_t seed) {
   std::vector<float> flat(layout.num_parameters, 0.0f);
   Rng rng(seed);

@@ -9,6 +9,8 @@
 //                then the policy chain "pi_i".. "pi_out", then the value chain "vf_i".. "vf_out".
 //   QNetwork:    "q_i" per hidden layer, then "q_out" or, when dueling, "value_out" and
 //                "advantage_out".
+//   SquashedGaussian (SAC's policy): "pi_i" per hidden layer, then "pi_out" [2A].
+//   ContinuousQ (one of SAC's critics): "q_i" per hidden layer, then "q_out" [1].
 #pragma once
 
 #include <cstddef>
@@ -84,14 +86,44 @@ struct QNetworkLayout {
   size_t num_parameters = 0;
 };
 
+// SAC's policy: pi_out gives A means, then A raw log-stds, clamped to [kSacLogStdMin,
+// kSacLogStdMax] wherever they are used; the action is tanh(mean + std * z) in [-1, 1]^A
+// (scaled to the Box's bounds only on its way to the env).
+struct SquashedGaussianLayout {
+  int64_t obs_size = 0;
+  int64_t action_size = 0;  // A
+  DenseChain chain;         // ends with "pi_out" (2A outputs)
+  std::vector<ParameterSpec> parameters;  // flat order
+  size_t num_parameters = 0;
+};
+
+// One of SAC's critics: Q(s, a) = chain([obs, a]) with a in [-1, 1]^A, one output.
+struct ContinuousQLayout {
+  int64_t obs_size = 0;
+  int64_t action_size = 0;
+  DenseChain chain;  // first layer reads O + A inputs; ends with "q_out" (1 output)
+  std::vector<ParameterSpec> parameters;  // flat order
+  size_t num_parameters = 0;
+};
+
+// The clamp of SAC's log-stds (SB3's and the SAC paper code's).
+constexpr double kSacLogStdMin = -20.0;
+constexpr double kSacLogStdMax = 2.0;
+
 // The ActorCritic for a config; throws std::invalid_argument on a bad config.
 ActorCriticLayout actor_critic_layout(const PolicyModelConfig& config);
 // The QNetwork for a config; throws std::invalid_argument on a bad config or Box actions.
 QNetworkLayout q_network_layout(const PolicyModelConfig& config);
 
+// SAC's policy and critic for a config; throw std::invalid_argument on a bad config or Discrete actions.
+SquashedGaussianLayout squashed_gaussian_layout(const PolicyModelConfig& config);
+ContinuousQLayout continuous_q_layout(const PolicyModelConfig& config);
+
 // Freshly initialised flat parameters: orthogonal weights with each layer's gain (a Gaussian
 // matrix orthonormalised by Gram-Schmidt), zero biases, log_std at its init; seeded, torch-free.
 std::vector<float> initial_parameters(const ActorCriticLayout& layout, uint64_t seed);
 std::vector<float> initial_parameters(const QNetworkLayout& layout, uint64_t seed);
+std::vector<float> initial_parameters(const SquashedGaussianLayout& layout, uint64_t seed);
+std::vector<float> initial_parameters(const ContinuousQLayout& layout, uint64_t seed);
 
 }  // namespace rlx

@@ -14,6 +14,7 @@
 #include "core/non_finite_error.h"
 #include "core/rng.h"
 #include "models/network_kernel.h"
+#include "native/chain_backprop.h"
 #include "native/dense_backprop.h"
 #include "native/gae.h"
 #include "native/ppo_checks.h"
@@ -25,7 +26,6 @@ namespace {
 
 constexpr float kClipGradEpsilon = 1e-6f;     // as torch::nn::utils::clip_grad_norm_
 constexpr float kAdvantageEpsilon = 1e-8f;    // as learner/ppo_loss.cc
-constexpr int64_t kWideLayer = 16;  // widths from which dense_backprop's products run in full blocks
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 
 // PpoLearner's checks: the schema's, and the members no key sets.
@@ -40,62 +40,6 @@ const PolicyModelConfig& supported(const PolicyModelConfig& model_config, const 
 }
 
 }  // namespace
-
-// ---- Chain ----
-
-struct NativePpoLearner::Chain {
-  explicit Chain(DenseChain chain) : layers(std::move(chain)), weight_t(layers.size()), outputs(layers.size()) {}
-
-  // Runs the chain on input [rows, in] with the weights of `params`, keeping each layer's
-  // output; returns the last [rows, out].
-  const float* forward(const float* params, const float* x, int64_t rows) {
-    input = x;
-    for (size_t l = 0; l < layers.size(); ++l) {
-      const DenseLayerSpec& layer = layers[l];
-      const float* weight = params + layer.weight_offset;
-      weight_t[l].resize(static_cast<size_t>(layer.in * layer.out));
-      transpose(weight, layer.out, layer.in, weight_t[l].data());
-      outputs[l].resize(static_cast<size_t>(rows * layer.out));
-      matmul(x, rows, layer.in, weight_t[l].data(), weight, layer.out, params + layer.bias_offset, outputs[l].data());
-      apply_activation(outputs[l].data(), rows * layer.out, layer.activation);
-      x = outputs[l].data();
-    }
-    return x;
-  }
-
-  // Backpropagates d loss / d output [rows, out] (overwritten) through the last forward(),
-  // writing every layer's weight and bias gradients into flat_grads.
-  void backward(const float* params, float* grad_output, int64_t rows, float* flat_grads) {
-    float* g = grad_output;
-    for (size_t l = layers.size(); l-- > 0;) {
-      const DenseLayerSpec& layer = layers[l];
-      const float* h = l == 0 ? input : outputs[l - 1].data();
-      // dW [out, in] = g^T h, vectorised along in; along out (then transposed) when in is
-      // narrower than a vector block and out is wider (a first layer on a few observations).
-      if (layer.in < kWideLayer && layer.out > layer.in) {
-        grad_t.resize(static_cast<size_t>(layer.in * layer.out));
-        matmul_transposed_a(h, g, rows, layer.in, layer.out, grad_t.data());
-        transpose(grad_t.data(), layer.in, layer.out, flat_grads + layer.weight_offset);
-      } else {
-        matmul_transposed_a(g, h, rows, layer.out, layer.in, flat_grads + layer.weight_offset);
-      }
-      column_sums(g, rows, layer.out, flat_grads + layer.bias_offset);
-      if (l == 0) break;
-      // d loss / d h = g W, then through the previous layer's activation.
-      std::vector<float>& next = grads[l % 2];
-      next.resize(static_cast<size_t>(rows * layer.in));
-      matmul(g, rows, layer.out, params + layer.weight_offset, weight_t[l].data(), layer.in, nullptr, next.data());
-      activation_backward(next.data(), h, rows * layer.in, layers[l - 1].activation);
-      g = next.data();
-    }
-  }
-
-  DenseChain layers;
-  std::vector<std::vector<float>> weight_t;  // per layer W^T [in, out], from the last forward
-  std::vector<std::vector<float>> outputs;   // per layer [rows, out], activated
-  std::vector<float> grads[2], grad_t;       // scratch
-  const float* input = nullptr;              // of the last forward
-};
 
 // ---- NativePpoLearner ----
 
@@ -135,8 +79,8 @@ NativePpoLearner::NativePpoLearner(const PolicyModelConfig& model_config, PpoCon
       exp_avg_sq_(layout_.num_parameters, 0.0f),
       obs_stats_(std::max<int64_t>(model_config_.obs_size, 1)),
       reward_scaler_(config_.gamma),
-      policy_(std::make_unique<Chain>(layout_.policy_chain)),
-      value_(std::make_unique<Chain>(layout_.value_chain)) {}
+      policy_(std::make_unique<ChainBackprop>(layout_.policy_chain)),
+      value_(std::make_unique<ChainBackprop>(layout_.value_chain)) {}
 
 NativePpoLearner::~NativePpoLearner() = default;
 NativePpoLearner::NativePpoLearner(NativePpoLearner&&) noexcept = default;

@@ -29,6 +29,7 @@
 #include "models/model_config.h"
 #include "models/network_layout.h"
 #include "models/weights.h"
+#include "native/chain_backprop.h"
 #include "native/ppo_update_metrics.h"
 #include "native/running_mean_std.h"
 
@@ -80,7 +81,6 @@ class NativePpoLearner {
   int64_t num_updates() const { return num_updates_; }
 
  private:
-  struct Chain;     // a policy or value MLP: its layers and per-minibatch buffers
   struct Snapshot;  // what an update changes, to undo it
 
   void check_batches(const std::vector<SampleBatch>& batches) const;
@@ -102,7 +102,7 @@ class NativePpoLearner {
   RewardScaler reward_scaler_;
   std::vector<float> obs_mean_, obs_var_;  // float32 [O], what normalisation uses
   int64_t num_updates_ = 0;
-  std::unique_ptr<Chain> policy_, value_;
+  std::unique_ptr<ChainBackprop> policy_, value_;  // the policy and value MLPs
 
   // Staging buffers, reused across updates.
   std::vector<float> obs_;             // [N + E, O] normalised: samples, then final / bootstrap observations

@@ -7,6 +7,10 @@ std::unique_ptr<RolloutPolicy> make_rollout_policy(const WorkerSetup& setup, con
   if (setup.policy_kind == RolloutPolicyKind::kActorCritic) {
     return std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic, setup.behaviour_values);
   }
+  if (setup.policy_kind == RolloutPolicyKind::kSquashedGaussian) {
+    return std::make_unique<SquashedGaussianPolicy>(config, setup.deterministic ? 0.0 : setup.epsilon,
+                                                    setup.worker_seed(), setup.deterministic);
+  }
   return std::make_unique<EpsilonGreedyQPolicy>(config, setup.initial_epsilon(), setup.worker_seed());
 }
 
@@ -18,6 +22,7 @@ void apply_weights(RolloutPolicy& policy, const Weights& weights) {
   }
   if (weights.epsilon) {
     if (auto* greedy = dynamic_cast<EpsilonGreedyQPolicy*>(&policy)) greedy->set_epsilon(*weights.epsilon);
+    if (auto* squashed = dynamic_cast<SquashedGaussianPolicy*>(&policy)) squashed->set_epsilon(*weights.epsilon);
   }
 }
 

@@ -163,6 +163,69 @@ size_t EpsilonGreedyQPolicy::num_parameters() const { return weights_.size(); }
 
 std::vector<float> EpsilonGreedyQPolicy::weights() const { return weights_; }
 
+// ---- SquashedGaussianPolicy ----
+
+SquashedGaussianPolicy::SquashedGaussianPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed,
+                                               bool deterministic)
+    : RolloutPolicy(config, seed),
+      layout_(squashed_gaussian_layout(config_)),
+      kernel_(layout_.chain),
+      deterministic_(deterministic) {
+  set_epsilon(epsilon);
+  const Space& space = config_.action_space;
+  const auto size = static_cast<size_t>(layout_.action_size);
+  if (space.low.size() != size || space.high.size() != size) {
+    throw std::invalid_argument("the squashed-Gaussian policy needs the Box's low and high bounds");
+  }
+  for (size_t j = 0; j < size; ++j) {
+    if (!std::isfinite(space.low[j]) || !std::isfinite(space.high[j]) || !(space.low[j] < space.high[j])) {
+      throw std::invalid_argument("the squashed-Gaussian policy needs finite Box bounds low < high, got " + space.to_string());
+    }
+    low_.push_back(space.low[j]);
+    half_range_.push_back(0.5f * (space.high[j] - space.low[j]));
+  }
+  squashed_.resize(size);
+  weights_ = initial_parameters(layout_, seed);
+  kernel_.load(weights_.data());
+}
+
+void SquashedGaussianPolicy::set_epsilon(double epsilon) {
+  if (!(epsilon >= 0.0 && epsilon <= 1.0)) {
+    throw std::invalid_argument("epsilon must lie in [0, 1], got " + std::to_string(epsilon));
+  }
+  epsilon_ = epsilon;
+}
+
+void SquashedGaussianPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
+  check_act_args(obs, num_envs, false, out, false, false);
+  const int64_t a = layout_.action_size;
+  // Uniform actions need no forward pass (before SAC's learning starts every action is one).
+  const float* outputs = epsilon_ >= 1.0 ? nullptr : kernel_.run(prepare_obs(obs, num_envs), num_envs);
+  for (int k = 0; k < num_envs; ++k) {
+    const bool uniform = epsilon_ > 0.0 && (epsilon_ >= 1.0 || rng_.uniform() < epsilon_);
+    if (uniform) {
+      for (int64_t j = 0; j < a; ++j) squashed_[j] = static_cast<float>(2.0 * rng_.uniform() - 1.0);
+    } else {
+      const float* row = outputs + k * 2 * a;
+      sample_squashed_gaussian(row, row + a, a, rng_, deterministic_, squashed_.data());
+    }
+    float* action = out.action_values + k * a;
+    for (int64_t j = 0; j < a; ++j) action[j] = low_[j] + (squashed_[j] + 1.0f) * half_range_[j];
+  }
+}
+
+void SquashedGaussianPolicy::load_weights(const float* params, size_t count, uint64_t version) {
+  check_weight_count(count, weights_.size());
+  if (count > 0 && params == nullptr) throw std::invalid_argument("load_weights got a null buffer");
+  weights_.assign(params, params + count);
+  kernel_.load(weights_.data());
+  set_version(version);
+}
+
+size_t SquashedGaussianPolicy::num_parameters() const { return weights_.size(); }
+
+std::vector<float> SquashedGaussianPolicy::weights() const { return weights_; }
+
 double apex_worker_epsilon(int worker_index, int num_workers, double base, double alpha) {
   if (num_workers < 1 || worker_index < 0 || worker_index >= num_workers) {
     throw std::invalid_argument("apex_worker_epsilon needs 0 <= worker_index < num_workers");

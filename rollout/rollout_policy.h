@@ -152,6 +152,37 @@ class EpsilonGreedyQPolicy : public RolloutPolicy {
   double epsilon_ = 0.0;
 };
 
+// SAC's policy: the squashed Gaussian of models/network_layout.h (tanh of the mean when
+// deterministic), with probability epsilon a uniform action instead (epsilon 1 before SAC's
+// learning starts). Its actions, in [-1, 1] from the network, are scaled affinely to the Box's
+// bounds [low, high] (what the env receives and the batch holds). Fills no log_probs / values.
+class SquashedGaussianPolicy : public RolloutPolicy {
+ public:
+  // Throws std::invalid_argument unless the actions are a Box with finite bounds and 0 <= epsilon
+  // <= 1. Weights start as initial_parameters of the layout, seeded with seed.
+  SquashedGaussianPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed, bool deterministic = false);
+
+  void act(const float* obs, int num_envs, const ActOutput& out) override;
+  void load_weights(const float* params, size_t count, uint64_t version) override;
+  size_t num_parameters() const override;
+  std::vector<float> weights() const override;
+  bool has_policy_outputs() const override { return false; }
+
+  // Sets the chance of a uniform random action; throws std::invalid_argument outside [0, 1].
+  void set_epsilon(double epsilon);
+  double epsilon() const { return epsilon_; }
+  const SquashedGaussianLayout& layout() const { return layout_; }
+
+ private:
+  SquashedGaussianLayout layout_;
+  DenseChainKernel kernel_;
+  std::vector<float> weights_;
+  std::vector<float> low_, half_range_;  // [A]: env action = low + (a + 1) * half_range
+  std::vector<float> squashed_;          // [A] scratch
+  double epsilon_ = 0.0;
+  bool deterministic_ = false;
+};
+
 // Ape-X's per-worker exploration: epsilon_i = base^(1 + alpha * i / (N - 1)) (0.4, 7 by
 // default); a single worker gets base.
 double apex_worker_epsilon(int worker_index, int num_workers, double base = 0.4, double alpha = 7.0);

@@ -17,7 +17,12 @@ constexpr int kMaxFragmentLength = 1 << 16;
 constexpr int kMaxWeightDelay = 1000;  // as the worker_weight_delay key allows
 
 const char* kind_name(RolloutPolicyKind kind) {
-  return kind == RolloutPolicyKind::kActorCritic ? "actor_critic" : "epsilon_greedy_q";
+  switch (kind) {
+    case RolloutPolicyKind::kActorCritic: return "actor_critic";
+    case RolloutPolicyKind::kEpsilonGreedyQ: return "epsilon_greedy_q";
+    case RolloutPolicyKind::kSquashedGaussian: return "squashed_gaussian";
+  }
+  return "?";
 }
 
 // The value at key with type T; throws std::invalid_argument naming the key when it is
@@ -103,8 +108,11 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
     setup.policy_kind = RolloutPolicyKind::kActorCritic;
   } else if (kind == "epsilon_greedy_q") {
     setup.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
+  } else if (kind == "squashed_gaussian") {
+    setup.policy_kind = RolloutPolicyKind::kSquashedGaussian;
   } else {
-    throw std::invalid_argument("worker setup: 'policy_kind' must be actor_critic or epsilon_greedy_q, got '" + kind + "'");
+    throw std::invalid_argument("worker setup: 'policy_kind' must be actor_critic, epsilon_greedy_q or squashed_gaussian, got '" +
+                                kind + "'");
   }
   setup.hidden_sizes = required<std::vector<int64_t>>(in, "hidden_sizes", "a list of integers");
   if (setup.hidden_sizes.size() > 16) throw std::invalid_argument("worker setup: 'hidden_sizes' has more than 16 layers");

@@ -12,7 +12,7 @@
 namespace rlx {
 
 // How a worker chooses actions.
-enum class RolloutPolicyKind { kActorCritic, kEpsilonGreedyQ };
+enum class RolloutPolicyKind { kActorCritic, kEpsilonGreedyQ, kSquashedGaussian };
 
 // Everything a worker needs to build its VectorEnv, policy and collector.
 struct WorkerSetup {
@@ -27,10 +27,10 @@ struct WorkerSetup {
   bool shared_trunk = false;
   double log_std_init = 0.0;
   bool dueling = false;
-  double epsilon = 0.0;        // kEpsilonGreedyQ: this worker's exploration rate
+  double epsilon = 0.0;        // kEpsilonGreedyQ, kSquashedGaussian: this worker's chance of a uniform random action
   bool apex_epsilons = false;  // kEpsilonGreedyQ: use Ape-X's fixed epsilon of worker_index of num_workers instead
   int num_workers = 1;
-  bool deterministic = false;  // kActorCritic: argmax / mean actions
+  bool deterministic = false;  // kActorCritic, kSquashedGaussian: argmax / mean (tanh of the mean) actions
   bool behaviour_values = true;  // kActorCritic: fragments carry V(s) (false when the learner recomputes it)
   bool drop_nonfinite_episodes = false;  // end episodes at a non-finite env step (counted) instead of failing
   int weight_delay = 0;        // act with the weights received this many publications before the newest (ablations)

@@ -115,6 +115,12 @@ TEST_CASE("A synchronous DQN run stopped and resumed is bit-exact with a straigh
       experiment_from("cartpole-dqn.yaml", {"hidden_sizes=[32, 32]", "learning_starts=500", "gradient_steps=16"}), 2, 4);
 }
 
+TEST_CASE("A synchronous SAC run stopped and resumed is bit-exact with a straight run", "[algorithms][resume][sac]") {
+  // The uniform warm-up ends inside the first part; the replay, optimisers and log alpha travel.
+  check_resume_is_exact(experiment_from("pendulum-sac.yaml", {"hidden_sizes=[32, 32]", "learning_starts=500", "batch_size=64"}),
+                        2, 4);
+}
+
 TEST_CASE("A MuJoCo PPO run resumes exactly mid-episode", "[algorithms][resume]") {
   check_resume_is_exact(experiment_from("hopper-ppo.yaml", {"num_envs_per_worker=2", "rollout_fragment_length=128",
                                                             "train_batch_size=256", "minibatch_size=128", "num_epochs=1"}),

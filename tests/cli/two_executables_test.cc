@@ -135,7 +135,7 @@ TEST_CASE("rlx train names what the native learner cannot train", "[cli][lean]")
   const auto result = rlx::test::run_rlx("train " + std::string(RLX_SOURCE_DIR) +
                                          "/experiments/cartpole-dqn.yaml --set learner_backend=native -q --output " + tmp.path().string());
   CHECK(result.exit_code == 2);
-  CHECK_THAT(result.err, Catch::Contains("learner_backend: native: the native learner trains PPO only") &&
+  CHECK_THAT(result.err, Catch::Contains("learner_backend: native: the native learners train PPO and SAC only") &&
                              Catch::Contains("DQN needs learner_backend: torch"));
   const auto shared = rlx::test::run_rlx("train " + std::string(RLX_SOURCE_DIR) +
                                          "/experiments/cartpole-ppo.yaml --set learner_backend=native "

@@ -128,7 +128,7 @@ TEST_CASE("Config errors name the file, experiment, key, line, value and expecta
   }
   SECTION("a key of the other algorithm") {
     const auto message = load_error(std::string(kHeader) + "  config:\n    buffer_size: 1000\n");
-    CHECK_THAT(message, Contains("exp.yaml:6") && Contains("'buffer_size' applies to DQN, not PPO"));
+    CHECK_THAT(message, Contains("exp.yaml:6") && Contains("'buffer_size' applies to DQN and SAC, not PPO"));
   }
   SECTION("missing env") {
     const auto message = load_error("exp1:\n  algorithm: PPO\n  stop: {timesteps_total: 10}\n");
@@ -215,7 +215,7 @@ TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][c
              Contains("did you mean 'lr', rlx's name for learning_rate?"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "ent_coef=0.01"); }), Contains("did you mean 'entropy_coeff'"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "learning_start=10"); }),
-             Contains("did you mean 'learning_starts'? it is a DQN key; this experiment runs PPO"));
+             Contains("did you mean 'learning_starts'? it is a DQN and SAC key; this experiment runs PPO"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "plugins=/x/libenv.so"); }), Contains("--env-plugin PATH"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "lr"); }), Contains("expected key=value"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "stop.timesteps_total=null"); }),
@@ -334,4 +334,53 @@ TEST_CASE("APPO experiments read PPO's keys and their own, with APPO's max_polic
   CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "appo.yaml", "", {"worker_weight_delay=32"}); }),
              Contains("worker_weight_delay 32 (--set)") && Contains("max_policy_lag 32 (default)"));
   CHECK_NOTHROW(load_experiment(dir / "appo.yaml", "", {"worker_weight_delay=31"}));
+}
+
+TEST_CASE("SAC experiments read their own keys, DQN's replay keys and the common ones, with SAC's defaults",
+          "[core][config][sac]") {
+  TempDir dir;
+  rlx::test::write_text(dir / "sac.yaml",
+                        "s:\n  env: Pendulum-v1\n  algorithm: SAC\n  stop: {timesteps_total: 1000}\n"
+                        "  config:\n    lr: 0.002\n    critic_lr: 0.0005\n    utd_ratio: 2\n    buffer_size: 5000\n");
+  Experiment sac = load_experiment(dir / "sac.yaml", "", {});
+  CHECK(sac.algorithm == AlgorithmKind::kSAC);
+  const SacConfig& config = sac.config.sac();
+  CHECK(config.lr == 0.002);
+  CHECK(config.critic_lr_at(0) == 0.0005);
+  CHECK(config.actor_lr_at(0) == 0.002);  // 0: takes lr
+  CHECK(config.alpha_lr_at(0) == 0.002);
+  CHECK(config.utd_ratio == 2.0);
+  CHECK(config.buffer_size == 5000);
+  // SAC's defaults (SB3's), where the key's default is another algorithm's.
+  CHECK(config.batch_size == 256);
+  CHECK(config.tau == 0.005);
+  CHECK(config.learning_starts == 100);
+  CHECK(config.adam_eps == 1e-8);
+  CHECK(config.grad_clip == 0.0);
+  CHECK(config.autotune_alpha);
+  CHECK(sac.config.common().hidden_sizes == IntList{256, 256});
+  CHECK(sac.config.common().activation == "relu");
+  CHECK(sac.config.common().learner_backend == "native");
+  CHECK(sac.config.common().rollout_fragment_length == 1);
+  CHECK(SacConfig().batch_size == 256);  // a section built in code holds SAC's defaults too
+  CHECK(experiment_from_json(experiment_to_json(sac), "x").config == sac.config);
+
+  // Keys of other algorithms are refused, naming who reads them; bad values name key and value.
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "sac.yaml", "", {"clip_param=0.1"}); }),
+             Contains("applies to PPO and APPO, not SAC"));
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "sac.yaml", "", {"double_q=false"}); }),
+             Contains("applies to DQN, not SAC"));
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "sac.yaml", "", {"utd_ratio=0"}); }),
+             Contains("utd_ratio") && Contains("got 0"));
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "sac.yaml", "", {"batch_size=6000"}); }),
+             Contains("batch_size 6000") && Contains("buffer_size 5000"));
+  CHECK(find_key("tau")->applies_to(AlgorithmKind::kSAC));
+  CHECK_FALSE(find_key("tau")->applies_to(AlgorithmKind::kPPO));
+  CHECK(find_key("gamma")->scope() == KeyScope::kCommon);
+  CHECK(find_key("initial_alpha")->scope() == KeyScope::kSAC);
+  // A PPO experiment does not take SAC's keys.
+  Experiment ppo = load_text(dir, kTwoExperiments)[0];
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "initial_alpha=0.5"); }), Contains("applies to SAC, not PPO"));
+  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "sac.yaml", "", {"algorithm=SACC"}); }),
+             Contains("\"SAC\""));
 }

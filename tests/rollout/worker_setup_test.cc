@@ -34,5 +34,19 @@ TEST_CASE("WorkerSetup survives its Welcome JSON and behaviour_values defaults t
   CHECK_THROWS_WITH(WorkerSetup::from_json(older.dump()), Catch::Contains("behaviour_values"));
 }
 
+TEST_CASE("WorkerSetup carries SAC's squashed-Gaussian policy kind and its exploration rate", "[rollout][setup][sac]") {
+  WorkerSetup setup;
+  setup.env_id = "Pendulum-v1";
+  setup.policy_kind = RolloutPolicyKind::kSquashedGaussian;
+  setup.epsilon = 1.0;
+  const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
+  CHECK(back.policy_kind == RolloutPolicyKind::kSquashedGaussian);
+  CHECK(back.epsilon == 1.0);
+
+  nlohmann::json wrong = nlohmann::json::parse(setup.to_json());
+  wrong["policy_kind"] = "squashed";
+  CHECK_THROWS_WITH(WorkerSetup::from_json(wrong.dump()), Catch::Contains("squashed_gaussian, got 'squashed'"));
+}
+
 }  // namespace
 }  // namespace rlx

@@ -460,4 +460,54 @@ TEST_CASE("rlx tune refuses a search-space value the config cannot run with, nam
   CHECK_FALSE(fs::exists(tmp / "runs"));
 }
 
+// 2 Pendulum SAC trials, PBT over SAC's own critic_lr and utd_ratio: every exploit's keys reach
+// the trial, whose checkpoints are SAC's.
+const char* kSacTuneYaml = R"(sac-tune:
+  env: Pendulum-v1
+  algorithm: SAC
+  stop: {timesteps_total: 3000}
+  config:
+    num_workers: 0
+    hidden_sizes: [16, 16]
+    batch_size: 32
+    learning_starts: 200
+    checkpoint_freq: 0
+  tune:
+    num_samples: 2
+    max_concurrent_trials: 2
+    seed: 5
+    scheduler:
+      type: pbt
+      time_attr: timesteps_total
+      perturbation_interval: 1000
+      quantile_fraction: 0.5
+      synch: true
+      hyperparam_mutations:
+        critic_lr: {loguniform: [1.0e-4, 1.0e-2]}
+        utd_ratio: [0.5, 1.0]
+)";
+
+TEST_CASE("rlx tune runs PBT on SAC, its own keys included", "[tune][sac]") {
+  test::TempDir tmp;
+  test::write_text(tmp / "sac.yaml", kSacTuneYaml);
+  const auto run = test::run_rlx("tune " + (tmp / "sac.yaml").string() + " --output " + (tmp / "runs").string());
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  const fs::path dir = tmp / "runs/sac-tune";
+  for (const char* trial : {"trial_00000", "trial_00001"}) {
+    const nlohmann::json result = read_json(dir / trial / "result.json");
+    CHECK(result.at("timesteps_total") == 3000);
+    CHECK(result.at("learner").at("num_gradient_steps").get<int64_t>() > 0);
+  }
+  const auto exploits = read_pbt_log(dir / kPbtLogName);
+  REQUIRE(!exploits.empty());
+  for (const auto& entry : exploits) {
+    INFO(entry.dump());
+    const Checkpoint last = read_checkpoint_dir(*latest_checkpoint(dir / entry.at("trial").get<std::string>()));
+    CHECK(last.manifest.at("experiment").at("algorithm") == "SAC");
+    CHECK(last.files.count("sac_learner.bin") == 1);
+    CHECK(entry.at("new_params").contains("critic_lr"));
+  }
+}
+
 }  // namespace rlx

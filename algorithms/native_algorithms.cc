@@ -1,0 +1,45 @@
+// Which experiments rlx's own learners train, and building their algorithms.
+#include "algorithms/native_algorithms.h"
+
+#include "algorithms/native_ppo_algorithm.h"
+#include "algorithms/sac_algorithm.h"
+#include "core/config_error.h"
+
+namespace rlx {
+
+std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
+  const CommonConfig& common = experiment.config.common();
+  if (experiment.algorithm == AlgorithmKind::kSAC) return std::nullopt;  // SacAlgorithm checks its own config
+  if (experiment.algorithm != AlgorithmKind::kPPO) {
+    return std::string("the native learners train PPO and SAC only; ") + algorithm_name(experiment.algorithm) +
+           " needs learner_backend: torch";
+  }
+  if (common.device != "cpu") {
+    return "the native learner learns on the CPU, but device is " + common.device + " (use learner_backend: torch)";
+  }
+  if (common.num_learners != 1) {
+    return "the native learner is one learner, but num_learners is " + std::to_string(common.num_learners) +
+           " (use learner_backend: torch for data-parallel learners)";
+  }
+  if (common.vf_share_layers) {
+    return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
+           "trunk; use learner_backend: torch)";
+  }
+  return std::nullopt;
+}
+
+bool uses_native_learner(const Experiment& experiment) {
+  if (experiment.algorithm == AlgorithmKind::kSAC) return true;  // its only learner
+  const std::string& backend = experiment.config.common().learner_backend;
+  return backend == "native" || (backend == "auto" && !native_learner_refusal(experiment));
+}
+
+std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
+  if (options.member != nullptr || (options.placement && options.placement->world_size > 1)) {
+    throw ConfigError(experiment.source + ": learner_backend: native has no data-parallel learner ranks");
+  }
+  if (experiment.algorithm == AlgorithmKind::kSAC) return std::make_unique<SacAlgorithm>(experiment);
+  return std::make_unique<NativePpoAlgorithm>(experiment);
+}
+
+}  // namespace rlx

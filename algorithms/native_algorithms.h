@@ -1,0 +1,28 @@
+// The torch-free learners' algorithms, as the `rlx` executable builds them (it links no
+// LibTorch): NativePpoAlgorithm (learner_backend: native or auto) and SacAlgorithm (SAC's only
+// learner).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "algorithms/algorithm.h"
+
+namespace rlx {
+
+// Why the native learner cannot train the experiment, from its config alone (naming the key and
+// what it needs), or nullopt when it can: PPO, device cpu, num_learners 1, separate policy and
+// value networks; or SAC (algorithms/sac_algorithm.h checks its own). (The env's action space,
+// Discrete or Box, is checked when the learner is built.)
+std::optional<std::string> native_learner_refusal(const Experiment& experiment);
+
+// Whether the experiment trains with the native learner: always for SAC (its only learner);
+// else learner_backend native, or auto and native_learner_refusal has nothing to say.
+bool uses_native_learner(const Experiment& experiment);
+
+// The native PPO algorithm, or SacAlgorithm for SAC; throws ConfigError with
+// native_learner_refusal's reason, and on a data-parallel member or placement in options.
+std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});
+
+}  // namespace rlx
