@@ -1,6 +1,8 @@
 // Env renderers: every built-in env draws a frame of the size asked for, and a fixed state
 // draws as the stored reference picture (within a tolerance: Cairo's and Mesa's software
-// rasterizers may round differently across CPUs and versions). RLX_UPDATE_REFERENCES=1
+// rasterizers may round differently across CPUs and versions; Mesa's other rasterizer,
+// softpipe, drew Hopper 1.76 / 255 off on average, llvmpipe at 128-bit vectors exactly). A
+// wrong camera, body or colour is tens of levels off. RLX_UPDATE_REFERENCES=1
 // rewrites the references (look at them before committing).
 #include <catch2/catch.hpp>
 
@@ -80,8 +82,8 @@ void check_against_reference(const rlx::Frame& frame, const std::string& name) {
   const double mean = total / static_cast<double>(frame.rgb.size());
   INFO(name << ": mean absolute difference " << mean << ", " << far << " of " << frame.rgb.size()
             << " values off by more than 48");
-  CHECK(mean < 2.0);
-  CHECK(static_cast<double>(far) < 0.01 * static_cast<double>(frame.rgb.size()));
+  CHECK(mean < 4.0);
+  CHECK(static_cast<double>(far) < 0.02 * static_cast<double>(frame.rgb.size()));
 }
 
 }  // namespace
