@@ -17,7 +17,7 @@
 #include "core/checkpoint_dir.h"
 #include "core/env_spec.h"
 #include "core/experiment.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "rollout/worker_setup.h"
 #include "transport/messages.h"
 

@@ -5,13 +5,38 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/checkpoint_dir.h"
+#include "core/experiment.h"
+#include "envs/env.h"
+
 namespace rlx {
 
-class Env;
+class Algorithm;
+class RolloutPolicy;
+
+// A checkpoint loaded back into its algorithm, ready to act.
+struct RestoredAlgorithm {
+  Checkpoint checkpoint;
+  Experiment experiment;
+  std::unique_ptr<Algorithm> algorithm;
+
+  RestoredAlgorithm();
+  RestoredAlgorithm(RestoredAlgorithm&&) noexcept;
+  ~RestoredAlgorithm();
+};
+
+// Loads the checkpoint (checksums verified), its env plugins (pointed at env_plugins where they
+// moved; a warning for each) and its algorithm with the saved state; throws CheckpointRefused for
+// a damaged checkpoint, ConfigError for a plugin that cannot be found.
+RestoredAlgorithm restore_algorithm(const std::filesystem::path& checkpoint,
+                                    const std::vector<std::string>& env_plugins);
 
 struct EvaluationOptions {
   std::filesystem::path checkpoint;
@@ -23,6 +48,9 @@ struct EvaluationOptions {
   // Called with the episode (0-based) and the env after its reset and after every step (e.g. to
   // film it: watch/episode_recorder.h); unset: nothing is called.
   std::function<void(int episode, const Env& env)> on_state;
+  // Called before every step with the episode, its step, the raw observation the policy saw and
+  // the action the env gets (e.g. to trace them: `rlx evaluate --trace`); unset: nothing is called.
+  std::function<void(int episode, int64_t step, const Env& env, const float* obs, const Action& action)> on_action;
 };
 
 struct EvaluationResult {

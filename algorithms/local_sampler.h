@@ -6,7 +6,7 @@
 
 #include "algorithms/sampler.h"
 #include "envs/vector_env.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "rollout/weight_delay.h"
 #include "rollout/worker_setup.h"
 

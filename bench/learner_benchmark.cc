@@ -16,7 +16,7 @@
 #include "learner/policy_networks.h"
 #include "learner/rank_threads.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 

@@ -11,7 +11,7 @@
 #include "learner/ppo_learner.h"
 #include "native/native_ppo_learner.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "envs/registry.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "rollout/worker_pool.h"
 #include "rollout/worker_setup.h"
 

@@ -22,7 +22,7 @@
 #include "core/fd_limit.h"
 #include "core/temp_dir.h"
 #include "envs/registry.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "rollout/worker_pool.h"
 #include "rollout/worker_setup.h"
 #include "transport/sample_receiver.h"

@@ -6,7 +6,7 @@
 
 #include "core/sample_batch.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 

@@ -11,6 +11,7 @@ std::vector<Subcommand> rlx_commands(const TorchCommands& torch) {
       {"train", "train an experiment file (PPO, DQN) until its stop criterion", torch.train},
       {"tune", "tune hyperparameters: search spaces, ASHA, population-based training", torch.tune},
       {"evaluate", "run a saved policy (a checkpoint) for some episodes", torch.evaluate},
+      {"export", "write a checkpoint's policy to one file for applications (C++, Python)", torch.export_policy},
       {"envs", "list, describe, roll out and benchmark environments", run_envs_command},
       {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", run_worker_command},
       {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", run_keys_command},

@@ -20,6 +20,7 @@ struct TorchCommands {
   int (*train)(const std::vector<std::string>& args);
   int (*tune)(const std::vector<std::string>& args);
   int (*evaluate)(const std::vector<std::string>& args);
+  int (*export_policy)(const std::vector<std::string>& args);
   int (*bench)(const std::vector<std::string>& args);
   int (*learner)(const std::vector<std::string>& args);
 };

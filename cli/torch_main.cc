@@ -7,7 +7,8 @@
 int main(int argc, char** argv) {
   rlx::cli::remember_command_line(argc, argv);  // `plot` is handed to rlx-plot
   const rlx::cli::TorchCommands own{rlx::cli::run_train_command, rlx::cli::run_tune_command,
-                                    rlx::cli::run_evaluate_command, rlx::cli::run_bench_command,
+                                    rlx::cli::run_evaluate_command, rlx::cli::run_export_command,
+                                    rlx::cli::run_bench_command,
                                     rlx::cli::run_learner_command};
   return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(own));
 }

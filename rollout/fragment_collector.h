@@ -9,7 +9,7 @@
 
 #include "core/sample_batch.h"
 #include "envs/vector_env.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 

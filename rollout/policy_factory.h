@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "rollout/worker_setup.h"
 #include "transport/messages.h"
 

@@ -9,11 +9,12 @@
 #include <variant>
 
 #include "core/log.h"
+#include "envs/python_env.h"
 #include "envs/registry.h"
 #include "envs/vector_env.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/policy_factory.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
 
@@ -69,6 +70,7 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   if (setup_ && same_setup(*setup_, incoming)) return;
   WorkerSetup setup = incoming;
   if (options_.num_envs > 0) setup.num_envs = options_.num_envs;
+  if (is_python_env_id(setup.env_id)) register_python_env(setup.env_id, setup.env_config);
   const EnvFactory& factory = global_env_registry().factory(setup.env_id);
   auto envs = std::make_unique<VectorEnv>(factory, setup.num_envs, setup.non_finite_policy());
   collector_.reset();

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 
@@ -65,6 +65,7 @@ PolicyModelConfig WorkerSetup::model_config(const EnvSpec& spec) const {
 
 std::string WorkerSetup::to_json() const {
   const json out = {{"env_id", env_id},
+                    {"env_config", json::parse(env_config)},
                     {"num_envs", num_envs},
                     {"fragment_length", fragment_length},
                     {"seed", seed},
@@ -96,6 +97,16 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   WorkerSetup setup;
   setup.env_id = required<std::string>(in, "env_id", "a string");
   if (setup.env_id.empty() || setup.env_id.size() > 256) throw std::invalid_argument("worker setup: bad 'env_id'");
+  // Absent in the Welcome of learners before Python envs: none.
+  if (in.contains("env_config")) {
+    const json& env_config = in.at("env_config");
+    if (!env_config.is_object()) throw std::invalid_argument("worker setup: key 'env_config' must be a JSON object");
+    setup.env_config = env_config.dump();
+    if (setup.env_config.size() > kMaxEnvConfigBytes) {
+      throw std::invalid_argument("worker setup: 'env_config' is " + std::to_string(setup.env_config.size()) +
+                                  " bytes, more than " + std::to_string(kMaxEnvConfigBytes));
+    }
+  }
   setup.num_envs = required<int>(in, "num_envs", "an integer");
   check_range("num_envs", setup.num_envs, 1, kMaxEnvsPerWorker);
   setup.fragment_length = required<int>(in, "fragment_length", "an integer");

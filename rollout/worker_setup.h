@@ -14,9 +14,13 @@ namespace rlx {
 // How a worker chooses actions.
 enum class RolloutPolicyKind { kActorCritic, kEpsilonGreedyQ, kSquashedGaussian };
 
+// The longest env_config a worker accepts in a Welcome, in bytes.
+constexpr size_t kMaxEnvConfigBytes = 64 * 1024;
+
 // Everything a worker needs to build its VectorEnv, policy and collector.
 struct WorkerSetup {
   std::string env_id;
+  std::string env_config = "{}";  // a Python env's constructor arguments: a JSON object's text
   int num_envs = 8;            // K, unless the worker was started with its own --envs
   int fragment_length = 64;    // T
   uint64_t seed = 0;           // worker i seeds its envs with seed + 1'000'003 * i

@@ -16,7 +16,7 @@
 #include "algorithms/remote_sampler.h"
 #include "core/temp_dir.h"
 #include "envs/registry.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 namespace {

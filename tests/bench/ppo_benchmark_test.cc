@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "tests/learner/learner_test_configs.h"
 
 namespace {

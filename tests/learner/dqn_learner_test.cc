@@ -11,7 +11,7 @@
 #include "learner/dqn_loss.h"
 #include "rollout/fragment_collector.h"
 #include "learner/policy_networks.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "core/config_error.h"
 #include "tests/learner/learner_test_configs.h"
 

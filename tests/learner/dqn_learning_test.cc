@@ -12,7 +12,7 @@
 #include "envs/vector_env.h"
 #include "learner/dqn_learner.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "tests/learner/learner_test_configs.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <deque>
 #include <numeric>
 
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "tests/learner/learner_test_configs.h"
 
 namespace {

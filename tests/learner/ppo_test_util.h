@@ -13,7 +13,7 @@
 #include "envs/vector_env.h"
 #include "learner/ppo_learner.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx_test {
 

@@ -12,7 +12,7 @@
 #include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "tests/learner/replay_test_util.h"
 
 namespace {

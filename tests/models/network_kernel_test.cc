@@ -11,7 +11,7 @@
 #include "models/action_sampling.h"
 #include "models/network_kernel.h"
 #include "models/network_layout.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace {
 

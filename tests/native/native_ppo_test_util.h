@@ -20,7 +20,7 @@
 #include "models/weights.h"
 #include "native/ppo_update_metrics.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx_native_test {
 

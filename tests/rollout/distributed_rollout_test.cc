@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "envs/registry.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "rollout/rollout_worker.h"
 #include "rollout/worker_pool.h"
 #include "transport/decode.h"

@@ -8,7 +8,7 @@
 #include "envs/registry.h"
 #include "envs/vector_env.h"
 #include "rollout/fragment_collector.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/action_sampling.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 namespace {

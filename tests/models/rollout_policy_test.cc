@@ -7,7 +7,7 @@
 
 #include "core/rng.h"
 #include "learner/policy_networks.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace {
 

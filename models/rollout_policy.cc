@@ -1,4 +1,4 @@
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 #include <algorithm>
 #include <cmath>

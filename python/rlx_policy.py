@@ -1,0 +1,234 @@
+"""Run a policy exported by `rlx export CHECKPOINT -o policy.rlxp`, with NumPy alone.
+
+    from rlx_policy import Policy
+    policy = Policy("policy.rlxp")
+    action = policy.act(observation, deterministic=True)  # int (Discrete) or float32 array (Box)
+
+The file holds the network (its layers, spelled out in the header), the weights and the
+observation normalisation of training, so act() takes raw observations as the environment
+gives them and returns what `rlx evaluate` would send to the environment. The format is
+described in rlx's models/policy_file.h; rlx::Policy (models/policy.h) is the C++ reader.
+
+Run as a script to check a policy against an `rlx evaluate --trace` file:
+    python3 rlx_policy.py policy.rlxp --check-trace steps.jsonl [--atol 1e-4]
+"""
+
+import json
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+MAGIC = b"\x89RLXP\r\n\x1a"
+FORMAT_VERSION = 1
+_PREAMBLE = 16
+_CHECKSUM = 4
+
+
+class PolicyFileError(Exception):
+    """A policy file that cannot be used: truncated, damaged, or of another format."""
+
+
+def _activation(name):
+    if name == "tanh":
+        return np.tanh
+    if name == "relu":
+        return lambda x: np.maximum(x, np.float32(0))
+    if name == "none":
+        return lambda x: x
+    raise PolicyFileError("unknown activation %r" % name)
+
+
+class _Dense:
+    """One layer y = activation(x W^T + b), W [out, in] from the flat parameters."""
+
+    def __init__(self, spec, params):
+        n_in, n_out = int(spec["in"]), int(spec["out"])
+        w, b = int(spec["weight_offset"]), int(spec["bias_offset"])
+        if w + n_in * n_out > params.size or b + n_out > params.size:
+            raise PolicyFileError("layer %s reaches past the parameters" % spec["name"])
+        self.weight_t = params[w:w + n_in * n_out].reshape(n_out, n_in).T.copy()
+        self.bias = params[b:b + n_out].copy()
+        self.activation = _activation(spec["activation"])
+
+    def __call__(self, x):
+        return self.activation(x @ self.weight_t + self.bias).astype(np.float32, copy=False)
+
+
+def _chain(specs, params):
+    layers = [_Dense(spec, params) for spec in specs]
+
+    def run(x):
+        for layer in layers:
+            x = layer(x)
+        return x
+    return run
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    name = str(path)
+    if len(data) < _PREAMBLE + _CHECKSUM or data[:8] != MAGIC:
+        raise PolicyFileError("%s: not an rlx policy file (no \\x89RLXP magic)" % name)
+    version, header_len = struct.unpack_from("<II", data, 8)
+    if version != FORMAT_VERSION:
+        raise PolicyFileError("%s: format version %d, this reader reads version %d" % (name, version, FORMAT_VERSION))
+    if _PREAMBLE + header_len + _CHECKSUM > len(data):
+        raise PolicyFileError("%s: truncated: %d bytes cannot hold its %d-byte header" % (name, len(data), header_len))
+    try:
+        header = json.loads(data[_PREAMBLE:_PREAMBLE + header_len].decode("utf-8"))
+        data_floats = int(header["data_floats"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise PolicyFileError("%s: damaged header: %s" % (name, error)) from None
+    data_start = (_PREAMBLE + header_len + 7) // 8 * 8
+    expected = data_start + 4 * data_floats + _CHECKSUM
+    if len(data) != expected:
+        raise PolicyFileError("%s: %s: %d bytes, its header promises %d"
+                              % (name, "truncated" if len(data) < expected else "trailing bytes", len(data), expected))
+    (crc,) = struct.unpack_from("<I", data, len(data) - _CHECKSUM)
+    if zlib.crc32(data[:len(data) - _CHECKSUM]) & 0xFFFFFFFF != crc:
+        raise PolicyFileError("%s: damaged: its CRC-32 does not match its contents" % name)
+    if header.get("format") != "rlx-policy":
+        raise PolicyFileError("%s: header format is %r" % (name, header.get("format")))
+    floats = np.frombuffer(data, dtype="<f4", count=data_floats, offset=data_start).astype(np.float32)
+
+    def array(key):
+        entry = header["arrays"][key]
+        offset, count = int(entry["offset"]), int(entry["count"])
+        if offset < 0 or count < 0 or offset + count > data_floats:
+            raise PolicyFileError("%s: array %r does not fit the data" % (name, key))
+        return floats[offset:offset + count]
+    return header, array
+
+
+class Policy:
+    """An exported policy, ready to act on raw observations."""
+
+    def __init__(self, path, seed=0):
+        header, array = _read(path)
+        try:
+            self._init(header, array)
+        except (KeyError, TypeError, ValueError) as error:
+            raise PolicyFileError("%s: bad header: %s" % (path, error)) from None
+        self._rng = np.random.default_rng(seed)
+
+    def _init(self, header, array):
+        self.kind = header["policy"]
+        self.env_id = header["source"]["env"]
+        self.algorithm = header["source"]["algorithm"]
+        self.observation_size = int(header["observation_size"])
+        space = header["action_space"]
+        self.discrete_actions = space["type"] == "Discrete"
+        if self.discrete_actions:
+            self.action_size = int(space["n"])
+            self.action_low = self.action_high = None
+        else:
+            # Bounds are numbers or "inf" / "-inf", which float() reads too.
+            self.action_low = np.array([float(v) for v in space["low"]], dtype=np.float32)
+            self.action_high = np.array([float(v) for v in space["high"]], dtype=np.float32)
+            self.action_size = int(self.action_low.size)
+        params = array("parameters")
+        chains = header["chains"]
+        norm = header["obs_normalization"]
+        if norm is None:
+            self._mean = None
+        else:
+            self._mean = array("obs_mean")
+            self._std = np.sqrt(array("obs_var") + np.float32(norm["epsilon"])).astype(np.float32)
+            self._clip = np.float32(norm["clip"])
+        self.epsilon = float(header["epsilon"])
+        if self.kind == "actor_critic":
+            self._trunk = _chain(chains["trunk"], params)
+            self._policy = _chain(chains["policy"], params)
+            offset = header["log_std_offset"]
+            if not self.discrete_actions:
+                self._log_std = params[int(offset):int(offset) + self.action_size]
+                self._std_dev = np.exp(self._log_std).astype(np.float32)
+        elif self.kind == "q_network":
+            self._trunk = _chain(chains["trunk"], params)
+            self._heads = [_Dense(spec, params) for spec in chains["heads"]]
+        elif self.kind == "squashed_gaussian":
+            self._policy = _chain(chains["policy"], params)
+        else:
+            raise PolicyFileError("unknown policy kind %r" % self.kind)
+
+    def _normalize(self, obs):
+        if self._mean is None:
+            return obs
+        return np.clip((obs - self._mean) / self._std, -self._clip, self._clip)
+
+    def act(self, observation, deterministic=True):
+        """The action for one raw observation: an int (Discrete) or a float32 array (Box)."""
+        obs = np.asarray(observation, dtype=np.float32).reshape(-1)
+        if obs.size != self.observation_size:
+            raise ValueError("act needs an observation of %d floats, got %d" % (self.observation_size, obs.size))
+        x = self._normalize(obs)[None, :]
+        if self.kind == "actor_critic":
+            out = self._policy(self._trunk(x))[0]
+            if self.discrete_actions:
+                if deterministic:
+                    return int(np.argmax(out))
+                p = np.exp(out - out.max())
+                return int(self._rng.choice(out.size, p=p / p.sum()))
+            action = out if deterministic else out + self._std_dev * self._rng.standard_normal(out.size).astype(np.float32)
+            return np.clip(action, self.action_low, self.action_high).astype(np.float32)
+        if self.kind == "q_network":
+            h = self._trunk(x)
+            if len(self._heads) == 1:
+                q = self._heads[0](h)[0]
+            else:  # dueling: Q = V + A - mean(A)
+                value, advantage = self._heads[0](h)[0], self._heads[1](h)[0]
+                q = value + advantage - advantage.mean()
+            if not deterministic and self._rng.random() < self.epsilon:
+                return int(self._rng.integers(self.action_size))
+            return int(np.argmax(q))
+        out = self._policy(x)[0]  # squashed_gaussian: A means, then A log-stds
+        mean = out[:self.action_size]
+        u = mean
+        if not deterministic:
+            log_std = np.clip(out[self.action_size:], -20.0, 2.0)
+            u = mean + np.exp(log_std) * self._rng.standard_normal(self.action_size).astype(np.float32)
+        squashed = np.tanh(u)
+        half_range = np.float32(0.5) * (self.action_high - self.action_low)
+        return (self.action_low + (squashed + np.float32(1)) * half_range).astype(np.float32)
+
+
+def _check_trace(policy_path, trace_path, atol):
+    """Compares the policy's deterministic actions with a trace; returns the mismatch count."""
+    policy = Policy(policy_path)
+    steps = mismatches = 0
+    worst = 0.0
+    with open(trace_path) as f:
+        for line in f:
+            step = json.loads(line)
+            got = policy.act(step["obs"], deterministic=True)
+            if policy.discrete_actions:
+                ok = got == step["action"]
+            else:
+                diff = float(np.max(np.abs(got - np.asarray(step["action"], dtype=np.float32))))
+                worst = max(worst, diff)
+                ok = diff <= atol
+            steps += 1
+            if not ok:
+                mismatches += 1
+                if mismatches <= 5:
+                    print("mismatch at episode %d step %d: got %s, trace %s"
+                          % (step["episode"], step["step"], got, step["action"]))
+    print(json.dumps({"steps": steps, "mismatches": mismatches, "max_abs_diff": worst}))
+    return mismatches
+
+
+if __name__ == "__main__":
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("policy")
+    parser.add_argument("--check-trace", required=True, help="an `rlx evaluate --trace` file")
+    parser.add_argument("--atol", type=float, default=1e-4, help="tolerance for Box actions")
+    args = parser.parse_args()
+    try:
+        sys.exit(1 if _check_trace(args.policy, args.check_trace, args.atol) else 0)
+    except PolicyFileError as error:
+        print("error: %s" % error, file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,177 @@
+// `rlx export`: trained policies (PPO discrete and Gaussian, DQN, SAC) in one file that
+// rlx::Policy (C++), python/rlx_policy.py (NumPy) and an application built out of tree
+// (examples/deploy_policy) run with the same actions as `rlx evaluate`.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/policy.h"
+#include "run_rlx.h"
+
+using rlx::test::read_text_file;
+using rlx::test::run_rlx;
+using rlx::test::temp_dir;
+
+namespace {
+
+// The last checkpoint of a finished `rlx train` run, from its result.json.
+std::string last_checkpoint(const std::string& out, const std::string& experiment) {
+  const auto result = nlohmann::json::parse(read_text_file(out + "/" + experiment + "/t/result.json"));
+  return result.at("last_checkpoint").get<std::string>();
+}
+
+// Trains `experiments/FILE` with extra options (a short run), exports its last checkpoint to
+// out/policy.rlxp, and writes `rlx evaluate --deterministic --trace` of it to out/trace.jsonl.
+// Returns the policy file's path.
+std::string train_export_trace(const std::string& out, const std::string& file, const std::string& options) {
+  const std::string experiment = file.substr(0, file.find(".yaml"));
+  const auto train = run_rlx("train " + std::string(RLX_SOURCE_DIR) + "/experiments/" + file + " " + options +
+                             " --seed 0 --trial-name t --output " + out + " -q");
+  INFO(train.out << train.err);
+  REQUIRE((train.exit_code == 0 || train.exit_code == 3));
+  const std::string checkpoint = last_checkpoint(out, experiment);
+  const std::string policy = out + "/policy.rlxp";
+  const auto exported = run_rlx("export " + checkpoint + " -o " + policy);
+  INFO(exported.out << exported.err);
+  REQUIRE(exported.exit_code == 0);
+  CHECK_THAT(exported.out, Catch::Contains("written to " + policy));
+  const auto evaluated = run_rlx("evaluate " + checkpoint + " --deterministic --episodes 2 --seed 3 --trace " + out +
+                                 "/trace.jsonl");
+  INFO(evaluated.err);
+  REQUIRE(evaluated.exit_code == 0);
+  return policy;
+}
+
+// The steps of an `rlx evaluate --trace` file.
+std::vector<nlohmann::json> trace_steps(const std::string& out) {
+  std::vector<nlohmann::json> steps;
+  std::ifstream in(out + "/trace.jsonl");
+  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line));
+  return steps;
+}
+
+// Checks that rlx::Policy gives every traced step's action, exactly (the same kernel and floats).
+void check_cpp_reader(const std::string& policy_path, const std::vector<nlohmann::json>& steps) {
+  rlx::Policy policy(policy_path);
+  REQUIRE(steps.size() > 10);
+  for (const nlohmann::json& step : steps) {
+    const rlx::PolicyAction action = policy.act(step.at("obs").get<std::vector<float>>(), true);
+    if (policy.discrete_actions()) {
+      REQUIRE(action.index == step.at("action").get<int64_t>());
+    } else {
+      REQUIRE(action.values == step.at("action").get<std::vector<float>>());
+    }
+  }
+}
+
+// Runs python/rlx_policy.py's trace check with Debian's Python; returns its exit status and output.
+rlx::test::CommandOutput run_python_reader(const std::string& args, const std::string& out) {
+  const std::string command = std::string(RLX_SYSTEM_PYTHON) + " " + RLX_SOURCE_DIR + "/python/rlx_policy.py " + args +
+                              " > " + out + "/python.out 2> " + out + "/python.err";
+  const int status = std::system(command.c_str());
+  rlx::test::CommandOutput result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text_file(out + "/python.out");
+  result.err = read_text_file(out + "/python.err");
+  return result;
+}
+
+void check_python_reader(const std::string& policy_path, const std::string& out, size_t steps) {
+  const auto python = run_python_reader(policy_path + " --check-trace " + out + "/trace.jsonl --atol 1e-4", out);
+  INFO(python.out << python.err);
+  REQUIRE(python.exit_code == 0);
+  const std::string last = python.out.substr(python.out.rfind('{'));
+  const auto summary = nlohmann::json::parse(last);
+  CHECK(summary.at("steps").get<size_t>() == steps);
+  CHECK(summary.at("mismatches") == 0);
+}
+
+std::string shell_quote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+TEST_CASE("an exported CartPole PPO policy acts as rlx evaluate in C++, in Python and in an app built out of tree",
+          "[cli][export]") {
+  const std::string out = temp_dir("export_cartpole");
+  // Synchronous, deterministic under the seed: solves CartPole (475) in 58k-88k steps.
+  const std::string policy = train_export_trace(out, "cartpole-ppo.yaml", "--set num_workers=0");
+  const std::vector<nlohmann::json> steps = trace_steps(out);
+  check_cpp_reader(policy, steps);
+  check_python_reader(policy, out, steps.size());
+
+  // examples/deploy_policy: configured and built against this build tree's package, linking
+  // rlx::policy alone.
+  const std::string build = out + "/deploy_build";
+  const std::string configure = shell_quote(RLX_CMAKE_COMMAND) + " -S " + shell_quote(RLX_SOURCE_DIR) +
+                                "/examples/deploy_policy -B " + build + " -G " + shell_quote(RLX_CMAKE_GENERATOR) +
+                                " -DCMAKE_CXX_COMPILER=" + shell_quote(RLX_CXX_COMPILER) + " -Drlx_DIR=" +
+                                RLX_BINARY_DIR + " > " + out + "/deploy.log 2>&1";
+  INFO(read_text_file(out + "/deploy.log"));
+  REQUIRE(std::system(configure.c_str()) == 0);
+  REQUIRE(std::system((shell_quote(RLX_CMAKE_COMMAND) + " --build " + build + " >> " + out + "/deploy.log 2>&1").c_str()) == 0);
+  // No LibTorch, ZeroMQ, MuJoCo or Python in what the app loads.
+  REQUIRE(std::system(("readelf -d " + build + "/cartpole_app > " + out + "/needed.txt").c_str()) == 0);
+  const std::string needed = read_text_file(out + "/needed.txt");
+  for (const char* library : {"libtorch", "libc10", "libzmq", "libmujoco", "libpython"}) {
+    CHECK_THAT(needed, !Catch::Contains(library));
+  }
+  REQUIRE(std::system((build + "/cartpole_app " + policy + " --episodes 5 --seed 1 > " + out + "/app.out").c_str()) == 0);
+  const std::string app = read_text_file(out + "/app.out");
+  const auto summary = nlohmann::json::parse(app.substr(app.rfind('{')));
+  INFO(app);
+  CHECK(summary.at("episodes") == 5);
+  CHECK(summary.at("return_mean").get<double>() >= 400.0);  // a random policy balances ~20 steps
+  std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("exported Gaussian PPO (with observation normalisation), DQN and SAC policies act as rlx evaluate",
+          "[cli][export]") {
+  struct Case {
+    const char* file;
+    const char* options;
+  };
+  const std::vector<Case> cases = {
+      {"pendulum-ppo.yaml", "--set stop.training_iteration=2 --set num_envs_per_worker=1"},
+      {"cartpole-dqn.yaml", "--set num_workers=0 --set stop.timesteps_total=3000 --set learning_starts=500"},
+      {"pendulum-sac.yaml", "--set stop.timesteps_total=1500 --set learning_starts=500"}};
+  for (const Case& c : cases) {
+    SECTION(c.file) {
+      const std::string out = temp_dir("export_kinds");
+      const std::string policy = train_export_trace(out, c.file, std::string(c.options) + " --set checkpoint_freq=1");
+      const std::vector<nlohmann::json> steps = trace_steps(out);
+      check_cpp_reader(policy, steps);
+      check_python_reader(policy, out, steps.size());
+      std::system(("rm -rf " + out).c_str());
+    }
+  }
+}
+
+TEST_CASE("the Python reader refuses truncated and damaged policy files with the reason", "[cli][export]") {
+  const std::string out = temp_dir("export_damaged");
+  const std::string policy = train_export_trace(out, "pendulum-ppo.yaml",
+                                                "--set stop.training_iteration=1 --set num_envs_per_worker=1 "
+                                                "--set checkpoint_freq=1");
+  const std::string bytes = read_text_file(policy);
+  std::ofstream(out + "/truncated.rlxp", std::ios::binary) << bytes.substr(0, bytes.size() - 100);
+  std::string damaged = bytes;
+  damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 0x01);
+  std::ofstream(out + "/damaged.rlxp", std::ios::binary) << damaged;
+
+  auto r = run_python_reader(out + "/truncated.rlxp --check-trace " + out + "/trace.jsonl", out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("truncated.rlxp: truncated"));
+  r = run_python_reader(out + "/damaged.rlxp --check-trace " + out + "/trace.jsonl", out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("damaged.rlxp: damaged: its CRC-32 does not match"));
+  CHECK_THROWS_WITH(rlx::Policy(out + "/damaged.rlxp"), Catch::Contains("CRC-32 does not match"));
+  std::system(("rm -rf " + out).c_str());
+}
