@@ -7,9 +7,10 @@
 #include "core/error_text.h"
 #include "core/log.h"
 #include "envs/plugin_loader.h"
+#include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "rollout/policy_factory.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 
 namespace rlx {
 
@@ -17,6 +18,7 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   const CommonConfig& c = experiment.config.common();
   WorkerSetup setup;
   setup.env_id = experiment.env;
+  setup.env_config = experiment.env_config.dump();
   setup.num_envs = static_cast<int>(c.num_envs_per_worker);
   setup.fragment_length = static_cast<int>(c.rollout_fragment_length);
   setup.seed = static_cast<uint64_t>(c.seed);
@@ -49,7 +51,7 @@ EnvSpec check_experiment_env(const Experiment& experiment) {
                         "': no such file (pass --env-plugin PATH to load it from elsewhere)");
     }
   }
-  load_env_plugins(plugin_paths(experiment.plugins));
+  load_experiment_envs(experiment);
   const EnvSpec spec = global_env_registry().spec(experiment.env);
   global_env_registry().make(experiment.env);  // an instance must carry the registered spec (EnvContractError)
   if (experiment.algorithm == AlgorithmKind::kSAC && spec.action_space.is_discrete()) {

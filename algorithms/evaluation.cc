@@ -8,22 +8,37 @@
 #include "core/checkpoint_dir.h"
 #include "core/log.h"
 #include "core/space_json.h"
-#include "envs/plugin_loader.h"
+#include "envs/experiment_envs.h"
 #include "envs/registry.h"
 
 namespace rlx {
 
-EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
-  if (options.episodes < 1) throw std::invalid_argument("evaluation needs at least one episode");
-  const Checkpoint checkpoint = read_checkpoint_dir(options.checkpoint);
-  Experiment experiment =
-      experiment_from_json(checkpoint.manifest.at("experiment"), (checkpoint.path / kCheckpointManifestName).string());
+RestoredAlgorithm::RestoredAlgorithm() = default;
+RestoredAlgorithm::RestoredAlgorithm(RestoredAlgorithm&&) noexcept = default;
+RestoredAlgorithm::~RestoredAlgorithm() = default;
+
+RestoredAlgorithm restore_algorithm(const std::filesystem::path& checkpoint, const std::vector<std::string>& env_plugins) {
+  RestoredAlgorithm restored;
+  restored.checkpoint = read_checkpoint_dir(checkpoint);
+  restored.experiment = experiment_from_json(restored.checkpoint.manifest.at("experiment"),
+                                             (restored.checkpoint.path / kCheckpointManifestName).string());
   // The checkpoint's plugins, pointed at --env-plugin files where they moved.
-  for (const std::string& warning : relocate_plugins(experiment.plugins, options.env_plugins)) {
+  for (const std::string& warning : relocate_plugins(restored.experiment.plugins, env_plugins)) {
     logger().warn("{}", warning);
   }
-  load_env_plugins(plugin_paths(experiment.plugins));
+  load_experiment_envs(restored.experiment);
+  restored.experiment.config.set("num_learners", int64_t{1});  // acting needs no data-parallel group
+  restored.algorithm = make_algorithm(restored.experiment);
+  restored.algorithm->restore(restored.checkpoint);
+  return restored;
+}
+
+EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
+  if (options.episodes < 1) throw std::invalid_argument("evaluation needs at least one episode");
+  const RestoredAlgorithm restored = restore_algorithm(options.checkpoint, options.env_plugins);
+  const Experiment& experiment = restored.experiment;
   const std::string env_id = options.env_id.value_or(experiment.env);
+  if (env_id != experiment.env) load_experiment_envs(experiment, env_id);  // --env: another Python env gets the env_config too
   const EnvSpec& spec = global_env_registry().spec(env_id);
   const EnvSpec& trained = global_env_registry().spec(experiment.env);
   if (spec.observation_space != trained.observation_space || spec.action_space != trained.action_space) {
@@ -32,10 +47,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
                                 " vs " + trained.observation_space.to_string() + ", action " +
                                 spec.action_space.to_string() + " vs " + trained.action_space.to_string());
   }
-  experiment.config.set("num_learners", int64_t{1});  // acting needs no data-parallel group
-  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
-  algorithm->restore(checkpoint);
-  std::unique_ptr<RolloutPolicy> policy = algorithm->evaluation_policy(options.deterministic, options.seed);
+  std::unique_ptr<RolloutPolicy> policy = restored.algorithm->evaluation_policy(options.deterministic, options.seed);
 
   std::unique_ptr<Env> env = global_env_registry().make(env_id);
   const Space& actions = spec.action_space;
@@ -62,6 +74,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
         for (size_t j = 0; j < values.size(); ++j) clipped[j] = std::clamp(values[j], actions.low[j], actions.high[j]);
         action.values = clipped.data();
       }
+      if (options.on_action) options.on_action(episode, length, *env, obs.data(), action);
       const StepResult step = env->step(action, obs.data());
       if (options.on_state) options.on_state(episode, *env);
       episode_return += step.reward;

@@ -6,7 +6,7 @@
 #include "algorithms/native_algorithms.h"
 #include "algorithms/ppo_algorithm.h"
 #include "core/log.h"
-#include "envs/plugin_loader.h"
+#include "envs/experiment_envs.h"
 #include "learner/policy_networks.h"
 
 namespace rlx {
@@ -27,7 +27,7 @@ std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const Da
 void run_learner_rank(LearnerGroupMember& member) {
   const Experiment experiment = experiment_from_json(nlohmann::json::parse(member.payload()), "the learner group's payload");
   set_inference_threads(1);
-  load_env_plugins(plugin_paths(experiment.plugins));
+  load_experiment_envs(experiment);
   DataParallelOptions options;
   options.member = &member;
   std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment, options);

@@ -87,6 +87,10 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
           argv.push_back("--env-plugin");
           argv.push_back(plugin);
         }
+        for (const std::string& dir : o.python_path) {
+          argv.push_back("--python-path");
+          argv.push_back(dir);
+        }
         if (!o.local_worker_key_dir.empty()) {
           argv.push_back("--auth-keys");
           argv.push_back(o.local_worker_key_dir);

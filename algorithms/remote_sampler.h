@@ -26,6 +26,7 @@ struct RemoteSamplerOptions {
   int num_local_workers = 2;
   std::string worker_program;             // the rlx binary (default: rlx_program_path(), the torch-free `rlx`)
   std::vector<std::string> env_plugins;   // passed on to local workers
+  std::vector<std::string> python_path;   // passed on to local workers (--python-path)
   std::string bind_endpoint;              // empty: a private ipc:// socket only this user can reach
   int credits_per_worker = 2;
   uint64_t max_policy_lag = 1;

@@ -32,7 +32,7 @@
 #include "core/version.h"
 #include "envs/plugin_loader.h"
 #include "envs/registry.h"
-#include "rollout/rollout_policy.h"
+#include "models/rollout_policy.h"
 #include "transport/curve.h"
 #include "transport/sockets.h"
 #include "watch/renderable_envs.h"
@@ -148,6 +148,7 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.num_local_workers = static_cast<int>(workers);
   o.worker_program = options.worker_program;
   o.env_plugins = plugin_paths(e.plugins);
+  o.python_path = e.python_path;
   o.bind_endpoint = options.bind_endpoint;
   o.max_policy_lag = static_cast<uint64_t>(config.max_policy_lag);
   o.credits_per_worker = algorithm.worker_credits(workers);

@@ -45,6 +45,9 @@ int run_learner_command(const std::vector<std::string>& args);
 // `rlx evaluate CHECKPOINT ...`.
 int run_evaluate_command(const std::vector<std::string>& args);
 
+// `rlx export CHECKPOINT [-o policy.rlxp]`.
+int run_export_command(const std::vector<std::string>& args);
+
 // `rlx keys init DIR` / `rlx keys add-worker DIR NAME`.
 int run_keys_command(const std::vector<std::string>& args);
 
@@ -54,8 +57,18 @@ int run_plot_command(const std::vector<std::string>& args);
 // Adds the repeatable `--env-plugin PATH` option to a subcommand's options.
 void add_env_plugin_option(boost::program_options::options_description& options);
 
-// Loads every `--env-plugin` given into the global env registry; throws on a bad plugin.
+// Adds `--env-config JSON` (a Python env's constructor arguments) for commands that name an env id.
+void add_env_config_option(boost::program_options::options_description& options);
+
+// Loads every `--env-plugin` given into the global env registry (throws on a bad plugin) and
+// puts every `--python-path` in front of sys.path for Python envs.
 void load_env_plugins_from(const boost::program_options::variables_map& values);
+
+// The `--python-path` directories given, absolute.
+std::vector<std::string> python_path_from(const boost::program_options::variables_map& values);
+
+// Registers env_id with `--env-config` when it names a Python env (envs/python_env.h); nothing otherwise.
+void prepare_env(const std::string& env_id, const boost::program_options::variables_map& values);
 
 // Parses args against options and positionals; throws UsageError with the parser's message.
 boost::program_options::variables_map parse_command_line(

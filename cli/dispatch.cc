@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "envs/env.h"
+#include "envs/python_env.h"
 
 namespace rlx::cli {
 
@@ -107,6 +108,10 @@ int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands) {
     } catch (const rlx::EnvContractError& e) {
       report(name, "env error", e.what());
       return kExitUsage;
+    } catch (const rlx::PythonEnvError& e) {  // a Python env raised: its traceback goes to the log
+      report(name, "", "the Python traceback:\n" + e.traceback());
+      report(name, "error", e.what());
+      return kExitError;
     } catch (const std::exception& e) {
       report(name, "error", error_text(e));
       return kExitError;

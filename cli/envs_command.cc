@@ -22,7 +22,8 @@ const char* const kEnvsUsage =
     "  info ID               the env's spec as JSON\n"
     "  rollout ID --seed S   step an env and print one JSON object per step\n"
     "  bench ID              raw single-core stepping speed\n\n"
-    "every subcommand takes --env-plugin PATH (repeatable) and --help.\n";
+    "every subcommand takes --env-plugin PATH, --python-path DIR (both repeatable) and --help;\n"
+    "info, rollout and bench take --env-config JSON for a Python env (ids python:MODULE:CLASS).\n";
 
 int run_list(const std::vector<std::string>& args) {
   po::options_description options("rlx envs list: every registered env id with its spaces");
@@ -47,6 +48,7 @@ int run_info(const std::vector<std::string>& args) {
   po::options_description options("rlx envs info ID: the env's spec as JSON");
   options.add_options()("help,h", "show this help")("id", po::value<std::string>(), "env id");
   add_env_plugin_option(options);
+  add_env_config_option(options);
   po::positional_options_description positionals;
   positionals.add("id", 1);
   const po::variables_map values = parse_command_line(args, options, positionals);
@@ -56,6 +58,7 @@ int run_info(const std::vector<std::string>& args) {
   }
   if (!values.count("id")) throw UsageError("missing env ID");
   load_env_plugins_from(values);
+  prepare_env(values["id"].as<std::string>(), values);
   std::cout << env_spec_to_json(global_env_registry().spec(values["id"].as<std::string>())).dump(2) << "\n";
   return kExitOk;
 }

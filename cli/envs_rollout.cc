@@ -75,6 +75,7 @@ int run_envs_rollout(const std::vector<std::string>& args) {
       "actions, comma separated (Box actions: action-size numbers each); random when absent")(
       "steps", po::value<int64_t>(), "most steps to take (default: to the end of the episode)");
   add_env_plugin_option(options);
+  add_env_config_option(options);
   po::positional_options_description positionals;
   positionals.add("id", 1);
   const po::variables_map values = parse_command_line(args, options, positionals);
@@ -88,6 +89,7 @@ int run_envs_rollout(const std::vector<std::string>& args) {
   load_env_plugins_from(values);
 
   const std::string id = values["id"].as<std::string>();
+  prepare_env(id, values);
   const uint64_t seed = values["seed"].as<uint64_t>();
   std::unique_ptr<Env> env = global_env_registry().make(id);
   const Space& action_space = env->spec().action_space;

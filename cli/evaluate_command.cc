@@ -9,6 +9,8 @@
 
 #include "algorithms/evaluation.h"
 #include "cli/command.h"
+#include "envs/python_env.h"
+#include "core/atomic_file.h"
 #include "envs/env.h"
 #include "watch/episode_recorder.h"
 #include "watch/video_writer.h"
@@ -16,6 +18,23 @@
 namespace po = boost::program_options;
 
 namespace rlx::cli {
+
+namespace {
+
+// One step of `--trace`: {"episode", "step", "obs": [...], "action": index or [...]}, floats
+// written so that they read back to the same float32.
+std::string trace_line(int episode, int64_t step, const float* obs, const Action& action, const EnvSpec& spec) {
+  nlohmann::json line = {{"episode", episode}, {"step", step}};
+  line["obs"] = std::vector<float>(obs, obs + spec.observation_space.size());
+  if (spec.action_space.is_discrete()) {
+    line["action"] = action.index;
+  } else {
+    line["action"] = std::vector<float>(action.values, action.values + spec.action_space.size());
+  }
+  return line.dump() + "\n";
+}
+
+}  // namespace
 
 int run_evaluate_command(const std::vector<std::string>& args) {
   po::options_description options("rlx evaluate CHECKPOINT: run a saved policy for some episodes");
@@ -28,7 +47,9 @@ int run_evaluate_command(const std::vector<std::string>& args) {
       "record-episodes", po::value<int>()->default_value(1), "episodes the video shows (the first N)")(
       "width", po::value<int>()->default_value(0), "video width in pixels (0: the env's default)")(
       "height", po::value<int>()->default_value(0), "video height in pixels (0: the env's default)")(
-      "fps", po::value<double>()->default_value(0), "video frames per second (0: the env's own rate)");
+      "fps", po::value<double>()->default_value(0), "video frames per second (0: the env's own rate)")(
+      "trace", po::value<std::string>(),
+      "write every step's observation and action to this JSON-lines file ({episode, step, obs, action})");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("checkpoint", 1);
@@ -36,7 +57,8 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   if (values.count("help")) {
     std::cout << "usage: rlx evaluate CHECKPOINT [--episodes N] [--deterministic] [--seed S] [--env ID]\n"
                  "                    [--env-plugin PATH ...]\n"
-                 "                    [--record OUT.mp4|OUT.gif [--record-episodes N] [--width W] [--height H] [--fps F]]\n\n"
+                 "                    [--record OUT.mp4|OUT.gif [--record-episodes N] [--width W] [--height H] [--fps F]]\n"
+                 "                    [--trace STEPS.jsonl]\n\n"
               << options;
     return kExitOk;
   }
@@ -49,6 +71,7 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   evaluation.seed = values["seed"].as<uint64_t>();
   if (values.count("env")) evaluation.env_id = values["env"].as<std::string>();
   if (values.count("env-plugin")) evaluation.env_plugins = values["env-plugin"].as<std::vector<std::string>>();
+  add_python_path(python_path_from(values));  // besides the checkpoint's own python_path
 
   std::optional<EpisodeRecorder> recorder;
   RecordOptions record;
@@ -72,7 +95,15 @@ int run_evaluate_command(const std::vector<std::string>& args) {
     };
   }
 
+  std::string trace;  // JSON lines, written once the episodes are done
+  if (values.count("trace")) {
+    evaluation.on_action = [&trace](int episode, int64_t step, const Env& env, const float* obs, const Action& action) {
+      trace += trace_line(episode, step, obs, action, env.spec());
+    };
+  }
+
   const EvaluationResult r = evaluate_checkpoint(evaluation);
+  if (values.count("trace")) write_file_atomic(values["trace"].as<std::string>(), trace);
   int64_t frames = 0;
   if (recorder) frames = recorder->finish();
   std::cout << r.algorithm << " policy on " << r.env_id << ", " << r.returns.size() << " episodes"

@@ -211,6 +211,10 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
       train.experiment.plugins.push_back({std::filesystem::absolute(plugin).lexically_normal().string(), ""});
     }
   }
+  for (const std::string& dir : python_path_from(values)) {  // recorded, for resumes, evaluations and workers
+    std::vector<std::string>& recorded = train.experiment.python_path;
+    if (std::find(recorded.begin(), recorded.end(), dir) == recorded.end()) recorded.push_back(dir);
+  }
   train.output_root = values["output"].as<std::string>();
   if (resume) train.resume = resume->path;
   if (values.count("endpoint-file")) train.endpoint_file = values["endpoint-file"].as<std::string>();

@@ -19,7 +19,7 @@
 #include "core/log.h"
 #include "core/rlx_program.h"
 #include "core/stop_signal.h"
-#include "envs/plugin_loader.h"
+#include "envs/experiment_envs.h"
 #include "tune/replay.h"
 #include "tune/tuner.h"
 
@@ -29,11 +29,21 @@ namespace rlx::cli {
 
 namespace {
 
+// Puts dirs in front of this process's PYTHONPATH, which every child process inherits.
+void prepend_to_pythonpath(const std::vector<std::string>& dirs) {
+  if (dirs.empty()) return;
+  std::string value;
+  for (const std::string& dir : dirs) value += (value.empty() ? "" : ":") + dir;
+  const char* current = std::getenv("PYTHONPATH");
+  if (current != nullptr && *current != '\0') value += std::string(":") + current;
+  if (::setenv("PYTHONPATH", value.c_str(), 1) != 0) throw std::runtime_error("cannot set PYTHONPATH");
+}
+
 // The check before any trial starts: the experiment's plugins load (a bad one is an input error
 // here, exit status 2, like the env id) and its env id resolves and suits the algorithm.
 void check_tune_experiment(const Experiment& experiment) {
   try {
-    load_env_plugins(plugin_paths(experiment.plugins));
+    load_experiment_envs(experiment);
   } catch (const ConfigError&) {
     throw;
   } catch (const std::runtime_error& e) {
@@ -84,6 +94,8 @@ int run_tune_command(const std::vector<std::string>& args) {
   if (modes != 1) throw UsageError("give exactly one of FILE.yaml, --resume DIR, --replay TRIAL_DIR");
   std::vector<std::string> env_plugins;
   if (values.count("env-plugin")) env_plugins = values["env-plugin"].as<std::vector<std::string>>();
+  // Trials are `rlx train` processes: --python-path reaches them (and their workers) through PYTHONPATH.
+  prepend_to_pythonpath(python_path_from(values));
   if (values.count("replay")) {
     ReplayOptions replay;
     replay.trial_dir = values["replay"].as<std::string>();

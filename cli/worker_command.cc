@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/version.h"
 #include "envs/env.h"
+#include "envs/python_env.h"
 #include "rollout/rollout_worker.h"
 #include "transport/sockets.h"
 #include "transport/wire_format.h"
@@ -120,6 +121,8 @@ int run_worker_command(const std::vector<std::string>& args) {
     throw NonFiniteEnvOutput(error, who);
   } catch (const EnvOutputError& error) {
     throw EnvOutputError(error, who);
+  } catch (const PythonEnvError& error) {
+    throw PythonEnvError(who + ": " + error.what(), error.traceback());
   }
   const RolloutWorkerStats& stats = worker.stats();
   if (exit == WorkerExit::kRefusedByLearner) throw UsageError(stats.refusal);

@@ -164,6 +164,13 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
     throw ConfigError(prefix + "'plugins' is not a config key: load env plugins with --env-plugin PATH (repeatable), "
                       "which also points a resumed run or rlx evaluate at a plugin that moved");
   }
+  if (key.rfind("env_config.", 0) == 0) {
+    const std::string name = key.substr(11);
+    if (name.empty()) throw ConfigError(prefix + "expected env_config.NAME=VALUE");
+    experiment.env_config[name] = plain_scalar_to_json(std::string(text));
+    experiment.origins["env_config"] = origin;
+    return;
+  }
   if (key == "env") {
     if (text.empty()) throw ConfigError(prefix + "env: expected an environment id");
     experiment.env = std::string(text);
@@ -310,10 +317,12 @@ Experiment load_experiment(const std::filesystem::path& path, std::string_view n
 nlohmann::json experiment_to_json(const Experiment& experiment) {
   return {{"name", experiment.name},
           {"env", experiment.env},
+          {"env_config", experiment.env_config},
           {"algorithm", algorithm_name(experiment.algorithm)},
           {"stop", experiment.stop.to_json()},
           {"config", experiment.config.to_json(experiment.algorithm)},
           {"plugins", plugins_to_json(experiment.plugins)},
+          {"python_path", experiment.python_path},
           {"tune", experiment.tune}};
 }
 
@@ -370,6 +379,17 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
   }
   if (const auto plugins = json.find("plugins"); plugins != json.end()) experiment.plugins = plugins_from_json(*plugins, label);
   if (const auto tune = json.find("tune"); tune != json.end()) experiment.tune = *tune;
+  if (const auto env_config = json.find("env_config"); env_config != json.end()) {  // absent before Python envs
+    if (!env_config->is_object()) throw fail("'env_config' is not an object");
+    experiment.env_config = *env_config;
+  }
+  if (const auto dirs = json.find("python_path"); dirs != json.end()) {
+    if (!dirs->is_array()) throw fail("'python_path' is not a list");
+    for (const auto& dir : *dirs) {
+      if (!dir.is_string()) throw fail("'python_path' holds " + dir.dump() + ", not a directory");
+      experiment.python_path.push_back(dir.get<std::string>());
+    }
+  }
   return experiment;
 }
 

@@ -41,6 +41,9 @@ struct Experiment {
   StopCriteria stop;
   Config config;
   std::vector<PluginRef> plugins;    // env plugins; relative paths resolved against the file's folder
+  // env_config: keyword arguments of a Python env's constructor (env: python:MODULE:CLASS); a JSON object.
+  nlohmann::json env_config = nlohmann::json::object();
+  std::vector<std::string> python_path;  // directories put in front of sys.path for a Python env (absolute)
   nlohmann::json tune;               // the file's tune: section as JSON; null when absent
   std::string source;                // the file (or "checkpoint.json" etc.) it came from, for messages
   // Where each value set explicitly came from ("file.yaml:12" or "--set"), keyed "env",
@@ -59,8 +62,8 @@ std::vector<Experiment> parse_experiments(const std::string& yaml_text, const st
 // names when there is no such experiment or several and no name.
 Experiment select_experiment(const std::vector<Experiment>& experiments, std::string_view name);
 
-// Applies one "key=value" override: a config key (optionally "config.key"), "env" or
-// "stop.<criterion>"; the value is read per the key's type. ConfigError on a bad key or value.
+// Applies one "key=value" override: a config key (optionally "config.key"), "env",
+// "stop.<criterion>" or "env_config.<name>" (the value read as a YAML scalar); the value is read per the key's type. ConfigError on a bad key or value.
 void apply_override(Experiment& experiment, std::string_view assignment);
 // Applies overrides in order.
 void apply_overrides(Experiment& experiment, const std::vector<std::string>& assignments);
@@ -73,10 +76,10 @@ void validate_experiment(const Experiment& experiment);
 Experiment load_experiment(const std::filesystem::path& path, std::string_view name,
                            const std::vector<std::string>& overrides);
 
-// The resolved experiment as YAML, `name: {env, algorithm, stop, config (every key that
-// applies), plugins, tune}`; load_experiments reads it back to an equal experiment.
+// The resolved experiment as YAML, `name: {env, env_config, algorithm, stop, config (every key
+// that applies), plugins, python_path, tune}` (empty env_config, plugins and python_path left out); load_experiments reads it back to an equal experiment.
 std::string experiment_to_yaml(const Experiment& experiment);
-// The resolved experiment as JSON: {name, env, algorithm, stop, config, plugins, tune}.
+// The resolved experiment as JSON: {name, env, env_config, algorithm, stop, config, plugins, python_path, tune}.
 nlohmann::json experiment_to_json(const Experiment& experiment);
 // Reads experiment_to_json's form back (missing config keys take their defaults, so older
 // checkpoints load); ConfigError naming `source` on a problem.

@@ -13,6 +13,8 @@ namespace rlx {
 const KeySpec* find_stop_spec(std::string_view name);
 // Sets the criterion `spec` names to `value` (already checked against spec).
 void set_stop(StopCriteria& stop, const KeySpec& spec, const ConfigValue& value);
+// A plain (unquoted) YAML scalar as the JSON value it denotes ("3" -> 3, "true" -> true, "x" -> "x").
+nlohmann::json plain_scalar_to_json(const std::string& text);
 // "a, b, c".
 std::string join_names(const std::vector<std::string>& names);
 // The algorithms that read `key`: "PPO and APPO", "DQN and SAC", ... or "all algorithms".

@@ -14,7 +14,8 @@
 namespace rlx {
 namespace {
 
-const std::vector<std::string> kExperimentFields = {"env", "algorithm", "stop", "config", "plugins", "tune"};
+const std::vector<std::string> kExperimentFields = {"env",     "env_config",  "algorithm", "stop",
+                                                    "config",  "plugins",     "python_path", "tune"};
 
 // Where an experiment's parse is, for messages.
 struct Context {
@@ -158,7 +159,8 @@ std::optional<int64_t> strict_int(const std::string& text) {
   return value;
 }
 
-// A plain (unquoted) YAML scalar as the JSON value it denotes.
+}  // namespace
+
 nlohmann::json plain_scalar_to_json(const std::string& text) {
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
   if (text == "true" || text == "True" || text == "TRUE") return true;
@@ -167,6 +169,8 @@ nlohmann::json plain_scalar_to_json(const std::string& text) {
   if (auto d = parse_value(ConfigType::kFloat, text)) return std::get<double>(*d);
   return text;
 }
+
+namespace {
 
 nlohmann::json yaml_to_json(const Context& ctx, const YAML::Node& node) {
   switch (node.Type()) {
@@ -254,6 +258,32 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
       experiment.plugins.push_back(std::move(plugin));
     }
   }
+  if (fields.count("env_config")) {
+    const auto& [key, value] = fields.at("env_config");
+    if (!value.IsMap() && !value.IsNull()) {
+      ctx.fail(key, "'env_config': got " + describe(value) + ", expected a mapping of the env's keyword arguments");
+    }
+    if (value.IsMap()) experiment.env_config = yaml_to_json(ctx, value);
+    experiment.origins["env_config"] = ctx.origin(key);
+  }
+  if (fields.count("python_path")) {
+    const auto& [key, value] = fields.at("python_path");
+    std::vector<YAML::Node> dirs;
+    if (value.IsScalar()) {
+      dirs.push_back(value);
+    } else if (value.IsSequence()) {
+      for (const auto& element : value) dirs.push_back(element);
+    } else if (!value.IsNull()) {
+      ctx.fail(key, "'python_path': got " + describe(value) + ", expected a directory or a list of directories");
+    }
+    for (const auto& dir : dirs) {
+      std::filesystem::path resolved(read_string(ctx, dir, dir, "python_path"));
+      if (resolved.is_relative()) resolved = std::filesystem::absolute(base_dir / resolved);
+      resolved = resolved.lexically_normal();
+      if (resolved.filename().empty() && resolved.has_parent_path()) resolved = resolved.parent_path();  // "dir/." -> "dir"
+      experiment.python_path.push_back(resolved.string());
+    }
+  }
   if (fields.count("tune")) {
     const auto& [key, value] = fields.at("tune");
     experiment.tune = yaml_to_json(ctx, value);
@@ -331,6 +361,10 @@ std::string experiment_to_yaml(const Experiment& experiment) {
   out << YAML::BeginMap << YAML::Key << experiment.name << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "env" << YAML::Value;
   emit_json(out, json["env"]);
+  if (!experiment.env_config.empty()) {
+    out << YAML::Key << "env_config" << YAML::Value;
+    emit_json(out, experiment.env_config);
+  }
   out << YAML::Key << "algorithm" << YAML::Value << algorithm_name(experiment.algorithm);
   out << YAML::Key << "stop" << YAML::Value;
   emit_json(out, json["stop"]);
@@ -344,6 +378,10 @@ std::string experiment_to_yaml(const Experiment& experiment) {
   if (!experiment.plugins.empty()) {
     out << YAML::Key << "plugins" << YAML::Value;
     emit_json(out, json["plugins"]);
+  }
+  if (!experiment.python_path.empty()) {
+    out << YAML::Key << "python_path" << YAML::Value;
+    emit_json(out, json["python_path"]);
   }
   if (!experiment.tune.is_null()) {
     out << YAML::Key << "tune" << YAML::Value;

@@ -150,6 +150,7 @@ class Env {
   // never seeded is seeded from std::random_device, as Gymnasium does). Throws EnvContractError
   // (EnvOutputError) when the env breaks the contract; obs is then left untouched.
   void reset(std::optional<uint64_t> seed, float* obs) {
+    reset_seed_ = seed;
     if (seed) {
       rng_.seed_with(*seed);
       seeded_ = true;
@@ -241,6 +242,9 @@ class Env {
 
   // The episode generator, for envs that draw noise during steps.
   Rng& rng() { return rng_; }
+  // The seed the reset under way was given (nullopt when none), for envs that seed a generator
+  // of their own (a Python env's reset(seed=...)); meaningful inside reset_episode only.
+  std::optional<uint64_t> reset_seed() const { return reset_seed_; }
 
  private:
   // Floats of guard zone beyond the observation's own size (which is guarded too), and how many
@@ -317,6 +321,7 @@ class Env {
   EnvSpec spec_;
   Rng rng_;
   bool seeded_ = false;
+  std::optional<uint64_t> reset_seed_;
   int elapsed_steps_ = 0;
   std::vector<float> scratch_;  // [2 O + guard]: the observation, then the guard zone
 };

@@ -38,7 +38,7 @@ namespace rlx {
 
 // Version of the plugin ABI; bumped whenever the headers a plugin compiles against change
 // incompatibly.
-constexpr int kEnvPluginAbiVersion = 2;
+constexpr int kEnvPluginAbiVersion = 3;  // 3: Env::reset_seed()
 
 // Names of the two symbols every plugin exports (see RLX_ENV_PLUGIN).
 constexpr const char* kEnvPluginAbiVersionSymbol = "rlx_env_plugin_abi_version";

@@ -1,7 +1,5 @@
 #include "envs/plugin_loader.h"
 
-#include <dlfcn.h>
-
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
@@ -9,6 +7,7 @@
 #include <utility>
 
 #include "envs/plugin.h"
+#include "envs/shared_library.h"
 
 namespace rlx {
 namespace {
@@ -31,40 +30,6 @@ std::string canonical_plugin_path(const std::string& path) {
   return canonical.string();
 }
 
-// A dlopen handle, closed on destruction. Libraries are opened with RTLD_NODELETE, so their
-// code stays mapped after the close: envs and factories made by a plugin outlive the handle.
-class SharedLibrary {
- public:
-  // Opens the library at file; throws with dlerror's text (message naming path) on failure.
-  SharedLibrary(const std::string& path, const std::string& file) : path_(path) {
-    dlerror();  // clear any stale error
-    handle_ = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!handle_) {
-      const char* reason = dlerror();
-      throw std::runtime_error(plugin_error(path, std::string("cannot load: ") + (reason ? reason : "unknown dlopen error")));
-    }
-  }
-  ~SharedLibrary() { dlclose(handle_); }
-  SharedLibrary(const SharedLibrary&) = delete;
-  SharedLibrary& operator=(const SharedLibrary&) = delete;
-
-  // The address of an exported symbol; throws naming the symbol when it is missing.
-  void* symbol(const char* name) const {
-    dlerror();
-    void* address = dlsym(handle_, name);
-    const char* reason = dlerror();
-    if (reason || !address) {
-      throw std::runtime_error(plugin_error(path_, std::string("missing symbol '") + name +
-                                                       "' (plugins define it with RLX_ENV_PLUGIN from envs/plugin.h)"));
-    }
-    return address;
-  }
-
- private:
-  std::string path_;
-  void* handle_ = nullptr;
-};
-
 // Collects a plugin's registrations, checking each spec as EnvRegistry does, so that nothing
 // reaches the real registrar unless the whole registration succeeds.
 class StagingRegistrar : public EnvRegistrar {
@@ -82,9 +47,10 @@ class StagingRegistrar : public EnvRegistrar {
 
 // Loads the plugin whose canonical path is file (path is how the caller named it).
 void load_plugin_file(const std::string& path, const std::string& file, EnvRegistrar& registrar) {
-  const SharedLibrary library(path, file);
-  const auto abi_version = reinterpret_cast<EnvPluginAbiVersionFn>(library.symbol(kEnvPluginAbiVersionSymbol));
-  const auto register_envs = reinterpret_cast<EnvPluginRegisterFn>(library.symbol(kEnvPluginRegisterSymbol));
+  const SharedLibrary library("env plugin '" + path + "'", file);
+  const std::string hint = " (plugins define it with RLX_ENV_PLUGIN from envs/plugin.h)";
+  const auto abi_version = reinterpret_cast<EnvPluginAbiVersionFn>(library.symbol(kEnvPluginAbiVersionSymbol, hint));
+  const auto register_envs = reinterpret_cast<EnvPluginRegisterFn>(library.symbol(kEnvPluginRegisterSymbol, hint));
 
   const int plugin_version = abi_version();
   if (plugin_version != kEnvPluginAbiVersion) {

@@ -30,7 +30,8 @@ packages=(
   libspdlog-dev libprotobuf-dev protobuf-compiler python3-protobuf
   libcairo2-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libgif-dev
   libegl-dev libegl-mesa0 libgl1-mesa-dri fonts-dejavu-core
-  slurmctld slurmd slurm-client munge iproute2 python3
+  python3-dev pybind11-dev
+  slurmctld slurmd slurm-client munge iproute2 python3 python3-numpy
 )
 
 missing=()

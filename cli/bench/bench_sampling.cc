@@ -47,6 +47,7 @@ int run_bench_sampling(const std::vector<std::string>& args) {
   if (!(seconds > 0) || seconds > 3600) throw UsageError("--seconds must be in (0, 3600]");
   load_env_plugins_from(values);
   const std::string env_id = values["env"].as<std::string>();
+  prepare_env(env_id, values);
   const EnvFactory& factory = global_env_registry().factory(env_id);
 
   const int64_t raw_steps = calibrate_env_steps(factory, envs, seconds, seed);

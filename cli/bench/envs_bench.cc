@@ -22,6 +22,7 @@ int run_envs_bench(const std::vector<std::string>& args) {
       "repeats", po::value<int>()->default_value(3), "timed repeats; the final line is their median")(
       "seed", po::value<uint64_t>()->default_value(0), "seed of envs and actions");
   add_env_plugin_option(options);
+  add_env_config_option(options);
   po::positional_options_description positionals;
   positionals.add("id", 1);
   const po::variables_map values = parse_command_line(args, options, positionals);
@@ -40,6 +41,7 @@ int run_envs_bench(const std::vector<std::string>& args) {
   load_env_plugins_from(values);
 
   const std::string id = values["id"].as<std::string>();
+  prepare_env(id, values);
   const EnvFactory& factory = global_env_registry().factory(id);
   if (steps == 0) steps = calibrate_env_steps(factory, num_envs, 1.0, seed);
 
