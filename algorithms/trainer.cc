@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -48,8 +49,12 @@ std::string default_trial_name(const Experiment& e) {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
+  // A Python env's id holds colons (python:MODULE:CLASS), which paths had better not: TensorBoard's
+  // --logdir_spec, PATH-like lists and scp read them as separators.
+  std::string env = e.env;
+  std::replace(env.begin(), env.end(), ':', '-');
   std::ostringstream name;
-  name << algorithm_name(e.algorithm) << "_" << e.env << "_seed" << e.config.common().seed << "_"
+  name << algorithm_name(e.algorithm) << "_" << env << "_seed" << e.config.common().seed << "_"
        << std::put_time(&local, "%Y%m%d-%H%M%S");
   return name.str();
 }

@@ -202,6 +202,21 @@ void record_origins(const Context& ctx, const YAML::Node& key_node, const YAML::
   }
 }
 
+// The elements of a field that takes one value or a list of them (nothing for null); fails
+// naming the field and what was expected on a mapping.
+std::vector<YAML::Node> one_or_list(const Context& ctx, const YAML::Node& key, const YAML::Node& value,
+                                    const std::string& field, const std::string& expected) {
+  std::vector<YAML::Node> elements;
+  if (value.IsScalar()) {
+    elements.push_back(value);
+  } else if (value.IsSequence()) {
+    for (const auto& element : value) elements.push_back(element);
+  } else if (!value.IsNull()) {
+    ctx.fail(key, field + ": got " + describe(value) + ", expected " + expected);
+  }
+  return elements;
+}
+
 Experiment read_experiment(const std::string& source, const std::filesystem::path& base_dir, const YAML::Node& name_node,
                            const YAML::Node& node) {
   Experiment experiment;
@@ -236,15 +251,7 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
   if (fields.count("config")) read_config(ctx, fields.at("config").first, fields.at("config").second, experiment);
   if (fields.count("plugins")) {
     const auto& [key, value] = fields.at("plugins");
-    std::vector<YAML::Node> paths;
-    if (value.IsScalar()) {
-      paths.push_back(value);
-    } else if (value.IsSequence()) {
-      for (const auto& element : value) paths.push_back(element);
-    } else if (!value.IsNull()) {
-      ctx.fail(key, "'plugins': got " + describe(value) + ", expected a list of paths");
-    }
-    for (const auto& path : paths) {
+    for (const auto& path : one_or_list(ctx, key, value, "'plugins'", "a list of paths")) {
       // A path, or {path, sha256} as params.yaml records it.
       const YAML::Node text_node = path.IsMap() ? path["path"] : path;
       if (path.IsMap() && !text_node) ctx.fail(path, "a plugin entry needs 'path'");
@@ -268,15 +275,7 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
   }
   if (fields.count("python_path")) {
     const auto& [key, value] = fields.at("python_path");
-    std::vector<YAML::Node> dirs;
-    if (value.IsScalar()) {
-      dirs.push_back(value);
-    } else if (value.IsSequence()) {
-      for (const auto& element : value) dirs.push_back(element);
-    } else if (!value.IsNull()) {
-      ctx.fail(key, "'python_path': got " + describe(value) + ", expected a directory or a list of directories");
-    }
-    for (const auto& dir : dirs) {
+    for (const auto& dir : one_or_list(ctx, key, value, "'python_path'", "a directory or a list of directories")) {
       std::filesystem::path resolved(read_string(ctx, dir, dir, "python_path"));
       if (resolved.is_relative()) resolved = std::filesystem::absolute(base_dir / resolved);
       resolved = resolved.lexically_normal();

@@ -57,6 +57,15 @@ TEST_CASE("PPO solves the Python CartPole from the CLI, in worker processes, and
     CHECK_THAT(rlx::test::read_text_file((trial / "logs" / log).string()),
                Catch::Contains("joined the learner at") && Catch::Contains("python:cartpole_env:CartPoleEnv x 16 envs"));
   }
+  // Without --trial-name the trial is named after the env, its colons replaced.
+  rlx::test::TempDir named;
+  const auto unnamed = run_rlx("train " + kExample + "/cartpole-ppo.yaml --output " + named.path().string() +
+                               " -q --set stop.training_iteration=1");
+  INFO(unnamed.err);
+  CHECK(unnamed.exit_code == 3);
+  for (const auto& entry : fs::directory_iterator(named / "cartpole-python-ppo")) {
+    CHECK_THAT(entry.path().filename().string(), Catch::StartsWith("PPO_python-cartpole_env-CartPoleEnv_seed0_"));
+  }
   const auto evaluated = run_rlx("evaluate " + result.at("last_checkpoint").get<std::string>() + " --episodes 3 --deterministic");
   INFO(evaluated.out << evaluated.err);
   REQUIRE(evaluated.exit_code == 0);

@@ -384,3 +384,50 @@ TEST_CASE("SAC experiments read their own keys, DQN's replay keys and the common
   CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "sac.yaml", "", {"algorithm=SACC"}); }),
              Contains("\"SAC\""));
 }
+
+TEST_CASE("A Python env's env_config and python_path parse, override, round-trip and refuse bad types",
+          "[core][config][python]") {
+  const char* const text = R"(py:
+  env: python:my_envs.cartpole:CartPoleEnv
+  env_config: {gravity: 9.0, name: pole, sizes: [1, 2], nested: {on: true}}
+  python_path: [envs, /abs/site]
+  algorithm: PPO
+  stop: {timesteps_total: 1000}
+)";
+  Experiment e = parse_experiments(text, "py.yaml", "/base").front();
+  CHECK(e.env == "python:my_envs.cartpole:CartPoleEnv");
+  CHECK(e.env_config == nlohmann::json::parse(R"({"gravity": 9.0, "name": "pole", "sizes": [1, 2], "nested": {"on": true}})"));
+  CHECK(e.python_path == std::vector<std::string>{"/base/envs", "/abs/site"});
+  CHECK(parse_experiments("py:\n  env: python:m:C\n  python_path: .\n  algorithm: PPO\n  stop: {timesteps_total: 1}\n",
+                          "py.yaml", "/base")
+            .front()
+            .python_path == std::vector<std::string>{"/base"});
+
+  apply_override(e, "env_config.gravity=3.5");
+  apply_override(e, "env_config.new_key=abc");
+  CHECK(e.env_config.at("gravity") == 3.5);
+  CHECK(e.env_config.at("new_key") == "abc");
+  CHECK(e.origins.at("env_config") == "--set");
+
+  const Experiment from_yaml = parse_experiments(experiment_to_yaml(e), "params.yaml", "/elsewhere").front();
+  CHECK(from_yaml.env_config == e.env_config);
+  CHECK(from_yaml.python_path == e.python_path);  // absolute already: not re-resolved
+  const Experiment from_json = experiment_from_json(experiment_to_json(e), "checkpoint.json");
+  CHECK(from_json.env_config == e.env_config);
+  CHECK(from_json.python_path == e.python_path);
+  // A C++ env's experiment writes neither field.
+  const std::string plain = experiment_to_yaml(parse_experiments(kTwoExperiments, "two.yaml", "/base").front());
+  CHECK_THAT(plain, !Contains("env_config") && !Contains("python_path"));
+
+  CHECK_THAT(error_of<ConfigError>([] {
+               parse_experiments("py:\n  env: python:m:C\n  env_config: [1, 2]\n  algorithm: PPO\n  stop: {timesteps_total: 1}\n",
+                                 "bad.yaml", "/base");
+             }),
+             Contains("bad.yaml:3: experiment 'py': 'env_config': got a list, expected a mapping of the env's keyword arguments"));
+  CHECK_THAT(error_of<ConfigError>([] {
+               parse_experiments("py:\n  env: python:m:C\n  python_path: {a: 1}\n  algorithm: PPO\n  stop: {timesteps_total: 1}\n",
+                                 "bad.yaml", "/base");
+             }),
+             Contains("bad.yaml:3: experiment 'py': 'python_path': got a mapping, expected a directory or a list of directories"));
+  CHECK_THAT(error_of<ConfigError>([&e] { apply_override(e, "env_config.=1"); }), Contains("expected env_config.NAME=VALUE"));
+}

@@ -68,10 +68,18 @@ std::unique_ptr<rlx::RolloutPolicy> worker_policy(const PolicyFile& file) {
   return policy;
 }
 
+// A path in this process's temporary directory, which is removed when the process exits.
 std::string temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("rlx_policy_file_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  struct RemovedAtExit {
+    fs::path dir = fs::temp_directory_path() / ("rlx_policy_file_" + std::to_string(::getpid()));
+    ~RemovedAtExit() {
+      std::error_code ignored;  // best effort: a leftover temporary directory is no test failure
+      fs::remove_all(dir, ignored);
+    }
+  };
+  static const RemovedAtExit scratch;
+  fs::create_directories(scratch.dir);
+  return (scratch.dir / name).string();
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {

@@ -34,6 +34,22 @@ TEST_CASE("WorkerSetup survives its Welcome JSON and behaviour_values defaults t
   CHECK_THROWS_WITH(WorkerSetup::from_json(older.dump()), Catch::Contains("behaviour_values"));
 }
 
+TEST_CASE("WorkerSetup carries a Python env's env_config, bounded and checked as network input", "[rollout][setup][python]") {
+  WorkerSetup setup;
+  setup.env_id = "python:cartpole_env:CartPoleEnv";
+  setup.env_config = R"({"gravity":9.8,"names":["a","b"]})";
+  const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
+  CHECK(nlohmann::json::parse(back.env_config) == nlohmann::json::parse(setup.env_config));
+
+  nlohmann::json welcome = nlohmann::json::parse(setup.to_json());
+  welcome.erase("env_config");  // a learner of an earlier rlx
+  CHECK(WorkerSetup::from_json(welcome.dump()).env_config == "{}");
+  welcome["env_config"] = "gravity=9.8";
+  CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("'env_config' must be a JSON object"));
+  welcome["env_config"] = {{"blob", std::string(kMaxEnvConfigBytes, 'x')}};
+  CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("more than 65536"));
+}
+
 TEST_CASE("WorkerSetup carries SAC's squashed-Gaussian policy kind and its exploration rate", "[rollout][setup][sac]") {
   WorkerSetup setup;
   setup.env_id = "Pendulum-v1";
