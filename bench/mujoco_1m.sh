@@ -6,7 +6,8 @@
 # clock of both commands.
 #   bench/mujoco_1m.sh [RLX] [EXPERIMENT.yaml ...] [-- SEEDS...]
 # defaults: build/rlx, experiments/{hopper,halfcheetah,walker2d,ant}-ppo.yaml, seeds 0 1 2 3 4.
-# Runs are sequential; start two scripts with different seeds to use two cores.
+# Runs are sequential; start two scripts with different seeds to use two cores. RLX_TRAIN_ARGS
+# adds to every `rlx train` (e.g. RLX_TRAIN_ARGS="--set log_std_init=-1" for a variant).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rlx=${1:-build/rlx}
@@ -25,7 +26,7 @@ for file in "${files[@]}"; do
     out="$work/$name-seed$seed"
     start=$(date +%s%N)
     "$rlx" train "$file" --seed "$seed" --set stop.episode_return_mean=null --set stop.timesteps_total=1000000 \
-      --output "$out" --trial-name t -q >"$out.train.log" 2>&1
+      ${RLX_TRAIN_ARGS:-} --output "$out" --trial-name t -q >"$out.train.log" 2>&1
     train_status=$?
     mid=$(date +%s%N)
     checkpoint=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['last_checkpoint'])" "$out"/*/t/result.json 2>/dev/null)
