@@ -2,6 +2,7 @@
 // --python-path, and registers each Python env id once.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -86,7 +87,9 @@ void add_python_path(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) {
     std::error_code error;
     const std::filesystem::path absolute = std::filesystem::absolute(dir, error);
-    path_dirs().push_back(error ? dir : absolute.lexically_normal().string());
+    std::string entry = error ? dir : absolute.lexically_normal().string();
+    // Every load of an experiment's envs adds its python_path again: keep each directory once.
+    if (std::find(path_dirs().begin(), path_dirs().end(), entry) == path_dirs().end()) path_dirs().push_back(std::move(entry));
   }
 }
 

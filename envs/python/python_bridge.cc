@@ -39,8 +39,8 @@ void ensure_interpreter() {
   });
 }
 
-// Holds the GIL for its scope: PyGILState_Ensure alone, lighter than pybind11's gil_scoped_acquire
-// on the per-step path.
+// Holds the GIL for its scope (every call into Python): PyGILState_Ensure alone, lighter than
+// pybind11's gil_scoped_acquire on the per-step path.
 class GilLock {
  public:
   GilLock() : state_(PyGILState_Ensure()) {}
@@ -57,7 +57,7 @@ using SharedObject = std::shared_ptr<const py::object>;
 
 SharedObject share(py::object object) {
   return SharedObject(new py::object(std::move(object)), [](const py::object* held) {
-    py::gil_scoped_acquire gil;
+    const GilLock gil;
     delete held;
   });
 }
@@ -403,7 +403,7 @@ class PythonEnv final : public Env {
   }
 
   ~PythonEnv() override {
-    py::gil_scoped_acquire gil;
+    const GilLock gil;
     if (py::hasattr(env_, "close")) {
       try {
         env_.attr("close")();
@@ -474,7 +474,7 @@ class PythonEnv final : public Env {
         observation_shape_(observation.space.shape),
         action_start_(action.start) {
     if (this->spec().action_space.is_box()) {
-      action_dtype_ = action.dtype;
+      float64_actions_ = action.dtype == "float64";
       action_shape_ = action.space.shape;
     }
   }
@@ -511,7 +511,7 @@ class PythonEnv final : public Env {
   py::object python_action(const Action& action) {
     if (spec().action_space.is_discrete()) return py::int_(action.index + action_start_);
     const auto count = static_cast<size_t>(spec().action_space.size());
-    if (action_dtype_ == "float64") {
+    if (float64_actions_) {
       py::array_t<double> array(action_shape_);
       std::copy(action.values, action.values + count, array.mutable_data());
       return std::move(array);
@@ -524,7 +524,7 @@ class PythonEnv final : public Env {
   py::object env_, reset_, step_;
   std::vector<int64_t> observation_shape_;
   int64_t action_start_ = 0;
-  std::string action_dtype_;
+  bool float64_actions_ = false;  // Box: float64 actions, else float32
   std::vector<int64_t> action_shape_;
 };
 
@@ -600,7 +600,7 @@ void register_env(EnvRegistrar& registrar, const std::string& env_id, const std:
   SharedObject env_class, kwargs;
   EnvSpec spec;
   {
-    py::gil_scoped_acquire gil;
+    const GilLock gil;
     extend_sys_path(python_path);
     py::object imported = import_class(env_id);
     py::dict arguments = keyword_arguments(env_id, env_config_json);
@@ -609,7 +609,7 @@ void register_env(EnvRegistrar& registrar, const std::string& env_id, const std:
     kwargs = share(std::move(arguments));
   }
   registrar.add(spec, [env_id, env_class, kwargs]() -> std::unique_ptr<Env> {
-    py::gil_scoped_acquire gil;
+    const GilLock gil;
     return construct(env_id, *env_class, kwargs->cast<py::dict>());
   });
 }
