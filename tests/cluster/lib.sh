@@ -209,17 +209,20 @@ check_fragment_accounting() {
 }
 
 # requeue_job JOBID: `scontrol requeue JOBID`, as a user (or a preemption) would. Slurm holds a
-# requeued job until its credentials expire (cred_expire + 1 s). Only the backfill scheduler
-# starts heterogeneous jobs, and Slurm 22.05 skips a backfill pass when nothing changed since
-# the last one; on a busy cluster something always has, on this idle one nothing does when
-# the hold ends. So once the hold is over, a still pending job gets a nudge (its start time set
-# to now), which is what any change on a real cluster amounts to.
+# requeued job until its credentials expire (cred_expire + 1 s): slurmd revoked the ended run's
+# credentials, and a run launched inside that window dies with "Job credential revoked". Only
+# the backfill scheduler starts heterogeneous jobs, and Slurm 22.05 skips a backfill pass when
+# nothing changed since the last one; on a busy cluster something always has, on this idle one
+# nothing does when the hold ends. So once the hold is over (timed here, not read from the
+# job's Reason, which says None for a moment after the requeue), a still pending job gets a
+# nudge (its start time set to now), which is what any change on a real cluster amounts to.
 requeue_job() {
   cluster_exec scontrol requeue "$1"
-  local end=$(($(date +%s) + 30))
+  local hold_end=$(($(date +%s) + ${RLX_SLURM_CRED_EXPIRE:-5} + 2))
+  local end=$((hold_end + 30))
   while (($(date +%s) < end)); do
     [ "$(job_state "$1")" = PENDING ] || return 0
-    if [ "$(job_field "$1" Reason)" != BeginTime ]; then
+    if (($(date +%s) >= hold_end)); then
       cluster_exec scontrol update JobId="$1" StartTime=now
       return 0
     fi
