@@ -44,6 +44,17 @@ void restore_learner_state(const Checkpoint& checkpoint, const std::string& file
   }
 }
 
+void restore_replay_file(const Checkpoint& checkpoint, const std::string& file_name,
+                         const std::function<void(const std::string& bytes)>& load) {
+  const auto replay = checkpoint.files.find(file_name);
+  if (replay == checkpoint.files.end()) return;
+  try {
+    load(replay->second);
+  } catch (const std::invalid_argument& error) {
+    throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
+  }
+}
+
 EnvSpec check_experiment_env(const Experiment& experiment) {
   for (const PluginRef& plugin : experiment.plugins) {
     if (!std::filesystem::is_regular_file(plugin.path)) {

@@ -69,6 +69,12 @@ class Algorithm {
 void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
                            const std::function<void(std::istream& file, const nlohmann::json& state)>& restore);
 
+// Calls load with the bytes of the checkpoint's replay file `file_name` when it has one (a
+// checkpoint written without its replay has none: the replay then refills); a load's
+// std::invalid_argument becomes a CheckpointRefused naming the checkpoint.
+void restore_replay_file(const Checkpoint& checkpoint, const std::string& file_name,
+                         const std::function<void(const std::string& bytes)>& load);
+
 // Builds the algorithm of an experiment (make_algorithm in algorithms/make_algorithm.h, or the
 // torch-free make_native_algorithm in algorithms/native_algorithms.h).
 using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>(const Experiment&, const DataParallelOptions&)>;

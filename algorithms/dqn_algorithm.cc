@@ -142,13 +142,8 @@ void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
                           version_ = state.at("policy_version").get<uint64_t>();
                           received_ = state.at("received_steps").get<int64_t>();
                         });
-  const auto replay = checkpoint.files.find(kReplayFileName);
-  if (replay != checkpoint.files.end() && checkpoint_replay_buffer_ && !link_->active()) {
-    try {
-      learner_->load_replay(replay->second);
-    } catch (const std::invalid_argument& error) {
-      throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
-    }
+  if (checkpoint_replay_buffer_ && !link_->active()) {
+    restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
   }
   synced_ = false;
 }

@@ -4,6 +4,9 @@
 #include "algorithms/native_ppo_algorithm.h"
 #include "algorithms/sac_algorithm.h"
 #include "core/config_error.h"
+#include "native/product_threads.h"
+
+#include <algorithm>
 
 namespace rlx {
 
@@ -38,8 +41,16 @@ std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, c
   if (options.member != nullptr || (options.placement && options.placement->world_size > 1)) {
     throw ConfigError(experiment.source + ": learner_backend: native has no data-parallel learner ranks");
   }
+  set_product_threads(learner_product_threads(experiment.config.common()));
   if (experiment.algorithm == AlgorithmKind::kSAC) return std::make_unique<SacAlgorithm>(experiment);
   return std::make_unique<NativePpoAlgorithm>(experiment);
+}
+
+int learner_product_threads(const CommonConfig& common) {
+  if (common.learner_threads > 0) return static_cast<int>(common.learner_threads);
+  // The CPUs the local worker processes do not step envs on.
+  const int64_t free_cpus = static_cast<int64_t>(available_cpus()) - common.num_workers;
+  return static_cast<int>(std::clamp<int64_t>(free_cpus, 1, kAutoLearnerThreads));
 }
 
 }  // namespace rlx

@@ -21,7 +21,16 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment);
 // else learner_backend native, or auto and native_learner_refusal has nothing to say.
 bool uses_native_learner(const Experiment& experiment);
 
-// The native PPO algorithm, or SacAlgorithm for SAC; throws ConfigError with
+// learner_threads: 0 (auto) takes one thread per CPU that no local worker uses, up to this many.
+constexpr int kAutoLearnerThreads = 8;
+
+// The threads the native learner splits its large products over (native/product_threads.h):
+// learner_threads, or for 0 the CPUs this process may run on less num_workers (the local worker
+// processes), from 1 to kAutoLearnerThreads.
+int learner_product_threads(const CommonConfig& common);
+
+// The native PPO algorithm, or SacAlgorithm for SAC, with the process's product threads set
+// to learner_product_threads; throws ConfigError with
 // native_learner_refusal's reason, and on a data-parallel member or placement in options.
 std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, const DataParallelOptions& options = {});
 

@@ -107,13 +107,8 @@ void SacAlgorithm::restore(const Checkpoint& checkpoint) {
                           version_ = state.at("policy_version").get<uint64_t>();
                           received_ = state.at("received_steps").get<int64_t>();
                         });
-  const auto replay = checkpoint.files.find(kReplayFileName);
-  if (replay != checkpoint.files.end() && learner_->config().checkpoint_replay_buffer) {
-    try {
-      learner_->load_replay(replay->second);
-    } catch (const std::invalid_argument& error) {
-      throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
-    }
+  if (learner_->config().checkpoint_replay_buffer) {
+    restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
   }
   published_rate_ = -1;
 }

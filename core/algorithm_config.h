@@ -34,6 +34,7 @@ struct CommonConfig {
   int64_t num_learners{};
   std::string device;
   std::string learner_backend;         // "torch", "native" or "auto" (algorithms/native_algorithms.h)
+  int64_t learner_threads{};           // the native learner's product threads; 0 = auto
   double learner_timeout_s{};
   double worker_learner_timeout_s{};
   bool drop_nonfinite_episodes{};

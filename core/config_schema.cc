@@ -48,6 +48,7 @@ std::vector<KeySpec> build_schema() {
           .one_of({"torch", "native", "auto"})
           .default_for(AlgorithmKind::kSAC, std::string("native"))
           .to(&CommonConfig::learner_backend));
+  add(int_key("learner_threads", 0, "Threads of the native learner (PPO, SAC) for its large matrix products, which they split by rows: any count computes the same numbers; 0 = one per CPU the learner process may run on, less num_workers (the local worker processes), from 1 to 8. LibTorch's learners run one intra-op thread").at_least(0).at_most(64).to(&CommonConfig::learner_threads));
   add(float_key("learner_timeout_s", 60.0, "Data-parallel learners: rendezvous and collective timeout; a rank silent this long fails the run").above(0).to(&CommonConfig::learner_timeout_s));
   add(float_key("worker_learner_timeout_s", 60.0, "A local worker that hears nothing from its learner this long exits (the learner restarts it while the run goes on)").above(0).to(&CommonConfig::worker_learner_timeout_s));
   add(bool_key("drop_nonfinite_episodes", false, "false: a NaN or infinite observation or reward from an env stops the run (exit 2) naming env, worker, step and field; true: that step ends its episode as a truncation at the last finite observation with reward 0, the episode is left out of the returns and counted in sampler.episodes_dropped_nonfinite").to(&CommonConfig::drop_nonfinite_episodes));

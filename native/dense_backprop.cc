@@ -1,6 +1,7 @@
 #include "native/dense_backprop.h"
 
 #include "models/kernel_clones.h"
+#include "native/product_threads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,9 @@ namespace {
 constexpr int64_t kBlockRows = 4;      // rows of C sharing each load of B
 constexpr int64_t kBlockColumns = 16;  // columns of C held in registers: two Vec8
 constexpr int64_t kTransposedChunkRows = 16;  // rows of A and B per pass of matmul_transposed_a
+// Products of fewer multiply-adds than this (~3 us on one core) run on their caller; handing a
+// slice to a helper that watches for work costs well under a microsecond.
+constexpr int64_t kThreadedProductMacs = int64_t{1} << 18;
 
 // Eight floats in GCC's vector extension: one AVX register, or two SSE registers in the
 // baseline clone.
@@ -98,11 +102,9 @@ __attribute__((always_inline)) inline void matmul_transposed_block(const float* 
   }
 }
 
-}  // namespace
-
-RLX_PRODUCT_CLONES void matmul(const float* a, int64_t rows, int64_t k,
-                                                               const float* b_kn, const float* b_nk, int64_t n,
-                                                               const float* bias, float* c) {
+// matmul's rows [0, rows) of A and C, for a slice of the full product.
+RLX_PRODUCT_CLONES void matmul_rows(const float* a, int64_t rows, int64_t k, const float* b_kn, const float* b_nk,
+                                    int64_t n, const float* bias, float* c) {
   const int64_t full = n - n % kBlockColumns;
   int64_t r = 0;
   for (; r + kBlockRows <= rows; r += kBlockRows) {
@@ -114,35 +116,56 @@ RLX_PRODUCT_CLONES void matmul(const float* a, int64_t rows, int64_t k,
   if (full < n) matmul_narrow(a, rows, k, b_nk, n, bias, full, c);
 }
 
-RLX_PRODUCT_CLONES void matmul_transposed_a(const float* a, const float* b,
-                                                                            int64_t rows, int64_t m, int64_t n,
-                                                                            float* c) {
+// matmul_transposed_a's rows [m_begin, m_end) of C, for a slice of the full product.
+RLX_PRODUCT_CLONES void matmul_transposed_a_rows(const float* a, const float* b, int64_t rows, int64_t m, int64_t n,
+                                                 int64_t m_begin, int64_t m_end, float* c) {
   const int64_t full = n - n % kBlockColumns;
   // Rows in chunks whose slices of A and B stay in L1 while every block of C passes over them.
   for (int64_t r0 = 0; r0 < rows; r0 += kTransposedChunkRows) {
     const int64_t r1 = std::min(r0 + kTransposedChunkRows, rows);
-    int64_t m0 = 0;
-    for (; m0 + kBlockRows <= m; m0 += kBlockRows) {
+    int64_t m0 = m_begin;
+    for (; m0 + kBlockRows <= m_end; m0 += kBlockRows) {
       for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) {
         matmul_transposed_block<kBlockRows>(a, b, r0, r1, m, n, m0, n0, r0 == 0, c);
       }
     }
-    for (; m0 < m; ++m0) {
+    for (; m0 < m_end; ++m0) {
       for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_transposed_block<1>(a, b, r0, r1, m, n, m0, n0, r0 == 0, c);
     }
   }
   // Columns past the last block (narrow layers): row-ordered sums, vectorised over i.
   if (full < n) {
-    for (int64_t i = 0; i < m; ++i) {
+    for (int64_t i = m_begin; i < m_end; ++i) {
       for (int64_t j = full; j < n; ++j) c[i * n + j] = 0.0f;
     }
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t i = 0; i < m; ++i) {
+      for (int64_t i = m_begin; i < m_end; ++i) {
         const float ai = a[r * m + i];
         for (int64_t j = full; j < n; ++j) c[i * n + j] += ai * b[r * n + j];
       }
     }
   }
+}
+
+}  // namespace
+
+void matmul(const float* a, int64_t rows, int64_t k, const float* b_kn, const float* b_nk, int64_t n, const float* bias,
+            float* c) {
+  if (rows * k * n < kThreadedProductMacs || product_threads() == 1) {
+    matmul_rows(a, rows, k, b_kn, b_nk, n, bias, c);
+    return;
+  }
+  for_row_slices(rows, kBlockRows, [&](int64_t begin, int64_t end) {
+    matmul_rows(a + begin * k, end - begin, k, b_kn, b_nk, n, bias, c + begin * n);
+  });
+}
+
+void matmul_transposed_a(const float* a, const float* b, int64_t rows, int64_t m, int64_t n, float* c) {
+  if (rows * m * n < kThreadedProductMacs || product_threads() == 1) {
+    matmul_transposed_a_rows(a, b, rows, m, n, 0, m, c);
+    return;
+  }
+  for_row_slices(m, kBlockRows, [&](int64_t begin, int64_t end) { matmul_transposed_a_rows(a, b, rows, m, n, begin, end, c); });
 }
 
 void transpose(const float* in, int64_t rows, int64_t cols, float* out) {

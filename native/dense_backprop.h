@@ -5,7 +5,8 @@
 // have an AVX2+FMA clone (x86-64-v3), which on Intel cores doubles their throughput (so their
 // results differ by rounding between CPUs, as LibTorch's do). Sized for PPO's small
 // networks (minibatches of a few hundred rows, widths 4..256), where a BLAS call's overhead
-// would dominate. All matrices are dense row-major float32; outputs never alias inputs.
+// would dominate. Products of more than ~4M multiply-adds split their output rows over
+// native/product_threads.h's threads, with the same bits for any count. All matrices are dense row-major float32; outputs never alias inputs.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,8 @@
 // normalisation; clipped surrogate, optional value clipping, entropy bonus; global gradient-norm
 // clipping (grad_clip); torch::optim::Adam's step; the linear lr and clip schedules; and the
 // rollback of a non-finite update. Gradients are hand-written (ActorCriticBackprop's
-// formulas), the products are native/dense_backprop.h's vectorised loops. Single-threaded.
+// formulas), the products are native/dense_backprop.h's vectorised loops, large ones split over
+// native/product_threads.h's threads (the same bits for any count).
 //
 // save()/load() write and read the PPO learners' one file format (native/ppo_state_file.h), which
 // LibTorch's PpoLearner reads and writes too.

@@ -5,7 +5,8 @@
 // noise, computes both losses' gradients (native/sac_backprop.h) at the step's starting
 // parameters (as the paper's algorithm and its reference code: the actor's loss reads the
 // critics before their update), checks them, then takes the Adam steps (critics, actor, log alpha)
-// and moves the targets by tau. Single-threaded; a seed fixes everything it draws.
+// and moves the targets by tau. Its large products split over native/product_threads.h's
+// threads (the same bits for any count); a seed fixes everything it draws.
 #pragma once
 
 #include <cstdint>

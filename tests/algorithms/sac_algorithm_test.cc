@@ -5,15 +5,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "algorithms/local_sampler.h"
 #include "algorithms/make_algorithm.h"
+#include "algorithms/native_algorithms.h"
 #include "algorithms/sac_algorithm.h"
 #include "algorithms/trainer.h"
 #include "core/config_error.h"
 #include "core/experiment.h"
+#include "native/product_threads.h"
 
 namespace rlx {
 namespace {
@@ -90,6 +93,20 @@ TEST_CASE("SAC refuses LibTorch's learner, several learners, another device and 
   CHECK_THAT(config_error_of(sac_experiment({"num_learners=2"})), Contains("num_learners is 2"));
   CHECK_THAT(config_error_of(sac_experiment({"device=cuda"})), Contains("device is cuda"));
   CHECK_THAT(config_error_of(sac_experiment({"env=CartPole-v1"})), Contains("needs a Box action space"));
+}
+
+TEST_CASE("learner_threads sets the native learner's product threads, and 0 leaves the local workers their CPUs",
+          "[algorithms][sac][threads]") {
+  const int cpus = available_cpus();
+  CHECK(learner_product_threads(sac_experiment({"learner_threads=3"}).config.common()) == 3);
+  CHECK(learner_product_threads(sac_experiment({}).config.common()) == std::clamp(cpus, 1, kAutoLearnerThreads));
+  CHECK(learner_product_threads(sac_experiment({"num_workers=1"}).config.common()) ==
+        std::clamp(cpus - 1, 1, kAutoLearnerThreads));
+  CHECK(learner_product_threads(sac_experiment({"num_workers=64"}).config.common()) == 1);
+  const int previous = product_threads();
+  make_algorithm(sac_experiment({"learner_threads=2"}));
+  CHECK(product_threads() == 2);
+  set_product_threads(previous);
 }
 
 }  // namespace rlx
