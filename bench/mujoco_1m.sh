@@ -7,7 +7,8 @@
 #   bench/mujoco_1m.sh [RLX] [EXPERIMENT.yaml ...] [-- SEEDS...]
 # defaults: build/rlx, experiments/{hopper,halfcheetah,walker2d,ant}-ppo.yaml, seeds 0 1 2 3 4.
 # Runs are sequential; start two scripts with different seeds to use two cores. RLX_TRAIN_ARGS
-# adds to every `rlx train` (e.g. RLX_TRAIN_ARGS="--set log_std_init=-1" for a variant).
+# adds to every `rlx train` (e.g. RLX_TRAIN_ARGS="--set log_std_init=-1" for a variant);
+# RLX_STEPS trains to another step count (default 1000000), e.g. for a partial SAC run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rlx=${1:-build/rlx}
@@ -18,6 +19,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do files+=("$1"); shift; done
 seeds=("$@")
 [ ${#files[@]} -gt 0 ] || files=(experiments/hopper-ppo.yaml experiments/halfcheetah-ppo.yaml experiments/walker2d-ppo.yaml experiments/ant-ppo.yaml)
 [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2 3 4)
+steps=${RLX_STEPS:-1000000}
 work=${RLX_BENCH_DIR:-$(mktemp -d /tmp/rlx-mujoco-1m-XXXXXX)}
 
 for file in "${files[@]}"; do
@@ -25,7 +27,7 @@ for file in "${files[@]}"; do
     name=$(basename "$file" .yaml)
     out="$work/$name-seed$seed"
     start=$(date +%s%N)
-    "$rlx" train "$file" --seed "$seed" --set stop.episode_return_mean=null --set stop.timesteps_total=1000000 \
+    "$rlx" train "$file" --seed "$seed" --set stop.episode_return_mean=null --set stop.timesteps_total="$steps" \
       ${RLX_TRAIN_ARGS:-} --output "$out" --trial-name t -q >"$out.train.log" 2>&1
     train_status=$?
     mid=$(date +%s%N)

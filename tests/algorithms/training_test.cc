@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/evaluation.h"
+#include "algorithms/make_algorithm.h"
 #include "algorithms/trainer.h"
 #include "tests/algorithms/train_util.h"
 #include "core/checkpoint_dir.h"
@@ -130,6 +131,26 @@ TEST_CASE("a DQN run checkpoints and evaluates", "[algorithms][checkpoint]") {
   CHECK(result.returns.size() == 3);
   CHECK(result.return_min >= 1.0);
   CHECK(result.algorithm == "DQN");
+}
+
+}  // namespace rlx
+
+namespace rlx {
+
+TEST_CASE("Every example in experiments/ loads and builds its algorithm", "[algorithms][examples]") {
+  int examples = 0;
+  for (const std::filesystem::directory_entry& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(RLX_SOURCE_DIR) / "experiments")) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string name = entry.path().filename().string();
+    // Tuning specs hold search spaces (`grid_search`, `tune:`) that only `rlx tune` resolves.
+    if (name.rfind("pbt-", 0) == 0 || name.rfind("asha-", 0) == 0) continue;
+    INFO(name);
+    const Experiment experiment = load_experiment(entry.path(), "", {});
+    CHECK(make_algorithm(experiment) != nullptr);
+    ++examples;
+  }
+  CHECK(examples >= 15);
 }
 
 }  // namespace rlx
