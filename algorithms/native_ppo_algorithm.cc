@@ -24,11 +24,13 @@ NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.log_std_init = config.log_std_init;
   setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself
-  if (auto reason = NativePpoLearner::unsupported(setup_.model_config(spec_), config)) {
+  PolicyModelConfig model = setup_.model_config(spec_);
+  model.ortho_init = config.ortho_init;  // the learner's initial weights only: workers get them
+  if (auto reason = NativePpoLearner::unsupported(model, config)) {
     throw ConfigError(experiment.source + ": learner_backend: native cannot train this: " + *reason +
                       " (use learner_backend: torch)");
   }
-  learner_ = std::make_unique<NativePpoLearner>(setup_.model_config(spec_), config, setup_.seed);
+  learner_ = std::make_unique<NativePpoLearner>(model, config, setup_.seed);
 }
 
 IterationResult NativePpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {

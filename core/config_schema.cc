@@ -78,6 +78,7 @@ std::vector<KeySpec> build_schema() {
   add(bool_key("normalize_advantages", true, "Normalise advantages per minibatch").to(&PpoConfig::normalize_advantages));
   add(bool_key("scale_rewards", false, "Divide rewards by a running standard deviation of the discounted return").to(&PpoConfig::scale_rewards));
   add(float_key("log_std_init", 0.0, "Initial log standard deviation of the Gaussian policy (Box actions)").to(&PpoConfig::log_std_init));
+  add(bool_key("ortho_init", true, "Orthogonal initial weights (hidden gain sqrt(2), policy output 0.01, value output 1) and zero biases; false: PyTorch's nn.Linear default, weights and biases uniform in +-1/sqrt(fan_in) (SB3's ortho_init=False, as RL Zoo's HalfCheetah)").to(&PpoConfig::ortho_init));
 
   // ---- APPO (reads the PPO keys too) ----
   add(bool_key("vtrace", true, "V-trace value targets and advantages, correcting for the lag between the workers' policy mu and the learner's pi; false: no correction for the lag at all, as plain PPO on stale data (GAE advantages, the surrogate's ratio taken to the learner's own policy at the start of the update; for ablations)").to(&AppoConfig::vtrace));

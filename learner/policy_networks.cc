@@ -17,14 +17,17 @@ namespace {
 
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
 
-// Registers a Linear layer per spec of a chain, in order, each with its orthogonal init.
+// Registers a Linear layer per spec of a chain, in order, each with its orthogonal init or, for
+// a spec without orthogonal_init, nn::Linear's own default.
 std::vector<torch::nn::Linear> register_chain(torch::nn::Module& module, const DenseChain& chain) {
   std::vector<torch::nn::Linear> layers;
   for (const DenseLayerSpec& spec : chain) {
     torch::nn::Linear layer(module.register_module(spec.name, torch::nn::Linear(spec.in, spec.out)));
-    torch::NoGradGuard no_grad;
-    torch::nn::init::orthogonal_(layer->weight, spec.init_gain);
-    layer->bias.zero_();
+    if (spec.orthogonal_init) {
+      torch::NoGradGuard no_grad;
+      torch::nn::init::orthogonal_(layer->weight, spec.init_gain);
+      layer->bias.zero_();
+    }
     layers.push_back(layer);
   }
   return layers;

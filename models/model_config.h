@@ -25,6 +25,8 @@ struct PolicyModelConfig {
   std::string activation = "tanh";           // "tanh" or "relu"
   bool shared_trunk = false;                 // ActorCritic: one trunk for policy and value heads
   double log_std_init = 0.0;                 // ActorCritic with Box actions: initial log-std
+  bool ortho_init = true;                    // ActorCritic: orthogonal weights with PPO's gains, zero
+                                             // biases; false: PyTorch's nn.Linear default (SB3's ortho_init)
   bool dueling = false;                      // QNetwork: value + advantage - mean(advantage) heads
 
   // A config with obs_size and action_space taken from an env spec, other fields default.

@@ -80,9 +80,20 @@ void orthogonal_fill(float* weight, int64_t out, int64_t in, double gain, Rng& r
   }
 }
 
+// PyTorch's nn.Linear default (kaiming_uniform_ with a = sqrt(5)): W and b ~ U(-1/sqrt(in), 1/sqrt(in)).
+void fan_in_uniform_fill(float* weight, float* bias, int64_t out, int64_t in, Rng& rng) {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  for (int64_t i = 0; i < out * in; ++i) weight[i] = static_cast<float>(rng.uniform(-bound, bound));
+  for (int64_t i = 0; i < out; ++i) bias[i] = static_cast<float>(rng.uniform(-bound, bound));
+}
+
 void init_chain(const DenseChain& chain, std::vector<float>& flat, Rng& rng) {
   for (const DenseLayerSpec& layer : chain) {
-    orthogonal_fill(flat.data() + layer.weight_offset, layer.out, layer.in, layer.init_gain, rng);
+    if (layer.orthogonal_init) {
+      orthogonal_fill(flat.data() + layer.weight_offset, layer.out, layer.in, layer.init_gain, rng);
+    } else {
+      fan_in_uniform_fill(flat.data() + layer.weight_offset, flat.data() + layer.bias_offset, layer.out, layer.in, rng);
+    }
   }
 }
 
@@ -117,6 +128,9 @@ ActorCriticLayout actor_critic_layout(const PolicyModelConfig& config) {
     layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
     const int64_t vf_width = flat.hidden(layout.value_chain, "vf", config.obs_size, config.hidden_sizes, activation);
     layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
+  }
+  for (DenseChain* chain : {&layout.trunk, &layout.policy_chain, &layout.value_chain}) {
+    for (DenseLayerSpec& layer : *chain) layer.orthogonal_init = config.ortho_init;
   }
   layout.num_parameters = flat.size();
   return layout;

@@ -50,6 +50,7 @@ struct DenseLayerSpec {
   int64_t out = 0;
   Activation activation = Activation::kNone;
   double init_gain = 1.0;  // orthogonal init gain of W (b starts at zero)
+  bool orthogonal_init = true;  // false: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), PyTorch's nn.Linear default
   size_t weight_offset = 0;
   size_t bias_offset = 0;
 };
@@ -120,7 +121,8 @@ SquashedGaussianLayout squashed_gaussian_layout(const PolicyModelConfig& config)
 ContinuousQLayout continuous_q_layout(const PolicyModelConfig& config);
 
 // Freshly initialised flat parameters: orthogonal weights with each layer's gain (a Gaussian
-// matrix orthonormalised by Gram-Schmidt), zero biases, log_std at its init; seeded, torch-free.
+// matrix orthonormalised by Gram-Schmidt) and zero biases, or, for a layer without
+// orthogonal_init, PyTorch's default uniform draws; log_std at its init; seeded, torch-free.
 std::vector<float> initial_parameters(const ActorCriticLayout& layout, uint64_t seed);
 std::vector<float> initial_parameters(const QNetworkLayout& layout, uint64_t seed);
 std::vector<float> initial_parameters(const SquashedGaussianLayout& layout, uint64_t seed);

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,6 +20,7 @@
 #include "core/checkpoint_dir.h"
 #include "core/experiment.h"
 #include "core/temp_dir.h"
+#include "models/network_layout.h"
 
 namespace rlx {
 namespace {
@@ -151,6 +154,36 @@ TEST_CASE("Every example in experiments/ loads and builds its algorithm", "[algo
     ++examples;
   }
   CHECK(examples >= 15);
+}
+
+}  // namespace rlx
+
+namespace rlx {
+
+TEST_CASE("ortho_init reaches the initial weights of both PPO back ends", "[algorithms][model]") {
+  for (const char* backend : {"native", "torch"}) {
+    for (const bool ortho : {true, false}) {
+      INFO(backend << " ortho_init " << ortho);
+      const Experiment experiment = tiny("pendulum-ppo.yaml", {std::string("learner_backend=") + backend,
+                                                               std::string("ortho_init=") + (ortho ? "true" : "false")});
+      const std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
+      const std::vector<float> params = algorithm->current_weights()->params;
+      const ActorCriticLayout layout = actor_critic_layout(PolicyModelConfig{3, Space::box({1}, -2.0f, 2.0f), {64, 64}});
+      REQUIRE(params.size() == layout.num_parameters);
+      // The orthogonal init zeroes every bias; PyTorch's default draws them in +-1/sqrt(fan_in).
+      const DenseLayerSpec& first = layout.policy_chain.front();
+      double largest_bias = 0.0;
+      for (int64_t o = 0; o < first.out; ++o) {
+        largest_bias = std::max(largest_bias, std::abs(static_cast<double>(params[first.bias_offset + static_cast<size_t>(o)])));
+      }
+      if (ortho) {
+        CHECK(largest_bias == 0.0);
+      } else {
+        CHECK(largest_bias > 0.5 / std::sqrt(3.0));
+        CHECK(largest_bias <= 1.0 / std::sqrt(3.0));
+      }
+    }
+  }
 }
 
 }  // namespace rlx

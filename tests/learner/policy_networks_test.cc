@@ -1,5 +1,6 @@
 #include "tests/learner/torch_catch.h"
 
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -124,6 +125,25 @@ TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[learner][
   gaussian.log_std_init = -0.5;
   rlx::ActorCritic box(gaussian);
   CHECK(max_diff(box.log_std(), torch::full({2}, -0.5)) == 0.0);
+}
+
+TEST_CASE("ActorCritic without ortho_init keeps nn::Linear's default init", "[learner][model]") {
+  torch::manual_seed(3);
+  rlx::PolicyModelConfig config = discrete_config(4, 2, {64, 64});
+  config.ortho_init = false;
+  rlx::ActorCritic model(config);
+  for (const char* name : {"pi_0", "pi_1", "pi_out", "vf_0", "vf_out"}) {
+    CAPTURE(name);
+    const torch::Tensor weight = param(model, std::string(name) + ".weight");
+    const torch::Tensor bias = param(model, std::string(name) + ".bias");
+    const double bound = 1.0 / std::sqrt(static_cast<double>(weight.size(1)));
+    CHECK(weight.abs().max().item<double>() <= bound);
+    CHECK(bias.abs().max().item<double>() <= bound);
+    CHECK(bias.abs().max().item<double>() > 0.0);  // not zeroed, unlike the orthogonal init
+  }
+  // The policy output is not scaled down to 0.01: its logits are spread more than the orthogonal init's.
+  torch::NoGradGuard no_grad;
+  CHECK(model.policy_forward(torch::randn({16, 4})).abs().max().item<float>() > 0.1f);
 }
 
 TEST_CASE("Model configs are validated", "[learner][model]") {

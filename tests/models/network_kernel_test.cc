@@ -2,6 +2,7 @@
 // the same outputs to 1e-5, and the same actions under the same seed.
 #include "tests/learner/torch_catch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -285,6 +286,42 @@ TEST_CASE("initial_parameters are orthogonal with each layer's gain, zero biases
           CHECK(dot == Approx(a == b ? layer.init_gain * layer.init_gain : 0.0).margin(1e-5));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("initial_parameters without ortho_init draw PyTorch's nn.Linear default, weights and biases", "[models]") {
+  rlx::PolicyModelConfig config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
+  config.ortho_init = false;
+  const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
+  const std::vector<float> flat = rlx::initial_parameters(layout, 5);
+  CHECK(flat == rlx::initial_parameters(layout, 5));
+  CHECK(flat != rlx::initial_parameters(layout, 6));
+  for (size_t i = 0; i < 3; ++i) CHECK(flat[layout.log_std->offset + i] == Approx(-0.4));
+  for (const rlx::DenseChain* chain : {&layout.policy_chain, &layout.value_chain}) {
+    for (const rlx::DenseLayerSpec& layer : *chain) {
+      CAPTURE(layer.name);
+      CHECK_FALSE(layer.orthogonal_init);
+      const double bound = 1.0 / std::sqrt(static_cast<double>(layer.in));
+      // Uniform in [-bound, bound): mean 0, variance bound^2 / 3, for the weights and the biases alike.
+      const auto check_uniform = [&](size_t offset, int64_t count) {
+        double sum = 0.0, sum_squares = 0.0, largest = 0.0;
+        for (int64_t i = 0; i < count; ++i) {
+          const double v = flat[offset + static_cast<size_t>(i)];
+          sum += v;
+          sum_squares += v * v;
+          largest = std::max(largest, std::abs(v));
+        }
+        CHECK(largest <= bound);
+        CHECK(largest > 0.0);  // biases too: not zeroed as the orthogonal init's
+        if (count >= 64) {
+          CHECK(largest > 0.9 * bound);
+          CHECK(std::abs(sum / count) < 0.2 * bound);
+          CHECK(sum_squares / count == Approx(bound * bound / 3.0).epsilon(0.25));
+        }
+      };
+      check_uniform(layer.weight_offset, layer.out * layer.in);
+      check_uniform(layer.bias_offset, layer.out);
     }
   }
 }
