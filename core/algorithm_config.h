@@ -66,6 +66,7 @@ struct PpoConfig {
   double grad_clip{};                 // 0: off; global norm over all parameters
   bool normalize_advantages{};        // per minibatch
   bool normalize_observations{};
+  bool obs_stats_after_update{};      // the batch joins the observation statistics after its update
   bool scale_rewards{};
   double adam_eps{};
   double log_std_init{};

@@ -62,6 +62,7 @@ std::vector<KeySpec> build_schema() {
   add(string_key("activation", "tanh", "Activation of the hidden layers (SAC: relu)").one_of({"tanh", "relu"}).default_for(AlgorithmKind::kSAC, std::string("relu")).to(&CommonConfig::activation));
   add(bool_key("vf_share_layers", false, "Policy and value heads share the hidden layers").to(&CommonConfig::vf_share_layers));
   add(bool_key("normalize_observations", false, "Normalise observations by running mean and variance (state saved in checkpoints)").to(&PpoConfig::normalize_observations));
+  add(bool_key("obs_stats_after_update", false, "With normalize_observations: each train batch joins the observation statistics after its update, so the update sees the observations normalised as the workers saw them and PPO's ratios start at 1 (SB3's VecNormalize); false: before it, normalised with statistics that include the batch, which shifts the ratios while the statistics still move").to(&PpoConfig::obs_stats_after_update));
   add(float_key("grad_clip", 0.5, "Global gradient-norm clip; 0 turns clipping off (SAC: 0; per optimiser)").at_least(0).default_for(AlgorithmKind::kSAC, 0.0).to(&PpoConfig::grad_clip).to(&DqnConfig::grad_clip).to(&SacConfig::grad_clip));
   add(float_key("adam_eps", 1e-5, "Adam epsilon (SAC: 1e-8)").above(0).default_for(AlgorithmKind::kSAC, 1e-8).to(&PpoConfig::adam_eps).to(&DqnConfig::adam_eps).to(&SacConfig::adam_eps));
 

@@ -294,6 +294,15 @@ void PpoLearner::scale_rewards(std::vector<SampleBatch>& batches) {
   }
 }
 
+void PpoLearner::update_obs_stats(const std::vector<SampleBatch>& batches, const PpoShard* shard) {
+  if (shard != nullptr) {
+    update_obs_stats_sharded(batches);
+  } else {
+    for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
+  }
+  refresh_obs_tensors();
+}
+
 void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out,
                          const PpoShard* shard) {
   const int64_t o = model_config_.obs_size;
@@ -305,14 +314,8 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
   }
   out.num_samples = n;
 
-  if (update_statistics && config_.normalize_observations) {
-    if (shard != nullptr) {
-      update_obs_stats_sharded(batches);
-    } else {
-      for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
-    }
-    refresh_obs_tensors();
-  }
+  const bool fold_statistics = update_statistics && config_.normalize_observations;
+  if (fold_statistics && !config_.obs_stats_after_update) update_obs_stats(batches, shard);
   const bool prescaled = shard != nullptr && shard->rewards_prescaled;
 
   // Stage raw observations [N + E, O], actions, old log-probs and (scaled) rewards.
@@ -357,6 +360,7 @@ void PpoLearner::prepare(const std::vector<SampleBatch>& batches, bool update_st
 
   // Values of every observation (samples, final and bootstrap) in one pass of the current network.
   torch::Tensor obs_all = normalize(to_device(obs_host_.data(), {n + extra, o}, torch::kFloat, device_));
+  if (fold_statistics && config_.obs_stats_after_update) update_obs_stats(batches, shard);  // as the workers saw them
   out.actions = discrete ? to_device(action_index_host_.data(), {n}, torch::kLong, device_)
                          : to_device(action_value_host_.data(), {n, a}, torch::kFloat, device_);
   torch::Tensor values_all;

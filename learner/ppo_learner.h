@@ -170,6 +170,9 @@ class PpoLearner {
                const PpoShard* shard = nullptr);
   void load_torch_archive(std::istream& in);  // the format before native/ppo_state_file.h
   void update_obs_stats_sharded(const std::vector<SampleBatch>& batches);
+  // Folds the batches' observations into the statistics (across the shards when sharded) and
+  // refreshes the tensors normalize() applies.
+  void update_obs_stats(const std::vector<SampleBatch>& batches, const PpoShard* shard);
   PpoLossOptions loss_options(double clip_param) const;
   torch::Tensor normalize(const torch::Tensor& obs) const;
   void refresh_obs_tensors();

@@ -116,6 +116,16 @@ void NativePpoLearner::normalize_rows(float* obs, int64_t rows) const {
   }
 }
 
+void NativePpoLearner::update_obs_stats(const std::vector<SampleBatch>& batches) {
+  for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
+  use_obs_stats();
+}
+
+void NativePpoLearner::use_obs_stats() {
+  obs_mean_.assign(obs_stats_.mean().begin(), obs_stats_.mean().end());  // rounded to float32 as the workers'
+  obs_var_.assign(obs_stats_.var().begin(), obs_stats_.var().end());
+}
+
 double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
   const int64_t o = model_config_.obs_size;
   int64_t n = 0, extra = 0;
@@ -124,11 +134,7 @@ double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
     extra += batch.num_envs;
     for (int32_t index : batch.final_obs_index) extra += (batch.truncated[index] && !batch.terminated[index]) ? 1 : 0;
   }
-  if (config_.normalize_observations) {
-    for (const SampleBatch& batch : batches) obs_stats_.update(batch.obs.data(), batch.num_transitions());
-    obs_mean_.assign(obs_stats_.mean().begin(), obs_stats_.mean().end());  // rounded to float32 as the workers'
-    obs_var_.assign(obs_stats_.var().begin(), obs_stats_.var().end());
-  }
+  if (config_.normalize_observations && !config_.obs_stats_after_update) update_obs_stats(batches);
 
   // Observations [N + E, O]: samples, then per fragment its final and bootstrap observations.
   obs_.resize(static_cast<size_t>((n + extra) * o));
@@ -164,7 +170,12 @@ double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
     }
     row += batch.num_transitions();
   }
-  if (config_.normalize_observations) normalize_rows(obs_.data(), n + extra);
+  if (config_.normalize_observations) {
+    // The statistics the workers acted with, unless the batch joined them above.
+    if (config_.obs_stats_after_update) use_obs_stats();
+    normalize_rows(obs_.data(), n + extra);
+    if (config_.obs_stats_after_update) update_obs_stats(batches);
+  }
 
   // Values of every observation (samples, final and bootstrap) with the current network.
   const float* values = value_->forward(params_.data(), obs_.data(), n + extra);

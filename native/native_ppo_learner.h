@@ -1,7 +1,8 @@
 // NativePpoLearner: the PPO update of learner/ppo_learner.h (single process, no shard, no hooks)
 // for separate policy and value MLPs on CPU, without LibTorch, so that a small run (CartPole)
 // never loads it. The same algorithm step for step, to float rounding: batch checks with the
-// same messages; observation statistics updated first and applied as float32 (as workers do);
+// same messages; observation statistics updated first (or, with obs_stats_after_update, after
+// the update, which then sees the observations as the workers did) and applied as float32;
 // reward scaling; values recomputed (or the batch's) for GAE with final-observation bootstrap
 // at truncations and bootstrap_obs at fragment ends; epochs of minibatches in the permutation
 // stream PpoLearner draws (an Rng seeded from (seed, num_updates)); per-minibatch advantage
@@ -89,6 +90,10 @@ class NativePpoLearner {
   // log-probs, advantages, returns, old values); returns the explained variance.
   double prepare(const std::vector<SampleBatch>& batches);
   void normalize_rows(float* obs, int64_t rows) const;
+  // Folds the batches' observations into the statistics and uses them (use_obs_stats).
+  void update_obs_stats(const std::vector<SampleBatch>& batches);
+  // normalize_rows applies the statistics as they are now, rounded to float32 as the workers' are.
+  void use_obs_stats();
   // Gradient of one minibatch (rows of the staged samples in `order`) into grads_; writes the
   // loss statistics [policy_loss, vf_loss, entropy, approx_kl, clip_fraction].
   void minibatch_gradients(const int64_t* order, int64_t rows, double clip_param, double stats[5]);

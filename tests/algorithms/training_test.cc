@@ -187,3 +187,43 @@ TEST_CASE("ortho_init reaches the initial weights of both PPO back ends", "[algo
 }
 
 }  // namespace rlx
+
+namespace rlx {
+
+TEST_CASE("obs_stats_after_update: the update sees the observations as the workers normalised them", "[algorithms][normalization]") {
+  for (const char* backend : {"native", "torch"}) {
+    for (const bool after : {true, false}) {
+      INFO(backend << " obs_stats_after_update " << after);
+      TempDir dir;
+      // One epoch of one minibatch: its ratios are those of the update's start, pi over the workers'
+      // mu. A narrow policy (std e^-2, outputs not scaled down) makes the ratios feel the statistics.
+      const Experiment experiment =
+          tiny("pendulum-ppo.yaml", {std::string("learner_backend=") + backend, "rollout_fragment_length=256",
+                                     "num_epochs=1", "minibatch_size=1024", "stop.training_iteration=4", "log_std_init=-2", "ortho_init=false",
+                                     std::string("obs_stats_after_update=") + (after ? "true" : "false")});
+      train_quietly(experiment, dir.path());
+      std::ifstream rows(dir.path() / "pendulum-ppo" / "trial" / "result.jsonl");
+      double largest_clip_fraction = 0.0, largest_kl = 0.0;
+      int count = 0;
+      for (std::string line; std::getline(rows, line);) {
+        const nlohmann::json learner = nlohmann::json::parse(line).at("learner");
+        largest_clip_fraction = std::max(largest_clip_fraction, learner.at("clip_fraction").get<double>());
+        largest_kl = std::max(largest_kl, std::abs(learner.at("approx_kl").get<double>()));
+        ++count;
+      }
+      REQUIRE(count == 4);
+      if (after) {
+        // The learner's log-probs are the workers' to the bit: no ratio starts away from 1.
+        CHECK(largest_clip_fraction == 0.0);
+        CHECK(largest_kl < 1e-6);
+      } else {
+        // Statistics that moved with the batch shift the ratios before any step (0.56 and 0.66
+        // of the samples outside the clip here, most in the first update, whose workers had no
+        // statistics yet).
+        CHECK(largest_clip_fraction > 0.1);
+      }
+    }
+  }
+}
+
+}  // namespace rlx
