@@ -156,10 +156,6 @@ TEST_CASE("Every example in experiments/ loads and builds its algorithm", "[algo
   CHECK(examples >= 15);
 }
 
-}  // namespace rlx
-
-namespace rlx {
-
 TEST_CASE("ortho_init reaches the initial weights of both PPO back ends", "[algorithms][model]") {
   for (const char* backend : {"native", "torch"}) {
     for (const bool ortho : {true, false}) {
@@ -185,10 +181,6 @@ TEST_CASE("ortho_init reaches the initial weights of both PPO back ends", "[algo
     }
   }
 }
-
-}  // namespace rlx
-
-namespace rlx {
 
 TEST_CASE("obs_stats_after_update: the update sees the observations as the workers normalised them", "[algorithms][normalization]") {
   for (const char* backend : {"native", "torch"}) {

@@ -260,13 +260,20 @@ TEST_CASE("the kernel's tanh is within 2e-7 of std::tanh", "[models]") {
   CHECK(std::isnan(out));
 }
 
-TEST_CASE("initial_parameters are orthogonal with each layer's gain, zero biases and seeded", "[models]") {
-  rlx::PolicyModelConfig config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
-  const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
+// initial_parameters(layout, 5), once checked to be decided by its seed and to start a
+// three-action log_std at -0.4.
+static std::vector<float> seeded_initial_parameters(const rlx::ActorCriticLayout& layout) {
   const std::vector<float> flat = rlx::initial_parameters(layout, 5);
   CHECK(flat == rlx::initial_parameters(layout, 5));
   CHECK(flat != rlx::initial_parameters(layout, 6));
   for (size_t i = 0; i < 3; ++i) CHECK(flat[layout.log_std->offset + i] == Approx(-0.4));
+  return flat;
+}
+
+TEST_CASE("initial_parameters are orthogonal with each layer's gain, zero biases and seeded", "[models]") {
+  rlx::PolicyModelConfig config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
+  const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
+  const std::vector<float> flat = seeded_initial_parameters(layout);
   for (const rlx::DenseChain* chain : {&layout.policy_chain, &layout.value_chain}) {
     for (const rlx::DenseLayerSpec& layer : *chain) {
       CAPTURE(layer.name);
@@ -294,10 +301,7 @@ TEST_CASE("initial_parameters without ortho_init draw PyTorch's nn.Linear defaul
   rlx::PolicyModelConfig config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
   config.ortho_init = false;
   const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
-  const std::vector<float> flat = rlx::initial_parameters(layout, 5);
-  CHECK(flat == rlx::initial_parameters(layout, 5));
-  CHECK(flat != rlx::initial_parameters(layout, 6));
-  for (size_t i = 0; i < 3; ++i) CHECK(flat[layout.log_std->offset + i] == Approx(-0.4));
+  const std::vector<float> flat = seeded_initial_parameters(layout);
   for (const rlx::DenseChain* chain : {&layout.policy_chain, &layout.value_chain}) {
     for (const rlx::DenseLayerSpec& layer : *chain) {
       CAPTURE(layer.name);
