@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -86,6 +87,29 @@ TEST_CASE("rlx train survives hostile peers and still solves CartPole", "[cli][h
   int attacks_sent = 0;
   int lies_sent = 0;
   std::vector<std::chrono::system_clock::time_point> attack_times;
+  // The first wave: one peer per kind of attack, all joining at once as soon as the learner is up,
+  // so that every kind lands early in the run however fast it solves (0.6 s on a quiet machine).
+  // Each peer is refused and dropped after its one fragment.
+  std::vector<std::future<std::optional<std::chrono::system_clock::time_point>>> wave;
+  for (const rlx::test::Attack& attack : attacks) {
+    wave.push_back(std::async(std::launch::async, [&context, &endpoint, &attack]() {
+      rlx::test::HostilePeer attacker(context, endpoint);
+      std::optional<std::chrono::system_clock::time_point> sent;
+      if (!attacker.join(20000ms)) return sent;  // the run never came up, or was over
+      rlx::SampleBatch bad = rlx::test::contract_fragment(32, 4, attacker.latest_version());
+      attack.spoil(bad);
+      attacker.send_fragment(bad);
+      sent = std::chrono::system_clock::now();
+      attacker.read(100ms);
+      return sent;
+    }));
+  }
+  for (auto& peer : wave) {
+    if (const auto sent = peer.get()) {
+      attack_times.push_back(*sent);
+      ++attacks_sent;
+    }
+  }
   for (size_t i = 0; run.wait_for(0ms) != std::future_status::ready; ++i) {
     rlx::test::HostilePeer attacker(context, endpoint);
     if (!attacker.join(2000ms)) continue;  // the learner is not up yet, or is done
