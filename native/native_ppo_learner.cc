@@ -385,8 +385,7 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
         obs_stats_ = before.obs_stats;
         reward_scaler_ = before.reward_scaler;
         num_updates_ = before.num_updates;
-        obs_mean_.assign(obs_stats_.mean().begin(), obs_stats_.mean().end());
-        obs_var_.assign(obs_stats_.var().begin(), obs_stats_.var().end());
+        use_obs_stats();
         throw NonFiniteLearnerError(detail + " (not finite); the update was undone, no weight changed (try a smaller lr "
                                     "or grad_clip, or normalize_observations)");
       }
