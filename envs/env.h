@@ -1,5 +1,6 @@
 // The environment API: Gymnasium semantics over caller-owned buffers, no allocation per step.
-// This header (with core/space.h, core/env_spec.h, core/rng.h) is all a plugin needs.
+// This header (with core/space.h, core/env_spec.h, core/rng.h, core/rgb_image.h) is all a plugin
+// needs.
 //
 // The contract is checked where it cannot cost a plugin author a debugging session: an env
 // writes its observation through an ObsSpan (index-checked), into a buffer of the Env's own
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/env_spec.h"
+#include "core/rgb_image.h"
 #include "core/rng.h"
 
 namespace rlx {
@@ -67,9 +69,9 @@ class EnvOutputError : public EnvContractError {
         step_(error.step_),
         field_(error.field_) {}
 
-  const std::string& call() const { return call_; }    // "reset", "step" or "set_state"
+  const std::string& call() const { return call_; }    // "reset", "step", "set_state", "render" or "render_fps"
   int64_t step() const { return step_; }               // steps of the episode when it happened (0: reset)
-  const std::string& field() const { return field_; }  // e.g. "observation[2]" or "reward"
+  const std::string& field() const { return field_; }  // e.g. "observation[2]", "reward" or "image"
 
  private:
   std::string call_;
@@ -220,6 +222,36 @@ class Env {
     elapsed_steps_ = snapshot.elapsed_steps;
   }
 
+  // The largest width or height, in pixels, of an image render() returns.
+  static constexpr int kMaxRenderSide = 8192;
+  // render_fps() of an env that states no frame rate of its own.
+  static constexpr double kDefaultRenderFps = 30;
+  // The highest frame rate render_fps() may give.
+  static constexpr double kMaxRenderFps = 1000;
+
+  // A picture of the env's current state, for videos (rlx evaluate --record, record_video_every);
+  // nullopt when the env draws none (the default). Throws EnvOutputError naming the env when the
+  // image is malformed: a width or height outside [1, kMaxRenderSide], or rgb not width * height
+  // * 3 bytes. Built-in envs are drawn by rlx's own renderers (watch/) and draw nothing here.
+  std::optional<RgbImage> render() const {
+    std::optional<RgbImage> image = render_image();
+    if (image) check_image(*image);
+    return image;
+  }
+
+  // The frame rate a video of this env plays at in real time (Gymnasium's
+  // metadata["render_fps"]: 1 / the time one step covers); kDefaultRenderFps unless the env says.
+  // Throws EnvOutputError when the env's rate is outside (0, kMaxRenderFps].
+  double render_fps() const {
+    const double fps = frames_per_second();
+    if (!(fps > 0 && fps <= kMaxRenderFps)) {
+      throw EnvOutputError(spec_.id, "render_fps", elapsed_steps_, "frames per second",
+                           "is " + std::to_string(fps) + ", expected a rate in (0, " +
+                               std::to_string(static_cast<int>(kMaxRenderFps)) + "]");
+    }
+    return fps;
+  }
+
  protected:
   // Draws the initial state from rng and writes the first observation.
   virtual void reset_episode(Rng& rng, ObsSpan obs) = 0;
@@ -239,6 +271,13 @@ class Env {
     (void)state;
     throw std::logic_error(spec_.id + " does not support exact snapshots");
   }
+
+  // render()'s hook: draws the current state (any size up to kMaxRenderSide, the same size every
+  // call), or returns nullopt (the default) when the env draws no pictures. Must not change the
+  // env's state.
+  virtual std::optional<RgbImage> render_image() const { return std::nullopt; }
+  // render_fps()'s hook: the env's frame rate, e.g. 1 / the seconds one step covers.
+  virtual double frames_per_second() const { return kDefaultRenderFps; }
 
   // The episode generator, for envs that draw noise during steps.
   Rng& rng() { return rng_; }
@@ -279,6 +318,22 @@ class Env {
     return EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(error.index()) + "]",
                           "is outside the observation's " + std::to_string(spec_.observation_space.size()) +
                               " elements (observation_space " + spec_.observation_space.to_string() + ")");
+  }
+
+  // Throws the EnvOutputError of a malformed render_image().
+  void check_image(const RgbImage& image) const {
+    const std::string size = std::to_string(image.width) + " x " + std::to_string(image.height);
+    if (image.width < 1 || image.height < 1 || image.width > kMaxRenderSide || image.height > kMaxRenderSide) {
+      throw EnvOutputError(spec_.id, "render", elapsed_steps_, "image",
+                           "is " + size + " pixels, expected a width and height in [1, " +
+                               std::to_string(kMaxRenderSide) + "]");
+    }
+    const size_t expected = static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 3;
+    if (image.rgb.size() != expected) {
+      throw EnvOutputError(spec_.id, "render", elapsed_steps_, "image",
+                           "has " + std::to_string(image.rgb.size()) + " bytes of RGB, expected width * height * 3 = " +
+                               std::to_string(expected) + " (" + size + " pixels)");
+    }
   }
 
   // Checks what the hook wrote (size, completeness, finiteness, reward) and copies it to obs. One

@@ -21,7 +21,7 @@
 // registration function with a registrar of its own. The registrar's add() may throw
 // std::invalid_argument (malformed spec); a plugin lets such exceptions propagate.
 //
-// What the version covers: the C++ layout of everything that crosses the boundary (Env,
+// What the version covers: the C++ layout of everything that crosses the boundary (Env, RgbImage,
 // EnvSpec, Space, Rng, Action, StepResult, EnvFactory, EnvRegistrar). Any change to those
 // headers that alters layout, virtual functions or semantics must bump kEnvPluginAbiVersion.
 // Because C++ types (std::string, std::vector, std::function) cross the boundary, a plugin
@@ -38,7 +38,7 @@ namespace rlx {
 
 // Version of the plugin ABI; bumped whenever the headers a plugin compiles against change
 // incompatibly.
-constexpr int kEnvPluginAbiVersion = 3;  // 3: Env::reset_seed()
+constexpr int kEnvPluginAbiVersion = 4;  // 3: Env::reset_seed(); 4: Env::render() and its hooks
 
 // Names of the two symbols every plugin exports (see RLX_ENV_PLUGIN).
 constexpr const char* kEnvPluginAbiVersionSymbol = "rlx_env_plugin_abi_version";

@@ -39,6 +39,19 @@ void add_python_path(const std::vector<std::string>& dirs);
 // The directories add_python_path was given, in order (passed on to local worker processes).
 std::vector<std::string> python_path();
 
+// While one is alive, the Python envs that global_env_registry() makes are constructed to draw
+// frames: with render_mode="rgb_array" added to env_config when it sets no render_mode and the
+// class's constructor has a render_mode parameter (Gymnasium's envs draw only when asked at
+// construction). Held by code that films an env (rlx evaluate --record, record_video_every's
+// check); process-wide, nests. Training envs are constructed as env_config says.
+class ScopedPythonRenderMode {
+ public:
+  ScopedPythonRenderMode();
+  ~ScopedPythonRenderMode();
+  ScopedPythonRenderMode(const ScopedPythonRenderMode&) = delete;
+  ScopedPythonRenderMode& operator=(const ScopedPythonRenderMode&) = delete;
+};
+
 // Makes env_id ("python:MODULE:ATTRIBUTE") known to global_env_registry(): starts the embedded
 // interpreter (once per process), imports MODULE, constructs ATTRIBUTE(**env_config) once to read
 // its spaces and time limit, and registers a factory that constructs one instance per env.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -30,6 +31,12 @@ std::mutex& python_mutex() {
 std::vector<std::string>& path_dirs() {
   static std::vector<std::string> dirs;
   return dirs;
+}
+
+// How many ScopedPythonRenderMode are alive.
+std::atomic<int>& render_mode_scopes() {
+  static std::atomic<int> scopes{0};
+  return scopes;
 }
 
 // Where the bridge may be: $RLX_PYTHON_BRIDGE, beside this executable (a build tree, bin/ of an
@@ -82,6 +89,10 @@ PythonRegisterEnvFn bridge() {
 
 }  // namespace
 
+ScopedPythonRenderMode::ScopedPythonRenderMode() { ++render_mode_scopes(); }
+
+ScopedPythonRenderMode::~ScopedPythonRenderMode() { --render_mode_scopes(); }
+
 void add_python_path(const std::vector<std::string>& dirs) {
   const std::lock_guard<std::mutex> lock(python_mutex());
   for (const std::string& dir : dirs) {
@@ -109,7 +120,8 @@ void register_python_env(const std::string& env_id, const std::string& env_confi
   if (global_env_registry().contains(env_id)) {
     throw ConfigError(env_id + ": the id is taken by an environment that is not a Python class");
   }
-  bridge()(global_env_registry(), env_id, env_config_json, path_dirs());
+  PythonEnvRegistration registration{env_id, env_config_json, path_dirs(), [] { return render_mode_scopes() > 0; }};
+  bridge()(global_env_registry(), registration);
   registered.emplace(env_id, env_config_json);
 }
 

@@ -155,7 +155,7 @@ class ClassicRenderer : public EnvRenderer {
         fps_(fps),
         draw_(std::move(draw)) {}
 
-  Frame render(const std::vector<double>& state) override {
+  RgbImage render(const std::vector<double>& state) override {
     require_size(env_id_, state, state_size_);
     std::unique_ptr<cairo_surface_t, SurfaceDeleter> surface(
         cairo_image_surface_create(CAIRO_FORMAT_RGB24, width_, height_));
@@ -170,7 +170,7 @@ class ClassicRenderer : public EnvRenderer {
     draw_(cr, state);
     cairo_surface_flush(surface.get());
 
-    Frame frame(width_, height_);
+    RgbImage frame(width_, height_);
     const unsigned char* data = cairo_image_surface_get_data(surface.get());
     const int stride = cairo_image_surface_get_stride(surface.get());
     for (int y = 0; y < height_; ++y) {

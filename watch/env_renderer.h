@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "watch/frame.h"
+#include "core/rgb_image.h"
 #include "watch/renderable_envs.h"
 
 namespace rlx {
@@ -18,7 +18,7 @@ class EnvRenderer {
 
   // Draws the state (the env's exact_state()) into a new frame of the renderer's size.
   // std::invalid_argument when the state has the wrong size.
-  virtual Frame render(const std::vector<double>& state) = 0;
+  virtual RgbImage render(const std::vector<double>& state) = 0;
 
   // The env's own frame rate (Gymnasium's render_fps: 1 / the time one step covers).
   virtual double fps() const = 0;

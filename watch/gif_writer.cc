@@ -48,7 +48,7 @@ class GifWriter : public VideoWriter {
 
   ~GifWriter() override { abandon(); }
 
-  void add(const Frame& frame) override {
+  void add(const RgbImage& frame) override {
     if (frame.width != width_ || frame.height != height_) {
       throw std::invalid_argument(path_.string() + ": a frame of " + std::to_string(frame.width) + " x " +
                                   std::to_string(frame.height) + " in a GIF of " + std::to_string(width_) + " x " +

@@ -57,7 +57,7 @@ class Mp4Writer : public VideoWriter {
 
   ~Mp4Writer() override { abandon(); }
 
-  void add(const Frame& frame) override {
+  void add(const RgbImage& frame) override {
     if (frame.width != width_ || frame.height != height_) {
       throw std::invalid_argument(path_.string() + ": a frame of " + std::to_string(frame.width) + " x " +
                                   std::to_string(frame.height) + " in a video of " + std::to_string(width_) + " x " +

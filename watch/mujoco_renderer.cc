@@ -70,7 +70,7 @@ class MujocoRenderer : public EnvRenderer {
     mjv_freeScene(&scene_);
   }
 
-  Frame render(const std::vector<double>& state) override {
+  RgbImage render(const std::vector<double>& state) override {
     const mjModel& m = *model_;
     const auto expected = static_cast<size_t>(m.nq + 2 * m.nv + m.na + 3 * m.nbody + 1);
     if (state.size() != expected) {
@@ -91,7 +91,7 @@ class MujocoRenderer : public EnvRenderer {
     mjr_render(viewport, &scene_, &context_);
     std::vector<unsigned char> bottom_up(static_cast<size_t>(width_) * height_ * 3);
     mjr_readPixels(bottom_up.data(), nullptr, viewport, &context_);
-    Frame frame(width_, height_);
+    RgbImage frame(width_, height_);
     const size_t row_bytes = static_cast<size_t>(width_) * 3;
     for (int y = 0; y < height_; ++y) {
       std::copy_n(bottom_up.data() + static_cast<size_t>(height_ - 1 - y) * row_bytes, row_bytes, frame.pixel(0, y));

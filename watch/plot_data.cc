@@ -8,10 +8,13 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_read.h"
 #include "core/results.h"
 #include "watch/plot_axes.h"
 
@@ -21,6 +24,16 @@ namespace {
 
 constexpr const char* kProgressFile = "progress.csv";
 constexpr const char* kParamsFile = "params.yaml";
+
+// The text of a file to plot; std::runtime_error "FILE: cannot be read: REASON" and `hint` when
+// it cannot be read.
+std::string read_plot_file(const std::filesystem::path& file, const std::string& hint) {
+  try {
+    return read_file(file);
+  } catch (const std::system_error& error) {
+    throw std::runtime_error(file.string() + ": cannot be read: " + file_error_reason(error) + hint);
+  }
+}
 
 double cell_number(const std::string& cell) {
   if (cell.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -92,8 +105,7 @@ Series TrialResults::series(const std::string& x, const std::string& y) const {
 
 TrialResults read_trial(const std::filesystem::path& dir) {
   const std::filesystem::path file = dir / kProgressFile;
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot be read (is '" + dir.string() + "' a trial folder?)");
+  std::istringstream in(read_plot_file(file, " (is '" + dir.string() + "' a trial folder?)"));
   TrialResults trial;
   trial.dir = dir;
   trial.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
@@ -202,8 +214,7 @@ Band band_of(const std::vector<Series>& runs) {
 }
 
 std::vector<ExploitEdge> read_pbt_edges(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  if (!in) throw std::runtime_error(log.string() + ": cannot be read");
+  std::istringstream in(read_plot_file(log, ""));
   std::vector<ExploitEdge> edges;
   std::string line;
   int number = 0;

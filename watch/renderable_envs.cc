@@ -1,7 +1,13 @@
-// The built-in envs with renderers: classic control (Cairo) and MuJoCo.
+// The built-in envs with renderers (classic control: Cairo; MuJoCo), and the check of an env
+// that draws itself.
 #include "watch/renderable_envs.h"
 
 #include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "envs/python_env.h"
+#include "envs/registry.h"
 
 namespace rlx {
 
@@ -13,6 +19,15 @@ std::vector<std::string> renderable_env_ids() {
 bool is_renderable_env(const std::string& env_id) {
   const std::vector<std::string> ids = renderable_env_ids();
   return std::find(ids.begin(), ids.end(), env_id) != ids.end();
+}
+
+bool can_film_env(const std::string& env_id) {
+  if (is_renderable_env(env_id)) return true;
+  const ScopedPythonRenderMode render_mode;
+  const std::unique_ptr<Env> env = global_env_registry().make(env_id);
+  std::vector<float> obs(static_cast<size_t>(env->spec().observation_space.size()));
+  env->reset(0, obs.data());
+  return env->render().has_value();
 }
 
 }  // namespace rlx

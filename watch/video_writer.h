@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "watch/frame.h"
+#include "core/rgb_image.h"
 
 namespace rlx {
 
@@ -15,7 +15,7 @@ class VideoWriter {
   virtual ~VideoWriter() = default;
 
   // Appends a frame (the size the writer was opened with; std::invalid_argument otherwise).
-  virtual void add(const Frame& frame) = 0;
+  virtual void add(const RgbImage& frame) = 0;
 
   // Flushes the encoder, closes the file and renames it to its path. std::runtime_error naming
   // the file when encoding or writing fails.

@@ -4,9 +4,11 @@
 // with probability 0.1 the floor is slippery and the agent moves the other way. Reaching
 // cell 9 pays +1 and ends the episode, falling into cell 0 pays -1 and ends it, every other
 // step costs 0.01. The observation is a one-hot vector of the agent's cell; the time limit
-// is 50 steps. state() is {cell}.
+// is 50 steps. state() is {cell}. render() draws the corridor (rlx evaluate --record films it).
 #include <cmath>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +26,28 @@ constexpr int kStartHigh = 6;
 constexpr double kSlipProbability = 0.1;
 constexpr double kStepCost = 0.01;
 constexpr int kTimeLimit = 50;
+
+// The picture: one square of kCellPixels per cell, the agent a disc in its cell.
+constexpr int kCellPixels = 40;
+constexpr int kCellGap = 4;  // background between the squares
+constexpr int kAgentRadius = 13;
+constexpr double kFramesPerSecond = 5;  // slow enough to follow each step
+
+struct Colour {
+  uint8_t r, g, b;
+};
+constexpr Colour kBackground{40, 44, 52};
+constexpr Colour kFloor{200, 200, 200};
+constexpr Colour kPitColour{200, 40, 40};
+constexpr Colour kGoalColour{40, 170, 70};
+constexpr Colour kAgentColour{50, 100, 230};
+
+void put(rlx::RgbImage& image, int x, int y, Colour colour) {
+  uint8_t* pixel = image.pixel(x, y);
+  pixel[0] = colour.r;
+  pixel[1] = colour.g;
+  pixel[2] = colour.b;
+}
 
 class GridWalkEnv : public rlx::Env {
  public:
@@ -43,6 +67,30 @@ class GridWalkEnv : public rlx::Env {
   std::vector<double> state() const override { return {static_cast<double>(cell_)}; }
 
  protected:
+  // The corridor as 10 squares left to right (the pit red, the goal green, the others grey) and
+  // the agent as a blue disc on its cell: a 400 x 40 image.
+  std::optional<rlx::RgbImage> render_image() const override {
+    rlx::RgbImage image(kCells * kCellPixels, kCellPixels);
+    for (int y = 0; y < image.height; ++y) {
+      for (int x = 0; x < image.width; ++x) {
+        const int cell = x / kCellPixels;
+        const int cell_x = x % kCellPixels, cell_y = y;
+        const bool in_square = cell_x >= kCellGap / 2 && cell_x < kCellPixels - kCellGap / 2 && cell_y >= kCellGap / 2 &&
+                               cell_y < kCellPixels - kCellGap / 2;
+        const int dx = cell_x - kCellPixels / 2, dy = cell_y - kCellPixels / 2;
+        if (cell == cell_ && dx * dx + dy * dy <= kAgentRadius * kAgentRadius) {
+          put(image, x, y, kAgentColour);
+        } else if (in_square) {
+          put(image, x, y, cell == kPit ? kPitColour : cell == kGoal ? kGoalColour : kFloor);
+        } else {
+          put(image, x, y, kBackground);
+        }
+      }
+    }
+    return image;
+  }
+  double frames_per_second() const override { return kFramesPerSecond; }
+
   // set_state: places the agent in a cell.
   void set_physical_state(const std::vector<double>& state, rlx::ObsSpan obs) override {
     if (state.size() != 1) {

@@ -8,6 +8,11 @@ typing, so any class with these attributes and methods trains.
 
 The spaces are small stand-ins for gymnasium.spaces.Box and Discrete with the attributes rlx
 reads (shape, low, high, dtype; n). A real gymnasium.Env subclass works the same way.
+
+render() draws Gymnasium's picture with NumPy when the env is constructed with
+render_mode="rgb_array", which rlx does when it films it:
+
+    rlx evaluate runs/cartpole-python-ppo/TRIAL/checkpoints/checkpoint_000005 --record cartpole.mp4
 """
 
 import math
@@ -40,8 +45,14 @@ class CartPoleEnv:
     # rlx truncates episodes at this many steps (Gymnasium's TimeLimit for CartPole-v1).
     max_episode_steps = 500
     reward_threshold = 475.0
+    # render_fps: a video plays 50 frames a second, one a step (tau = 0.02 s).
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
 
-    def __init__(self, gravity=9.8, force_mag=10.0):
+    # The picture, in pixels, as Gymnasium's CartPole draws it.
+    screen_width = 600
+    screen_height = 400
+
+    def __init__(self, gravity=9.8, force_mag=10.0, render_mode=None):
         self.gravity = float(gravity)
         self.masscart = 1.0
         self.masspole = 0.1
@@ -57,6 +68,9 @@ class CartPoleEnv:
         self.action_space = Discrete(2)
         self.np_random = np.random.default_rng()
         self.state = None
+        self.render_mode = render_mode
+        # Every pixel's column and row, for the drawing.
+        self._columns, self._rows = np.meshgrid(np.arange(self.screen_width), np.arange(self.screen_height))
 
     def reset(self, seed=None, options=None):
         if seed is not None:
@@ -81,6 +95,33 @@ class CartPoleEnv:
         terminated = bool(x < -self.x_threshold or x > self.x_threshold or
                           theta < -self.theta_threshold_radians or theta > self.theta_threshold_radians)
         return np.array(self.state, dtype=np.float32), 1.0, terminated, False, {}
+
+    def render(self):
+        """Gymnasium's picture of the cart and pole: a (400, 600, 3) uint8 array; None unless the
+        env was constructed with render_mode="rgb_array" (or before the first reset)."""
+        if self.render_mode != "rgb_array" or self.state is None:
+            return None
+        x, _, theta, _ = self.state
+        scale = self.screen_width / (self.x_threshold * 2)
+        pole_width, pole_length = 10.0, scale * (2 * self.length)
+        cart_width, cart_height = 50.0, 30.0
+        track_row = self.screen_height - 100  # rows count from the top
+        cart_column = x * scale + self.screen_width / 2.0
+        axle_row = track_row - cart_height / 4.0
+
+        image = np.full((self.screen_height, self.screen_width, 3), 255, dtype=np.uint8)
+        image[track_row, :] = 0
+        columns, rows = self._columns, self._rows
+        cart = (np.abs(columns - cart_column) <= cart_width / 2) & (np.abs(rows - track_row) <= cart_height / 2)
+        image[cart] = 0
+        # The pole: a rectangle from the axle along (sin theta, -cos theta) in (column, row).
+        along = (columns - cart_column) * math.sin(theta) - (rows - axle_row) * math.cos(theta)
+        across = (columns - cart_column) * math.cos(theta) + (rows - axle_row) * math.sin(theta)
+        pole = (along >= -pole_width / 2) & (along <= pole_length - pole_width / 2) & (np.abs(across) <= pole_width / 2)
+        image[pole] = (202, 152, 101)
+        axle = (columns - cart_column) ** 2 + (rows - axle_row) ** 2 <= (pole_width / 2) ** 2
+        image[axle] = (129, 132, 203)
+        return image
 
     def close(self):
         pass

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -150,6 +151,31 @@ TEST_CASE("the custom_env example builds against the build tree's rlx package an
     CHECK_THROWS_AS(env->step(rlx::Action{2, nullptr}, obs.data()), std::invalid_argument);
   }
 
+  SECTION("render draws the corridor: the pit red, the goal green, the agent a blue disc on its cell") {
+    env->reset(3, obs.data());
+    env->set_state({4.0}, obs.data());
+    const std::optional<rlx::RgbImage> image = env->render();
+    REQUIRE(image);
+    CHECK(image->width == 400);
+    CHECK(image->height == 40);
+    // The middle of cell i is pixel (40 i + 20, 20); a square's corner is (40 i + 4, 4).
+    const auto colour = [&](int x, int y) {
+      const uint8_t* pixel = image->pixel(x, y);
+      return std::vector<int>{pixel[0], pixel[1], pixel[2]};
+    };
+    CHECK(colour(20, 20) == std::vector<int>{200, 40, 40});    // the pit
+    CHECK(colour(380, 20) == std::vector<int>{40, 170, 70});   // the goal
+    CHECK(colour(180, 20) == std::vector<int>{50, 100, 230});  // the agent in cell 4
+    CHECK(colour(164, 4) == std::vector<int>{200, 200, 200});  // the floor of cell 4 around the disc
+    CHECK(colour(140, 20) == std::vector<int>{200, 200, 200}); // cell 3: no agent
+    env->set_state({5.0}, obs.data());
+    const std::optional<rlx::RgbImage> moved = env->render();
+    REQUIRE(moved);
+    CHECK(moved->pixel(180, 20)[2] == 200);  // cell 4: floor again
+    CHECK(moved->pixel(220, 20)[2] == 230);  // cell 5: the agent
+    CHECK(env->render_fps() == 5);
+  }
+
   SECTION("the time limit truncates an agent that stays in the middle") {
     env->reset(5, obs.data());
     rlx::StepResult result;
@@ -271,6 +297,22 @@ TEST_CASE("loading a plugin reports what is wrong, naming the path", "[envs][plu
   }
 
   CHECK(registry.ids() == ids_after);
+}
+
+TEST_CASE("every way a plugin fails to load is an EnvPluginError, an input error", "[envs][plugins]") {
+  const fs::path text_file = scratch_dir("plugin_error_type") / "not_a_library.so";
+  std::ofstream(text_file) << "just text\n";
+  const fs::path dir = scratch_dir("plugin_error_dir");
+  for (const std::string path : {std::string("/nonexistent/librlx_nothing.so"), dir.string(), text_file.string(),
+                                 std::string(RLX_TEST_PLUGIN_NO_SYMBOLS), std::string(RLX_TEST_PLUGIN_NO_REGISTER),
+                                 std::string(RLX_TEST_PLUGIN_WRONG_ABI), std::string(RLX_TEST_PLUGIN_THROWS)}) {
+    INFO(path);
+    rlx::EnvRegistry registry;
+    CHECK_THROWS_AS(rlx::load_env_plugin(path, registry), rlx::EnvPluginError);
+  }
+  rlx::EnvRegistry registry;
+  rlx::load_env_plugin(RLX_TEST_PLUGIN_GOOD, registry);
+  CHECK_THROWS_AS(rlx::load_env_plugin(RLX_TEST_PLUGIN_GOOD, registry), rlx::EnvPluginError);  // an id taken
 }
 
 TEST_CASE("EnvPluginLoader loads each file once and retries after a failure", "[envs][plugins]") {

@@ -24,16 +24,16 @@ namespace fs = std::filesystem;
 
 const fs::path kReferenceDir = fs::path(RLX_SOURCE_DIR) / "tests" / "data" / "watch";
 
-std::string to_ppm(const rlx::Frame& frame) {
+std::string to_ppm(const rlx::RgbImage& frame) {
   std::string text = "P6\n" + std::to_string(frame.width) + " " + std::to_string(frame.height) + "\n255\n";
   text.append(reinterpret_cast<const char*>(frame.rgb.data()), frame.rgb.size());
   return text;
 }
 
-rlx::Frame from_ppm(const std::string& text) {
+rlx::RgbImage from_ppm(const std::string& text) {
   int width = 0, height = 0, max_value = 0, consumed = 0;
   REQUIRE(std::sscanf(text.c_str(), "P6 %d %d %d%n", &width, &height, &max_value, &consumed) == 3);
-  rlx::Frame frame(width, height);
+  rlx::RgbImage frame(width, height);
   REQUIRE(text.size() == static_cast<size_t>(consumed) + 1 + frame.rgb.size());
   std::copy(text.begin() + consumed + 1, text.end(), frame.rgb.begin());
   return frame;
@@ -56,7 +56,7 @@ std::vector<double> state_after(const std::string& env_id, int steps) {
   return env->snapshot().value().exact_state;
 }
 
-size_t distinct_colours(const rlx::Frame& frame) {
+size_t distinct_colours(const rlx::RgbImage& frame) {
   std::set<uint32_t> colours;
   for (size_t i = 0; i + 2 < frame.rgb.size(); i += 3) {
     colours.insert(uint32_t{frame.rgb[i]} << 16 | uint32_t{frame.rgb[i + 1]} << 8 | frame.rgb[i + 2]);
@@ -65,11 +65,11 @@ size_t distinct_colours(const rlx::Frame& frame) {
 }
 
 // Compares with the stored reference (or writes it under RLX_UPDATE_REFERENCES=1).
-void check_against_reference(const rlx::Frame& frame, const std::string& name) {
+void check_against_reference(const rlx::RgbImage& frame, const std::string& name) {
   const fs::path path = kReferenceDir / name;
   const char* update = std::getenv("RLX_UPDATE_REFERENCES");
   if (update != nullptr && std::string(update) == "1") rlx::write_file_atomic(path, to_ppm(frame));
-  const rlx::Frame reference = from_ppm(rlx::read_file(path));
+  const rlx::RgbImage reference = from_ppm(rlx::read_file(path));
   REQUIRE(reference.width == frame.width);
   REQUIRE(reference.height == frame.height);
   double total = 0;
@@ -95,7 +95,7 @@ TEST_CASE("every built-in env draws frames of the size asked for", "[watch][vide
     INFO(id);
     auto renderer = rlx::make_env_renderer(id, 64, 48);
     const std::vector<double> start = state_after(id, 0), later = state_after(id, 20);
-    const rlx::Frame first = renderer->render(start);
+    const rlx::RgbImage first = renderer->render(start);
     CHECK(first.width == 64);
     CHECK(first.height == 48);
     CHECK(first.rgb.size() == 64u * 48u * 3u);
@@ -107,7 +107,7 @@ TEST_CASE("every built-in env draws frames of the size asked for", "[watch][vide
 }
 
 TEST_CASE("renderers take Gymnasium's frame sizes and rates by default", "[watch][video][render]") {
-  const rlx::Frame cart_pole = rlx::make_env_renderer("CartPole-v1", 0, 0)->render({0, 0, 0.1, 0});
+  const rlx::RgbImage cart_pole = rlx::make_env_renderer("CartPole-v1", 0, 0)->render({0, 0, 0.1, 0});
   CHECK(cart_pole.width == 600);
   CHECK(cart_pole.height == 400);
   CHECK(rlx::make_env_renderer("CartPole-v1", 0, 0)->fps() == 50);

@@ -47,9 +47,12 @@ TEST_CASE("read_trial reads progress.csv's columns, numbers and params.yaml's ex
   CHECK_THROWS_AS(results.series("timesteps_total", "no_such_column"), std::invalid_argument);
 }
 
-TEST_CASE("read_trial without progress.csv names the file", "[watch][plot]") {
+TEST_CASE("read_trial without progress.csv names the file and why", "[watch][plot]") {
   const rlx::TempDir dir("rlx-plot-");
-  CHECK_THROWS_WITH(rlx::read_trial(dir.path()), Catch::Contains("progress.csv"));
+  CHECK_THROWS_WITH(rlx::read_trial(dir.path()),
+                    Catch::StartsWith((dir.path() / "progress.csv").string() + ": cannot be read: no such file (is '"));
+  std::filesystem::create_directory(dir.path() / "progress.csv");
+  CHECK_THROWS_WITH(rlx::read_trial(dir.path()), Catch::Contains("progress.csv: cannot be read: it is a directory"));
 }
 
 TEST_CASE("find_trial_dirs finds a trial, an experiment's trials and an output root's", "[watch][plot]") {

@@ -15,8 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // A white frame with a red square at x = 4 * index.
-rlx::Frame moving_square(int width, int height, int index) {
-  rlx::Frame frame(width, height);
+rlx::RgbImage moving_square(int width, int height, int index) {
+  rlx::RgbImage frame(width, height);
   std::fill(frame.rgb.begin(), frame.rgb.end(), uint8_t{255});
   for (int y = 10; y < 26 && y < height; ++y) {
     for (int x = 4 * index; x < 4 * index + 16 && x < width; ++x) {
