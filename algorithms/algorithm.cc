@@ -58,8 +58,8 @@ void restore_replay_file(const Checkpoint& checkpoint, const std::string& file_n
 EnvSpec check_experiment_env(const Experiment& experiment) {
   for (const PluginRef& plugin : experiment.plugins) {
     if (!std::filesystem::is_regular_file(plugin.path)) {
-      throw ConfigError(experiment.source + ": env plugin '" + plugin.path +
-                        "': no such file (pass --env-plugin PATH to load it from elsewhere)");
+      throw EnvPluginError(experiment.source + ": env plugin '" + plugin.path +
+                           "': no such file (pass --env-plugin PATH to load it from elsewhere)");
     }
   }
   load_experiment_envs(experiment);

@@ -1,6 +1,7 @@
 // The `rlx` subcommands: each lives in its own file and is listed in main.cc.
 #pragma once
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,10 +16,10 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Exit statuses shared by every subcommand.
+// Exit statuses shared by every subcommand: one per kind of end, whichever command meets it.
 constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
+constexpr int kExitError = 1;  // an error at run time: I/O, a crash, a lost worker beyond its restarts, ...
+constexpr int kExitUsage = 2;  // bad input: usage, config, experiment file, plugin, env contract, refused checkpoint
 constexpr int kExitBudgetSpent = 3;   // `rlx train`: a stop criterion other than the reward ended the run
 constexpr int kExitLearnerGone = 4;  // `rlx worker`: the learner stayed silent past --learner-timeout
 constexpr int kExitPaused = 5;       // `rlx train --pause-at`: paused with a checkpoint, to be resumed
@@ -69,6 +70,15 @@ std::vector<std::string> python_path_from(const boost::program_options::variable
 
 // Registers env_id with `--env-config` when it names a Python env (envs/python_env.h); nothing otherwise.
 void prepare_env(const std::string& env_id, const boost::program_options::variables_map& values);
+
+// The checkpoint directory a CHECKPOINT argument names (resolve_checkpoint, core/checkpoint_dir.h):
+// when `given` is a trial directory or its checkpoints/ folder, its newest checkpoint, said on
+// stderr (say_checkpoint_taken).
+std::filesystem::path checkpoint_argument(const std::string& given);
+
+// Says on stderr that `taken` is the checkpoint used, when it is not `given` itself (a trial
+// directory or checkpoints/ folder named it); nothing otherwise.
+void say_checkpoint_taken(const std::string& given, const std::filesystem::path& taken);
 
 // Parses args against options and positionals; throws UsageError with the parser's message.
 boost::program_options::variables_map parse_command_line(

@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "core/checkpoint_dir.h"
+#include "core/log.h"
 #include "envs/plugin_loader.h"
 #include "envs/python_env.h"
 
@@ -42,6 +44,17 @@ void load_env_plugins_from(const po::variables_map& values) {
 void prepare_env(const std::string& env_id, const po::variables_map& values) {
   if (!is_python_env_id(env_id)) return;
   register_python_env(env_id, values.count("env-config") ? values["env-config"].as<std::string>() : "{}");
+}
+
+std::filesystem::path checkpoint_argument(const std::string& given) {
+  std::filesystem::path taken = resolve_checkpoint(given);
+  say_checkpoint_taken(given, taken);
+  return taken;
+}
+
+void say_checkpoint_taken(const std::string& given, const std::filesystem::path& taken) {
+  if (taken == std::filesystem::path(given)) return;
+  logger().info("using {}, the newest checkpoint in {}", taken.string(), given);
 }
 
 po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& options,

@@ -30,8 +30,9 @@ struct TorchCommands {
 std::vector<Subcommand> rlx_commands(const TorchCommands& torch);
 
 // Parses --log-level, --help and --version, then runs the named command with args after its
-// name, mapping each kind of error to its message and exit status (usage and config errors 2,
-// others 1; LibTorch's errors without their stack trace). Returns the process's exit status.
+// name, mapping each kind of error to its message and exit status (bad input 2: usage, config
+// and env plugin errors, refused checkpoints, env contract errors; others 1; LibTorch's errors
+// without their stack trace). Returns the process's exit status.
 int run_rlx(int argc, char** argv, const std::vector<Subcommand>& commands);
 
 }  // namespace rlx::cli

@@ -1,5 +1,6 @@
 // `rlx envs rollout`: reset with a seed, optionally set the physical state, step with given or
-// random actions and print one JSON object per step.
+// random actions and print one JSON object per line: the first observation ({"step": 0, "obs"}),
+// then each step's number, action, observation, reward, terminated and truncated.
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -29,6 +30,26 @@ void append_number(std::string& out, Number value) {
   char buffer[32];
   const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
   out.append(buffer, result.ptr);
+}
+
+// `values` as a JSON array.
+template <typename Number>
+void append_array(std::string& out, const Number* values, size_t size) {
+  out += '[';
+  for (size_t i = 0; i < size; ++i) {
+    if (i) out += ", ";
+    append_number(out, values[i]);
+  }
+  out += ']';
+}
+
+// The action as JSON: its index for a Discrete space, its values for a Box.
+void append_action(std::string& out, const Action& action, const Space& space) {
+  if (space.is_discrete()) {
+    out += std::to_string(action.index);
+  } else {
+    append_array(out, action.values, static_cast<size_t>(space.size()));
+  }
 }
 
 // Actions given on the command line, checked against the action space.
@@ -67,7 +88,8 @@ GivenActions parse_actions(const std::string& text, const Space& space) {
 }  // namespace
 
 int run_envs_rollout(const std::vector<std::string>& args) {
-  po::options_description options("rlx envs rollout ID --seed S: step an env, one JSON object per step");
+  po::options_description options(
+      "rlx envs rollout ID --seed S: step an env, one JSON line for the first observation, then one per step");
   options.add_options()("help,h", "show this help")("id", po::value<std::string>(), "env id")(
       "seed", po::value<uint64_t>(), "reset seed (required)")(
       "state", po::value<std::string>(), "physical state to set after reset, comma separated")(
@@ -81,7 +103,12 @@ int run_envs_rollout(const std::vector<std::string>& args) {
   const po::variables_map values = parse_command_line(args, options, positionals);
   if (values.count("help")) {
     std::cout << "usage: rlx envs rollout ID --seed S [--state v1,v2,...] [--actions a1,a2,...] [--steps N]\n\n"
-              << options;
+              << options
+              << "\noutput: one JSON object per line. First the observation the first action acts on (after the\n"
+                 "reset and --state): {\"step\": 0, \"obs\": [...]}; then one per step, with the action taken (an\n"
+                 "integer for a Discrete space, an array for a Box) and what the env returned:\n"
+                 "{\"step\": 1, \"action\": 0, \"obs\": [...], \"reward\": 1, \"terminated\": false, "
+                 "\"truncated\": false}\n";
     return kExitOk;
   }
   if (!values.count("id")) throw UsageError("missing env ID");
@@ -113,10 +140,14 @@ int run_envs_rollout(const std::vector<std::string>& args) {
   if (values.count("steps") && max_steps < 0) throw UsageError("--steps must be >= 0");
   if (given && (max_steps < 0 || max_steps > given->count)) max_steps = given->count;
 
+  // The observation the first action acts on (input checked first, so that an error prints no line).
+  std::string line = "{\"step\": 0, \"obs\": ";
+  append_array(line, obs.data(), obs.size());
+  std::cout << line << "}\n";
+
   Rng action_rng(seed ^ 0x5eedacc1005eedULL);
   std::vector<int64_t> random_index(1);
   std::vector<float> random_values(static_cast<size_t>(action_space.size()));
-  std::string line;
   for (int64_t t = 0; max_steps < 0 || t < max_steps; ++t) {
     Action action;
     if (given) {
@@ -131,12 +162,11 @@ int run_envs_rollout(const std::vector<std::string>& args) {
       action.values = random_values.data();
     }
     const StepResult result = env->step(action, obs.data());
-    line = "{\"obs\": [";
-    for (size_t i = 0; i < obs.size(); ++i) {
-      if (i) line += ", ";
-      append_number(line, obs[i]);
-    }
-    line += "], \"reward\": ";
+    line = "{\"step\": " + std::to_string(t + 1) + ", \"action\": ";
+    append_action(line, action, action_space);
+    line += ", \"obs\": ";
+    append_array(line, obs.data(), obs.size());
+    line += ", \"reward\": ";
     append_number(line, result.reward);
     line += result.terminated ? ", \"terminated\": true" : ", \"terminated\": false";
     line += result.truncated ? ", \"truncated\": true}\n" : ", \"truncated\": false}\n";

@@ -15,7 +15,9 @@ namespace rlx::cli {
 
 int run_export_command(const std::vector<std::string>& args) {
   po::options_description options("rlx export CHECKPOINT: write a checkpoint's policy to one file for deployment");
-  options.add_options()("help,h", "show this help")("checkpoint", po::value<std::string>(), "checkpoint directory")(
+  options.add_options()("help,h", "show this help")("checkpoint", po::value<std::string>(),
+                                                     "checkpoint directory, or a trial directory or its checkpoints/ "
+                                                     "folder: its newest checkpoint")(
       "output,o", po::value<std::string>()->default_value("policy.rlxp"), "the policy file to write");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
@@ -31,7 +33,8 @@ int run_export_command(const std::vector<std::string>& args) {
   const std::string output = values["output"].as<std::string>();
   add_python_path(python_path_from(values));  // besides the checkpoint's own python_path
 
-  const RestoredAlgorithm restored = restore_algorithm(values["checkpoint"].as<std::string>(), env_plugins);
+  const RestoredAlgorithm restored =
+      restore_algorithm(checkpoint_argument(values["checkpoint"].as<std::string>()), env_plugins);
   const PolicyFile file = export_policy(restored);
   const std::string bytes = encode_policy_file(file);
   write_file_atomic(output, bytes);  // a crash leaves the old file or the new, never a torn one

@@ -177,10 +177,12 @@ std::optional<int64_t> checkpoint_iteration(const std::string& dir_name) {
   return std::stoll(digits);
 }
 
-std::vector<fs::path> list_checkpoints(const fs::path& trial_dir) {
+namespace {
+
+// The checkpoint_NNNNNN directories in `folder` that hold a checkpoint.json, by iteration.
+std::vector<fs::path> checkpoints_in(const fs::path& folder) {
   std::vector<std::pair<int64_t, fs::path>> found;
   std::error_code error;
-  const fs::path folder = trial_dir / "checkpoints";
   if (!fs::is_directory(folder, error)) return {};
   for (const auto& entry : fs::directory_iterator(folder)) {
     const auto iteration = checkpoint_iteration(entry.path().filename().string());
@@ -194,10 +196,30 @@ std::vector<fs::path> list_checkpoints(const fs::path& trial_dir) {
   return paths;
 }
 
+}  // namespace
+
+std::vector<fs::path> list_checkpoints(const fs::path& trial_dir) { return checkpoints_in(trial_dir / "checkpoints"); }
+
 std::optional<fs::path> latest_checkpoint(const fs::path& trial_dir) {
   auto all = list_checkpoints(trial_dir);
   if (all.empty()) return std::nullopt;
   return all.back();
+}
+
+fs::path resolve_checkpoint(const fs::path& path) {
+  const fs::path dir = path.has_filename() ? path : path.parent_path();  // "TRIAL/checkpoints/" too
+  std::error_code error;
+  if (!fs::is_directory(dir, error) || fs::exists(dir / kCheckpointManifestName, error) ||
+      checkpoint_iteration(dir.filename().string())) {
+    return path;  // a checkpoint, or what read_checkpoint_dir refuses with its reason
+  }
+  for (const fs::path& folder : {dir, dir / "checkpoints"}) {
+    const std::vector<fs::path> found = checkpoints_in(folder);
+    if (!found.empty()) return found.back();
+  }
+  throw CheckpointRefused("no checkpoint in " + dir.string() + ": looked for " + kCheckpointManifestName +
+                          " in it, and for checkpoint_NNNNNN/" + kCheckpointManifestName + " in it and in " +
+                          (dir / "checkpoints").string() + " (a trial has none before its first checkpoint)");
 }
 
 std::optional<Checkpoint> newest_valid_checkpoint(const fs::path& trial_dir, std::vector<SkippedCheckpoint>& skipped) {

@@ -73,6 +73,11 @@ std::optional<int64_t> checkpoint_iteration(const std::string& dir_name);
 std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& trial_dir);
 // The highest-iteration checkpoint of a trial; nullopt when it has none.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& trial_dir);
+// The checkpoint a user's CHECKPOINT argument names: `path` itself unless it is a directory that
+// is no checkpoint (no checkpoint.json, no checkpoint_NNNNNN name), else the newest checkpoint in
+// it or in its checkpoints/ (a trial directory); CheckpointRefused naming the folder and what was
+// looked for when it holds none. Unverified: read_checkpoint_dir verifies what it returns.
+std::filesystem::path resolve_checkpoint(const std::filesystem::path& path);
 
 // A checkpoint passed over because it did not verify, and why (CheckpointRefused's message).
 struct SkippedCheckpoint {

@@ -31,30 +31,43 @@ std::vector<PluginRef> plugins_at(const std::vector<std::string>& paths, const s
 
 namespace {
 
-// The file's hash; ConfigError naming the plugin (and how it was recorded) when it is missing.
-std::string hash_of(const PluginRef& plugin, const std::string& recorded_path) {
+// "at PATH, sha256 0123456789ab...": where and as what the run recorded a plugin, for messages.
+std::string recorded_text(const PluginRef& recorded) {
+  return "at " + recorded.path + ", sha256 " + recorded.sha256.substr(0, 12) + "...";
+}
+
+// The hash of the file at `path`, which stands for `recorded` (the plugin as the run recorded it;
+// no sha256: no record). `given` is the --env-plugin text that named `path`, empty when `path` is
+// the recorded one. EnvPluginError when the file is missing: it names the file, how it was named
+// and what the run recorded.
+std::string hash_of(const std::string& path, const std::string& given, const PluginRef& recorded) {
   std::error_code error;
-  if (!fs::is_regular_file(plugin.path, error)) {
-    std::string message = "env plugin '" + plugin.path + "': no such file";
-    if (!plugin.sha256.empty()) {
-      message += " (the run recorded " + plugin.file_name() + " at " + recorded_path + ", sha256 " +
-                 plugin.sha256.substr(0, 12) + "...); pass --env-plugin PATH to load it from where it is now";
+  if (fs::is_regular_file(path, error)) return sha256_file_hex(path);
+  if (!given.empty()) {
+    std::string message = "--env-plugin " + given + ": no such file" + (given == path ? "" : " (" + path + ")");
+    if (!recorded.sha256.empty()) {
+      message += "; it was to replace " + recorded.file_name() + ", which the run recorded " + recorded_text(recorded);
     }
-    throw ConfigError(message);
+    throw EnvPluginError(message);
   }
-  return sha256_file_hex(plugin.path);
+  std::string message = "env plugin '" + path + "': no such file";
+  if (!recorded.sha256.empty()) {
+    message += " (the run recorded " + recorded.file_name() + " " + recorded_text(recorded) +
+               "); pass --env-plugin PATH to load it from where it is now";
+  }
+  throw EnvPluginError(message);
 }
 
 }  // namespace
 
 void record_plugin_hashes(std::vector<PluginRef>& plugins) {
-  for (PluginRef& plugin : plugins) plugin.sha256 = hash_of(PluginRef{plugin.path, ""}, plugin.path);
+  for (PluginRef& plugin : plugins) plugin.sha256 = hash_of(plugin.path, "", PluginRef{plugin.path, ""});
 }
 
 std::vector<std::string> relocate_plugins(std::vector<PluginRef>& plugins, const std::vector<std::string>& overrides) {
   std::vector<PluginRef> recorded = plugins;
   std::vector<bool> replaced(plugins.size(), false);
-  std::vector<std::string> recorded_paths = plugin_paths(plugins);
+  std::vector<std::string> given_as(plugins.size());  // the --env-plugin text that replaced each
   for (const std::string& given : overrides) {
     PluginRef override_ref{fs::absolute(given).lexically_normal().string(), ""};
     size_t match = plugins.size();
@@ -65,16 +78,17 @@ std::vector<std::string> relocate_plugins(std::vector<PluginRef>& plugins, const
     if (match == plugins.size()) {
       plugins.push_back(override_ref);
       replaced.push_back(true);
+      given_as.push_back(given);
       recorded.push_back(PluginRef{override_ref.path, ""});
-      recorded_paths.push_back(override_ref.path);
     } else {
       plugins[match].path = override_ref.path;
       replaced[match] = true;
+      given_as[match] = given;
     }
   }
   std::vector<std::string> warnings;
   for (size_t i = 0; i < plugins.size(); ++i) {
-    const std::string hash = hash_of(PluginRef{plugins[i].path, recorded[i].sha256}, recorded_paths[i]);
+    const std::string hash = hash_of(plugins[i].path, given_as[i], recorded[i]);
     if (!recorded[i].sha256.empty() && hash != recorded[i].sha256) {
       warnings.push_back("env plugin '" + plugins[i].path + "' differs from the " + recorded[i].file_name() +
                          " the run recorded (sha256 " + hash.substr(0, 12) + "... now, " +

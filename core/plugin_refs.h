@@ -25,14 +25,15 @@ std::vector<std::string> plugin_paths(const std::vector<PluginRef>& plugins);
 // Plugins at `paths`, each keeping the hash `recorded` holds for the same path (else none yet).
 std::vector<PluginRef> plugins_at(const std::vector<std::string>& paths, const std::vector<PluginRef>& recorded = {});
 
-// Records each plugin's current SHA-256; ConfigError naming a plugin whose file is missing.
+// Records each plugin's current SHA-256; EnvPluginError naming a plugin whose file is missing.
 void record_plugin_hashes(std::vector<PluginRef>& plugins);
 
 // Points recorded plugins at the files a user gives with --env-plugin (on `train --resume`,
 // `evaluate`, `tune --resume`): each override replaces the recorded plugin of the same file name
 // (or the only recorded plugin, when one was recorded and one is given); overrides that match
-// none are added. Then every plugin's file must exist (ConfigError naming the recorded path and
-// hash, and suggesting --env-plugin, otherwise) and its hash is recorded anew. Returns one
+// none are added. Then every plugin's file must exist (EnvPluginError otherwise, naming the file,
+// the --env-plugin text that named it, and the recorded file name, path and hash) and its hash is
+// recorded anew. Returns one
 // warning per plugin whose file differs from the recorded hash.
 std::vector<std::string> relocate_plugins(std::vector<PluginRef>& plugins, const std::vector<std::string>& overrides);
 

@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
 
+#include "core/config_error.h"
 #include "envs/plugin.h"
 #include "envs/shared_library.h"
 
@@ -21,11 +23,11 @@ std::string plugin_error(const std::string& path, const std::string& what) {
 std::string canonical_plugin_path(const std::string& path) {
   std::error_code error;
   const bool exists = std::filesystem::exists(path, error);
-  if (error || !exists) throw std::runtime_error(plugin_error(path, "no such file"));
+  if (error || !exists) throw EnvPluginError(plugin_error(path, "no such file"));
   const std::filesystem::path canonical = std::filesystem::canonical(path, error);
-  if (error) throw std::runtime_error(plugin_error(path, "cannot resolve the path: " + error.message()));
+  if (error) throw EnvPluginError(plugin_error(path, "cannot resolve the path: " + error.message()));
   if (std::filesystem::is_directory(canonical)) {
-    throw std::runtime_error(plugin_error(path, "is a directory, not a shared library"));
+    throw EnvPluginError(plugin_error(path, "is a directory, not a shared library"));
   }
   return canonical.string();
 }
@@ -47,14 +49,21 @@ class StagingRegistrar : public EnvRegistrar {
 
 // Loads the plugin whose canonical path is file (path is how the caller named it).
 void load_plugin_file(const std::string& path, const std::string& file, EnvRegistrar& registrar) {
-  const SharedLibrary library("env plugin '" + path + "'", file);
-  const std::string hint = " (plugins define it with RLX_ENV_PLUGIN from envs/plugin.h)";
-  const auto abi_version = reinterpret_cast<EnvPluginAbiVersionFn>(library.symbol(kEnvPluginAbiVersionSymbol, hint));
-  const auto register_envs = reinterpret_cast<EnvPluginRegisterFn>(library.symbol(kEnvPluginRegisterSymbol, hint));
+  std::optional<SharedLibrary> library;
+  EnvPluginAbiVersionFn abi_version = nullptr;
+  EnvPluginRegisterFn register_envs = nullptr;
+  try {  // SharedLibrary's errors (cannot load, missing symbol) are the plugin's
+    library.emplace("env plugin '" + path + "'", file);
+    const std::string hint = " (plugins define it with RLX_ENV_PLUGIN from envs/plugin.h)";
+    abi_version = reinterpret_cast<EnvPluginAbiVersionFn>(library->symbol(kEnvPluginAbiVersionSymbol, hint));
+    register_envs = reinterpret_cast<EnvPluginRegisterFn>(library->symbol(kEnvPluginRegisterSymbol, hint));
+  } catch (const std::runtime_error& error) {
+    throw EnvPluginError(error.what());
+  }
 
   const int plugin_version = abi_version();
   if (plugin_version != kEnvPluginAbiVersion) {
-    throw std::runtime_error(plugin_error(
+    throw EnvPluginError(plugin_error(
         path, "built for env plugin ABI version " + std::to_string(plugin_version) + ", but this rlx uses version " +
                   std::to_string(kEnvPluginAbiVersion) + "; rebuild the plugin against this rlx's headers"));
   }
@@ -63,16 +72,16 @@ void load_plugin_file(const std::string& path, const std::string& file, EnvRegis
   try {
     register_envs(staged);
   } catch (const std::exception& error) {
-    throw std::runtime_error(plugin_error(path, std::string("registration failed: ") + error.what()));
+    throw EnvPluginError(plugin_error(path, std::string("registration failed: ") + error.what()));
   } catch (...) {
-    throw std::runtime_error(plugin_error(path, "registration failed with a non-standard exception"));
+    throw EnvPluginError(plugin_error(path, "registration failed with a non-standard exception"));
   }
 
   // Refuse taken ids before adding any, so a clash leaves an EnvRegistry untouched.
   if (const auto* registry = dynamic_cast<const EnvRegistry*>(&registrar)) {
     for (const auto& [spec, factory] : staged.entries()) {
       if (registry->contains(spec.id)) {
-        throw std::runtime_error(plugin_error(path, "environment id '" + spec.id + "' is already registered"));
+        throw EnvPluginError(plugin_error(path, "environment id '" + spec.id + "' is already registered"));
       }
     }
   }
@@ -80,7 +89,7 @@ void load_plugin_file(const std::string& path, const std::string& file, EnvRegis
     try {
       registrar.add(spec, std::move(factory));
     } catch (const std::exception& error) {
-      throw std::runtime_error(plugin_error(path, error.what()));
+      throw EnvPluginError(plugin_error(path, error.what()));
     }
   }
 }

@@ -5,16 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "core/config_error.h"
 #include "envs/registry.h"
 
 namespace rlx {
 
 // Loads the plugin at path and adds its envs to registrar. Registration is all or nothing:
 // the plugin registers into a staging registry first, and its envs reach registrar only if
-// it returns normally. Throws std::runtime_error naming the path when the file is missing,
-// dlopen fails, a symbol is missing, the ABI version differs from kEnvPluginAbiVersion, the
-// registration throws, or registrar refuses an env (e.g. an id already registered). The
-// library stays resident for the rest of the process. Loading the same file twice into the
+// it returns normally. Throws EnvPluginError (core/config_error.h: bad input, exit status 2)
+// naming the path when the file is missing, dlopen fails, a symbol is missing, the ABI version
+// differs from kEnvPluginAbiVersion, the registration throws, or registrar refuses an env (e.g.
+// an id already registered). The library stays resident for the rest of the process. Loading the same file twice into the
 // same registry registers its ids twice and so fails; use EnvPluginLoader to skip repeats.
 void load_env_plugin(const std::string& path, EnvRegistrar& registrar);
 

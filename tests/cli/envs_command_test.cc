@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -104,10 +105,31 @@ TEST_CASE("rlx envs rollout replays a reference trajectory", "[cli]") {
                            join(ref["state"]) + " --actions " + join(flat_actions));
     REQUIRE(r.exit_code == 0);
     const auto lines = lines_of(r.out);
-    REQUIRE(lines.size() == ref["steps"].size());
-    for (size_t t = 0; t < lines.size(); ++t) {
+    REQUIRE(lines.size() == ref["steps"].size() + 1);  // the first observation, then one line per step
+    // Line 0: the observation the first action acts on, after the reset and --state.
+    const auto first = nlohmann::json::parse(lines[0]);
+    CHECK(first.size() == 2);
+    CHECK(first["step"] == 0);
+    const auto& state = ref["state"];
+    const std::vector<double> state_obs =
+        env == "CartPole-v1" ? state.get<std::vector<double>>()
+                             : std::vector<double>{std::cos(state[0].get<double>()), std::sin(state[0].get<double>()),
+                                                   state[1].get<double>()};
+    REQUIRE(first["obs"].size() == state_obs.size());
+    for (size_t i = 0; i < state_obs.size(); ++i) CHECK(first["obs"][i].get<double>() == Approx(state_obs[i]).margin(1e-6));
+    for (size_t t = 1; t < lines.size(); ++t) {
       const auto step = nlohmann::json::parse(lines[t]);
-      const auto& expected = ref["steps"][t];
+      const auto& expected = ref["steps"][t - 1];
+      REQUIRE(step["step"] == t);
+      const auto& action = ref["actions"][t - 1];
+      if (action.is_array()) {
+        REQUIRE(step["action"].size() == action.size());
+        for (size_t i = 0; i < action.size(); ++i) {
+          REQUIRE(step["action"][i].get<double>() == Approx(action[i].get<double>()).margin(1e-6));
+        }
+      } else {
+        REQUIRE(step["action"] == action);
+      }
       for (size_t i = 0; i < expected["obs"].size(); ++i) {
         REQUIRE(step["obs"][i].get<double>() == Approx(expected["obs"][i].get<double>()).margin(1e-4));
       }
@@ -127,12 +149,43 @@ TEST_CASE("rlx envs rollout with random actions stops at the end of the episode"
   REQUIRE(a.exit_code == 0);
   CHECK(a.out == b.out);
   const auto lines = lines_of(a.out);
-  REQUIRE(!lines.empty());
+  REQUIRE(lines.size() >= 2);
   const auto last = nlohmann::json::parse(lines.back());
   CHECK((last["terminated"].get<bool>() || last["truncated"].get<bool>()));
-  for (size_t t = 0; t + 1 < lines.size(); ++t) CHECK_FALSE(nlohmann::json::parse(lines[t])["terminated"].get<bool>());
+  for (size_t t = 1; t < lines.size(); ++t) {
+    const auto step = nlohmann::json::parse(lines[t]);
+    CHECK(step["step"] == t);
+    CHECK((step["action"] == 0 || step["action"] == 1));
+    if (t + 1 < lines.size()) CHECK_FALSE(step["terminated"].get<bool>());
+  }
   const auto limited = run_rlx("envs rollout Pendulum-v1 --seed 3 --steps 7");
-  CHECK(lines_of(limited.out).size() == 7);
+  CHECK(lines_of(limited.out).size() == 8);
+}
+
+TEST_CASE("rlx envs rollout prints the first observation, then each step's number and action", "[cli]") {
+  const auto r = run_rlx("envs rollout Pendulum-v1 --seed 0 --state 0.1,0.2 --actions 0.5,-2,1");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 4);
+  const auto first = nlohmann::json::parse(lines[0]);
+  CHECK(first.size() == 2);  // step and obs only: no action has been taken yet
+  CHECK(first["step"] == 0);
+  REQUIRE(first["obs"].size() == 3);
+  CHECK(first["obs"][0].get<double>() == Approx(std::cos(0.1)).margin(1e-6));
+  CHECK(first["obs"][1].get<double>() == Approx(std::sin(0.1)).margin(1e-6));
+  CHECK(first["obs"][2].get<double>() == Approx(0.2).margin(1e-6));
+  const double actions[] = {0.5, -2, 1};
+  for (size_t t = 1; t < lines.size(); ++t) {
+    const auto step = nlohmann::json::parse(lines[t]);
+    CHECK(step["step"] == t);
+    CHECK(step["action"] == nlohmann::json::array({actions[t - 1]}));  // a Box action: an array
+    for (const char* key : {"obs", "reward", "terminated", "truncated"}) CHECK(step.contains(key));
+  }
+  const auto discrete = run_rlx("envs rollout CartPole-v1 --seed 1 --actions 1,0");
+  REQUIRE(discrete.exit_code == 0);
+  CHECK(nlohmann::json::parse(lines_of(discrete.out).at(1))["action"] == 1);  // a Discrete action: an integer
+  CHECK(nlohmann::json::parse(lines_of(discrete.out).at(2))["action"] == 0);
 }
 
 TEST_CASE("rlx envs rollout names bad input", "[cli]") {
@@ -168,7 +221,7 @@ TEST_CASE("unknown commands and missing plugins are clear errors", "[cli]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown command 'frobnicate'"));
   r = run_rlx("envs list --env-plugin /nonexistent/libnothing.so");
-  CHECK(r.exit_code == 1);
+  CHECK(r.exit_code == 2);  // bad input, as in every command (exit_status_test.cc)
   CHECK_THAT(r.err, Catch::Contains("/nonexistent/libnothing.so"));
 }
 

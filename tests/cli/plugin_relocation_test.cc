@@ -62,6 +62,15 @@ TEST_CASE("A moved plugin is found with --env-plugin on evaluate and resume, and
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("warning") == std::string::npos);
 
+  // A --env-plugin file that is not there either: named as given, with what the run recorded.
+  r = run_rlx("evaluate " + checkpoint + " --episodes 2 --env-plugin nothere.so");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--env-plugin nothere.so: no such file (" + (fs::current_path() / "nothere.so").string() +
+                                    ")") &&
+                        Catch::Contains("it was to replace libcounter.so, which the run recorded at " + plugin.string() +
+                                        ", sha256 " + recorded[0]["sha256"].get<std::string>().substr(0, 12) + "..."));
+  CHECK_THAT(r.err, !Catch::Contains("recorded nothere.so"));
+
   // The same file name with other bytes (a rebuilt plugin): it loads, with a warning.
   std::ofstream(moved, std::ios::binary | std::ios::app) << "rebuilt";
   r = run_rlx("evaluate " + checkpoint + " --episodes 2 --env-plugin " + moved.string());

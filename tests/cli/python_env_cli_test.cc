@@ -86,7 +86,7 @@ TEST_CASE("rlx envs info, rollout and bench work on a Python env", "[cli][python
   r = run_rlx("envs rollout " + env + " --seed 3 --steps 4 --actions 1,1,0,1");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);  // one line per step
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 5);  // the first observation, then one line per step
 
   r = run_rlx("envs bench " + env + " --steps 2000 --repeats 1");
   INFO(r.out << r.err);

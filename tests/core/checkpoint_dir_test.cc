@@ -149,6 +149,37 @@ TEST_CASE("Checkpoint names and the latest checkpoint of a trial", "[core][check
   CHECK(all[1].filename() == "checkpoint_000020");
 }
 
+TEST_CASE("A trial directory or its checkpoints/ folder names its newest checkpoint", "[core][checkpoint]") {
+  TempDir dir;
+  const fs::path trial = dir / "runs/exp/trial";
+  write_checkpoint_dir(checkpoint_path(trial, 9), {}, {});
+  write_checkpoint_dir(checkpoint_path(trial, 100), {}, {});
+  write_checkpoint_dir(checkpoint_path(trial, 20), {}, {});
+  fs::create_directories(trial / "checkpoints/checkpoint_000200.tmp-abcdef");  // an interrupted write
+  fs::create_directories(trial / "checkpoints/checkpoint_000300");            // no checkpoint.json
+  const fs::path newest = trial / "checkpoints/checkpoint_000100";
+
+  CHECK(resolve_checkpoint(trial) == newest);
+  CHECK(resolve_checkpoint(trial / "checkpoints") == newest);
+  CHECK(resolve_checkpoint(trial.string() + "/checkpoints/") == newest);
+  // A checkpoint, or a path that is no folder of checkpoints, is left for read_checkpoint_dir.
+  CHECK(resolve_checkpoint(trial / "checkpoints/checkpoint_000020") == trial / "checkpoints/checkpoint_000020");
+  CHECK(resolve_checkpoint(trial / "checkpoints/checkpoint_000300") == trial / "checkpoints/checkpoint_000300");
+  CHECK(resolve_checkpoint(dir / "nope") == dir / "nope");
+  fs::copy(newest, dir / "kept", fs::copy_options::recursive);  // a checkpoint under another name
+  CHECK(resolve_checkpoint(dir / "kept") == dir / "kept");
+
+  // A folder without any: refused, naming the folder and what was looked for.
+  const fs::path empty_trial = dir / "runs/exp/stopped_early";
+  fs::create_directories(empty_trial / "checkpoints");
+  const std::string message = error_of<CheckpointRefused>([&] { resolve_checkpoint(empty_trial); });
+  CHECK_THAT(message, Contains("no checkpoint in " + empty_trial.string()) && Contains("checkpoint.json") &&
+                          Contains("checkpoint_NNNNNN/checkpoint.json") &&
+                          Contains((empty_trial / "checkpoints").string()));
+  CHECK_THAT(error_of<CheckpointRefused>([&] { resolve_checkpoint(empty_trial / "checkpoints"); }),
+             Contains("no checkpoint in " + (empty_trial / "checkpoints").string()));
+}
+
 TEST_CASE("A format 1 checkpoint (no checkpoint.json.sha256) still loads", "[core][checkpoint]") {
   TempDir dir;
   const fs::path path = written_checkpoint(dir);
