@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "envs/python_env.h"
 #include "core/atomic_file.h"
+#include "core/config_schema.h"
 #include "envs/env.h"
 #include "watch/episode_recorder.h"
 #include "watch/video_writer.h"
@@ -38,7 +39,9 @@ std::string trace_line(int episode, int64_t step, const float* obs, const Action
 
 int run_evaluate_command(const std::vector<std::string>& args) {
   po::options_description options("rlx evaluate CHECKPOINT: run a saved policy for some episodes");
-  options.add_options()("help,h", "show this help")("checkpoint", po::value<std::string>(), "checkpoint directory")(
+  options.add_options()("help,h", "show this help")("checkpoint", po::value<std::string>(),
+                                                     "checkpoint directory, or a trial directory or its checkpoints/ "
+                                                     "folder: its newest checkpoint")(
       "episodes", po::value<int>()->default_value(10), "episodes to run")(
       "deterministic", "argmax / mean actions instead of sampling")(
       "seed", po::value<uint64_t>()->default_value(0), "episode i resets with seed + i")(
@@ -64,7 +67,7 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   }
   if (!values.count("checkpoint")) throw UsageError("missing CHECKPOINT directory");
   EvaluationOptions evaluation;
-  evaluation.checkpoint = values["checkpoint"].as<std::string>();
+  evaluation.checkpoint = checkpoint_argument(values["checkpoint"].as<std::string>());
   evaluation.episodes = values["episodes"].as<int>();
   if (evaluation.episodes < 1) throw UsageError("--episodes must be >= 1");
   evaluation.deterministic = values.count("deterministic") > 0;
@@ -74,8 +77,10 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   add_python_path(python_path_from(values));  // besides the checkpoint's own python_path
 
   std::optional<EpisodeRecorder> recorder;
+  std::optional<ScopedPythonRenderMode> python_render_mode;  // a Python env filmed is made to draw
   RecordOptions record;
   if (values.count("record")) {
+    python_render_mode.emplace();
     record.path = values["record"].as<std::string>();
     record.episodes = values["record-episodes"].as<int>();
     record.width = values["width"].as<int>();
@@ -107,9 +112,9 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   int64_t frames = 0;
   if (recorder) frames = recorder->finish();
   std::cout << r.algorithm << " policy on " << r.env_id << ", " << r.returns.size() << " episodes"
-            << (evaluation.deterministic ? " (deterministic)" : "") << ": return " << r.return_mean << " +- "
-            << r.return_std << " (min " << r.return_min << ", max " << r.return_max << "), length " << r.len_mean
-            << "\n";
+            << (evaluation.deterministic ? " (deterministic)" : "") << ": return " << format_readable(r.return_mean)
+            << " +- " << format_readable(r.return_std) << " (min " << format_readable(r.return_min) << ", max "
+            << format_readable(r.return_max) << "), length " << format_readable(r.len_mean) << "\n";
   nlohmann::json summary = {{"episodes", r.returns.size()}, {"return_mean", r.return_mean},
                                   {"return_std", r.return_std},   {"return_min", r.return_min},
                                   {"return_max", r.return_max},   {"len_mean", r.len_mean}};

@@ -88,23 +88,6 @@ void fsync_tree(const fs::path& dir) {
 
 }  // namespace
 
-std::string read_file(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw_errno("cannot open", path);
-  std::string content;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw_errno("cannot read", path);
-    }
-    if (got == 0) break;
-    content.append(buffer, static_cast<size_t>(got));
-  }
-  return content;
-}
-
 void fsync_path(const fs::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw_errno("cannot open", path);

@@ -7,10 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace rlx {
+#include "core/file_read.h"  // read_file (header-only there, for rlx::policy)
 
-// The whole content of a file.
-std::string read_file(const std::filesystem::path& path);
+namespace rlx {
 
 // Replaces `path` by `bytes` atomically: a temp file in the same folder, fsync, rename, fsync
 // of the folder. A crash leaves the old content or the new, never a mix.

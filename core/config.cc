@@ -33,7 +33,8 @@ void Config::set_json(std::string_view key, const nlohmann::json& value) {
   const KeySpec& spec = schema_key(key);
   auto converted = value_from_json(spec.type, value);
   if (!converted) {
-    throw ConfigError("config key '" + spec.name + "': got " + value.dump() + ", expected " + spec.expected());
+    throw ConfigError("config key '" + spec.name + "': got " + value.dump() + ", expected " + spec.expected() +
+                      (value.is_number() ? lone_integer_hint(spec, value.dump(), ListSyntax::kFile) : ""));
   }
   set(key, std::move(*converted));
 }

@@ -145,8 +145,23 @@ const char* type_description(ConfigType type);
 std::string format_value(const ConfigValue& value);
 // The shortest decimal text that reads back to exactly `value` (always with '.', 'e', "inf" or "nan").
 std::string format_double(double value);
+// A number for people to read on a terminal (the last lines of rlx train, evaluate and tune,
+// tune's status table): rounded to 4 significant digits, keeping every digit before the point,
+// then written as format_double writes it: 0.83780000034 -> "0.8378", -1.77123 -> "-1.771",
+// 500 -> "500.0", 5837.6 -> "5838.0", 3.14159e-5 -> "3.142e-05". Files keep format_double's
+// full precision.
+std::string format_readable(double value);
 // `text` read as a value of `type` (ints also accept integral floats like 1e5; lists accept
-// "[1, 2]", "1,2" or "1"); nullopt when the text is not of that type. Ranges are not checked.
+// "[1, 2]", "[1]", "[]" or "1,2", never a lone "1"); nullopt when the text is not of that type.
+// Ranges are not checked.
 std::optional<ConfigValue> parse_value(ConfigType type, std::string_view text);
+
+// How a list is written where a value is given: in a YAML or JSON file ([64, 64]) or in --set (64,64).
+enum class ListSyntax { kFile, kCommandLine };
+// For a list key given one integer (`hidden_sizes: 64`), how to write a list instead, to append
+// to "expected ...": ": [64] for a list of one, [64, 64] for a list of two" (kCommandLine:
+// ": hidden_sizes=[64] for a list of one, hidden_sizes=64,64 for a list of two"); "" for any
+// other key or text.
+std::string lone_integer_hint(const KeySpec& key, std::string_view text, ListSyntax syntax);
 
 }  // namespace rlx

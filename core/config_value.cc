@@ -55,11 +55,15 @@ std::optional<bool> parse_bool(std::string_view text) {
   return std::nullopt;
 }
 
+// "[64, 64]", "[64]", "[]" or "64,64": a list in brackets, or two or more integers with commas.
+// A lone "64" is no list: `hidden_sizes: 64` must not quietly mean one layer.
 std::optional<IntList> parse_int_list(std::string_view text) {
   text = trim(text);
   if (!text.empty() && text.front() == '[') {
     if (text.back() != ']') return std::nullopt;
     text = trim(text.substr(1, text.size() - 2));
+  } else if (text.find(',') == std::string_view::npos) {
+    return std::nullopt;
   }
   IntList values;
   if (text.empty()) return values;
@@ -91,6 +95,14 @@ std::string format_double(double value) {
   }
   if (text.find_first_of(".e") == std::string::npos) text += ".0";
   return text;
+}
+
+std::string format_readable(double value) {
+  if (!std::isfinite(value) || value == 0) return format_double(value);
+  if (std::fabs(value) >= 1000) return format_double(std::round(value));  // every digit before the point
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.4g", value);
+  return format_double(std::strtod(buffer, nullptr));
 }
 
 std::string format_value(const ConfigValue& value) {
@@ -125,6 +137,17 @@ std::optional<ConfigValue> parse_value(ConfigType type, std::string_view text) {
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::string lone_integer_hint(const KeySpec& key, std::string_view text, ListSyntax syntax) {
+  if (key.type != ConfigType::kIntList || text.find(',') != std::string_view::npos) return "";
+  const auto value = parse_int(text);
+  if (!value) return "";
+  const std::string n = std::to_string(*value);
+  if (syntax == ListSyntax::kCommandLine) {
+    return ": " + key.name + "=[" + n + "] for a list of one, " + key.name + "=" + n + "," + n + " for a list of two";
+  }
+  return ": [" + n + "] for a list of one, [" + n + ", " + n + "] for a list of two";
 }
 
 }  // namespace rlx

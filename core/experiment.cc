@@ -235,7 +235,10 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
                       algorithm_name(experiment.algorithm));
   }
   auto value = parse_value(spec->type, text);
-  if (!value) throw ConfigError(prefix + "config key '" + key + "': got '" + std::string(text) + "', expected " + spec->expected());
+  if (!value) {
+    throw ConfigError(prefix + "config key '" + key + "': got '" + std::string(text) + "', expected " + spec->expected() +
+                      lone_integer_hint(*spec, text, ListSyntax::kCommandLine));
+  }
   try {
     experiment.config.set(key, std::move(*value));
   } catch (const ConfigError& error) {

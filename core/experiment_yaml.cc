@@ -1,15 +1,15 @@
 // Experiment files: reading YAML (with file/line/key messages) and writing the resolved form.
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
+#include <system_error>
 
 #include <yaml-cpp/yaml.h>
 
 #include "core/experiment.h"
 #include "core/experiment_internal.h"
+#include "core/file_read.h"
 
 namespace rlx {
 namespace {
@@ -87,6 +87,7 @@ ConfigValue read_value(const Context& ctx, const YAML::Node& key_node, const YAM
   if (!value) {
     std::string hint;
     if (node.IsMap()) hint = " (search spaces such as grid_search go under tune:)";
+    if (node.IsScalar()) hint = lone_integer_hint(spec, node.Scalar(), ListSyntax::kFile);
     ctx.fail(key_node, label + ": got " + describe(node) + ", expected " + spec.expected() + hint);
   }
   try {
@@ -347,11 +348,13 @@ std::vector<Experiment> parse_experiments(const std::string& yaml_text, const st
 }
 
 std::vector<Experiment> load_experiments(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path.string() + ": cannot read the experiment file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_experiments(text.str(), path.string(), path.parent_path());
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const std::system_error& error) {
+    throw ConfigError(path.string() + ": cannot read the experiment file: " + file_error_reason(error));
+  }
+  return parse_experiments(text, path.string(), path.parent_path());
 }
 
 std::string experiment_to_yaml(const Experiment& experiment) {

@@ -16,6 +16,7 @@ class Rng {
     bool has_spare_normal = false;
   };
 
+  // A generator at the start of `seed`'s stream.
   explicit Rng(uint64_t seed = 0) { seed_with(seed); }
 
   // The generator's state; set_state(state()) continues the same stream.
@@ -26,20 +27,22 @@ class Rng {
     s.has_spare_normal = has_spare_normal_;
     return s;
   }
+  // Continues the stream a state() was taken from, exactly.
   void set_state(const State& s) {
     for (int i = 0; i < 4; ++i) state_[i] = s.words[i];
     spare_normal_ = s.spare_normal;
     has_spare_normal_ = s.has_spare_normal;
   }
 
-  // Restarts the stream from a seed (expanded with splitmix64, as xoshiro's authors advise).
+  // Restarts the stream from a seed (expanded with splitmix64, as xoshiro's authors advise);
+  // every seed, 0 included, gives a usable stream of its own.
   void seed_with(uint64_t seed) {
     uint64_t x = seed;
     for (uint64_t& word : state_) word = splitmix64(x);
     has_spare_normal_ = false;
   }
 
-  // Next 64 random bits.
+  // Next 64 random bits, each 0 or 1 with equal chance.
   uint64_t next_u64() {
     const uint64_t result = rotl(state_[0] + state_[3], 23) + state_[0];
     const uint64_t t = state_[1] << 17;
@@ -55,16 +58,17 @@ class Rng {
   // Uniform double in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
-  // Uniform double in [low, high).
+  // Uniform double in [low, high) for low < high (low itself when low == high).
   double uniform(double low, double high) { return low + (high - low) * uniform(); }
 
-  // Uniform integer in [0, n); n must be positive.
+  // Uniform integer in [0, n); n must be positive (n <= 0 gives meaningless values).
   int64_t uniform_int(int64_t n) {
     // Lemire's multiply-shift; the tiny bias for huge n is irrelevant for env use.
     return static_cast<int64_t>((static_cast<unsigned __int128>(next_u64()) * static_cast<uint64_t>(n)) >> 64);
   }
 
-  // Standard normal draw (Marsaglia polar method).
+  // Standard normal draw: mean 0, standard deviation 1, any finite value (Marsaglia's polar
+  // method, which makes two draws at a time: the second is kept for the next call).
   double normal() {
     if (has_spare_normal_) {
       has_spare_normal_ = false;
@@ -82,7 +86,7 @@ class Rng {
     return u * scale;
   }
 
-  // Normal draw with the given mean and standard deviation.
+  // Normal draw with the given mean and standard deviation (stddev >= 0).
   double normal(double mean, double stddev) { return mean + stddev * normal(); }
 
  private:

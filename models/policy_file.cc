@@ -2,9 +2,9 @@
 
 #include <array>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <system_error>
 
+#include "core/file_read.h"
 #include "core/space_json.h"
 #include "models/network_layout.h"
 
@@ -281,12 +281,13 @@ PolicyFile decode_policy_file(std::string_view bytes, const std::string& name) {
 }
 
 PolicyFile read_policy_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PolicyFileError(path.string() + ": cannot open the policy file");
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw PolicyFileError(path.string() + ": cannot read the policy file");
-  return decode_policy_file(contents.str(), path.string());
+  std::string contents;
+  try {
+    contents = read_file(path);
+  } catch (const std::system_error& error) {
+    throw PolicyFileError(path.string() + ": cannot read the policy file: " + file_error_reason(error));
+  }
+  return decode_policy_file(contents, path.string());
 }
 
 }  // namespace rlx

@@ -18,7 +18,15 @@ import struct
 import sys
 import zlib
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as _error:  # one line saying what to install, not a traceback
+    _NO_NUMPY = ("rlx_policy.py needs NumPy, which this Python (%s) lacks (%s): on Debian `apt-get install "
+                 "python3-numpy` (for /usr/bin/python3), or `pip install numpy` in a venv" % (sys.executable, _error))
+    if __name__ == "__main__":
+        print("error: " + _NO_NUMPY, file=sys.stderr)
+        sys.exit(2)
+    raise ImportError(_NO_NUMPY) from None
 
 MAGIC = b"\x89RLXP\r\n\x1a"
 FORMAT_VERSION = 1
@@ -231,4 +239,7 @@ if __name__ == "__main__":
         sys.exit(1 if _check_trace(args.policy, args.check_trace, args.atol) else 0)
     except PolicyFileError as error:
         print("error: %s" % error, file=sys.stderr)
+        sys.exit(2)
+    except OSError as error:  # a policy or trace file that cannot be read: its name and why
+        print("error: %s: %s" % (error.filename, error.strerror), file=sys.stderr)
         sys.exit(2)

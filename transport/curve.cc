@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
+
+#include "core/file_read.h"
 
 namespace rlx {
 
@@ -15,10 +18,13 @@ namespace {
 constexpr size_t kZ85KeyChars = 40;
 
 std::string read_key_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read CURVE key file " + file.string());
   std::string text;
-  std::getline(in, text);
+  try {
+    text = read_file(file);
+  } catch (const std::system_error& error) {
+    throw std::runtime_error("cannot read CURVE key file " + file.string() + ": " + file_error_reason(error));
+  }
+  text = text.substr(0, text.find('\n'));
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) text.pop_back();
   if (!is_curve_key(text)) throw std::runtime_error("not a Z85 CURVE key: " + file.string());
   return text;

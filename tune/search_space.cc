@@ -38,7 +38,11 @@ void check_allowed(const KeySpec& key, const nlohmann::json& value, const std::s
     const auto converted = value_from_json(key.type, *coerced);
     ok = converted && !key.problem_with(*converted);
   }
-  if (!ok) throw ConfigError(where + ": " + form + ": value " + value.dump() + " is not allowed for '" + key.name + "', expected " + key.expected());
+  if (!ok) {
+    const std::string hint = value.is_number() ? lone_integer_hint(key, value.dump(), ListSyntax::kFile) : "";
+    throw ConfigError(where + ": " + form + ": value " + value.dump() + " is not allowed for '" + key.name + "', expected " +
+                      key.expected() + hint);
+  }
 }
 
 }  // namespace

@@ -20,21 +20,15 @@ std::vector<std::string> param_keys(const std::vector<Trial>& trials) {
 }
 
 std::string cell(const nlohmann::json& value) {
-  if (value.is_number_float()) return short_number(value.get<double>());
+  if (value.is_number_float()) return format_readable(value.get<double>());
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return "-";
   return value.dump();
 }
 
-std::string optional_cell(const std::optional<double>& value) { return value ? short_number(*value) : "-"; }
+std::string optional_cell(const std::optional<double>& value) { return value ? format_readable(*value) : "-"; }
 
 }  // namespace
-
-std::string short_number(double value) {
-  std::ostringstream out;
-  out << std::setprecision(4) << value;
-  return out.str();
-}
 
 void StatusTable::set_live(const std::string& trial, const nlohmann::json& row, std::optional<double> metric) {
   live_[trial] = Live{row.value("training_iteration", int64_t{0}), row.value("timesteps_total", int64_t{0}), metric};

@@ -38,7 +38,4 @@ class StatusTable {
 // values, failures, stopped_by, checkpoint, then params.
 std::string trials_csv(const std::vector<Trial>& trials, const std::string& metric);
 
-// A number for a table cell: 4 significant digits.
-std::string short_number(double value);
-
 }  // namespace rlx

@@ -175,3 +175,24 @@ TEST_CASE("the Python reader refuses truncated and damaged policy files with the
   CHECK_THROWS_WITH(rlx::Policy(out + "/damaged.rlxp"), Catch::Contains("CRC-32 does not match"));
   std::system(("rm -rf " + out).c_str());
 }
+
+TEST_CASE("the Python reader says in one line that it needs NumPy, and why a file cannot be read", "[cli][export]") {
+  const std::string out = temp_dir("export_no_numpy");
+  // A numpy that fails to import stands for a Python without NumPy.
+  std::system(("mkdir -p " + out + "/fake/numpy").c_str());
+  std::ofstream(out + "/fake/numpy/__init__.py") << "raise ImportError(\"No module named 'numpy'\")\n";
+  const std::string command = "PYTHONPATH=" + out + "/fake " + RLX_SYSTEM_PYTHON + " " + RLX_SOURCE_DIR +
+                              "/python/rlx_policy.py p.rlxp --check-trace t.jsonl 2> " + out + "/python.err";
+  const int status = std::system(command.c_str());
+  const std::string err = read_text_file(out + "/python.err");
+  INFO(err);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 2));
+  CHECK_THAT(err, Catch::StartsWith("error: rlx_policy.py needs NumPy") &&
+                      Catch::Contains("apt-get install python3-numpy") && Catch::Contains("pip install numpy"));
+  CHECK(err.find('\n') == err.size() - 1);  // one line, no traceback
+
+  const auto missing = run_python_reader(out + "/nothere.rlxp --check-trace " + out + "/t.jsonl", out);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "error: " + out + "/nothere.rlxp: No such file or directory\n");
+  std::system(("rm -rf " + out).c_str());
+}

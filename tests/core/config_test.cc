@@ -142,7 +142,9 @@ TEST_CASE("Values parse from text per type", "[core][config]") {
   CHECK_FALSE(parse(ConfigType::kBool, "1"));
   CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "[256, 256]")) == IntList{256, 256});
   CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "256,128")) == IntList{256, 128});
-  CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "32")) == IntList{32});
+  CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "[32]")) == IntList{32});
+  CHECK_FALSE(parse(ConfigType::kIntList, "32"));  // one integer is no list: [32] is
+  CHECK_FALSE(parse(ConfigType::kIntList, ""));
   CHECK(std::get<IntList>(*parse(ConfigType::kIntList, "[]")).empty());
   CHECK_FALSE(parse(ConfigType::kIntList, "[1, x]"));
   CHECK_FALSE(parse(ConfigType::kIntList, "[1, 2"));
@@ -160,12 +162,44 @@ TEST_CASE("Doubles format to the shortest text that reads back exactly", "[core]
   CHECK(format_value(true) == "true");
 }
 
+TEST_CASE("Numbers for people round to 4 significant digits, keeping the digits before the point", "[core][config]") {
+  CHECK(format_readable(0.8378000034019353) == "0.8378");
+  CHECK(format_readable(-1.77123) == "-1.771");
+  CHECK(format_readable(500.0) == "500.0");
+  CHECK(format_readable(499.96) == "500.0");
+  CHECK(format_readable(5837.6) == "5838.0");
+  CHECK(format_readable(123456.7) == "123457.0");  // never 1.235e+05
+  CHECK(format_readable(-23.45678) == "-23.46");
+  CHECK(format_readable(0.000314159) == "0.0003142");
+  CHECK(format_readable(3.14159e-5) == "3.142e-05");
+  CHECK(format_readable(0.0) == "0.0");
+  CHECK(format_readable(std::nan("")) == "nan");
+  CHECK(format_readable(-HUGE_VAL) == "-inf");
+}
+
 TEST_CASE("Typo suggestions pick the closest key", "[core][config]") {
   CHECK(edit_distance("kitten", "sitting") == 3);
   CHECK(edit_distance("", "abc") == 3);
   CHECK(closest_match("learning_rat", {"lr", "learning_starts", "gamma"}) == std::optional<std::string>("learning_starts"));
   CHECK(closest_match("num_worker", {"num_workers", "num_learners"}) == std::optional<std::string>("num_workers"));
   CHECK_FALSE(closest_match("zzzzzz", {"lr", "gamma"}));
+}
+
+TEST_CASE("A name that begins a candidate or is one of its words suggests it", "[core][config]") {
+  const std::vector<std::string> keys = {"grad_clip", "clip_param", "vf_clip_param", "clip_schedule", "entropy_coeff",
+                                         "num_workers", "num_envs_per_worker", "lr"};
+  CHECK(closest_match("entropy", keys) == std::optional<std::string>("entropy_coeff"));
+  // A prefix before a word (grad_clip is shorter), the shortest of several prefixes.
+  CHECK(closest_match("clip", keys) == std::optional<std::string>("clip_param"));
+  CHECK(closest_match("workers", keys) == std::optional<std::string>("num_workers"));
+  CHECK(closest_match("Entropy", keys) == std::optional<std::string>("entropy_coeff"));
+  CHECK(closest_match("cartpole", {"Acrobot-v1", "CartPole-v1"}) == std::optional<std::string>("CartPole-v1"));
+  CHECK(closest_match("v1", {"CartPole-v1"}) == std::nullopt);  // under 4 characters: too loose
+  CHECK(closest_match("orkers", keys) == std::nullopt);         // inside a word is no word
+  // A typo within the edit distance still wins: "num_worker" is num_workers, not num_envs_per_worker.
+  CHECK(closest_match("num_worker", keys) == std::optional<std::string>("num_workers"));
+  // Among equally good matches, the first listed.
+  CHECK(containing_match("clip", {"clip_a", "clip_b"}) == std::optional<std::string>("clip_a"));
 }
 
 TEST_CASE("The PPO train batch defaults to one round of fragments", "[core][config]") {

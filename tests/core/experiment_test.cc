@@ -175,10 +175,46 @@ TEST_CASE("Config errors name the file, experiment, key, line, value and expecta
     CHECK_THAT(message, Contains("exp.yaml:") && Contains("YAML syntax error"));
   }
   SECTION("empty file") { CHECK_THAT(load_error(""), Contains("no experiments")); }
-  SECTION("missing file") {
-    CHECK_THAT(error_of<ConfigError>([] { load_experiments("/nonexistent/x.yaml"); }),
-               Contains("/nonexistent/x.yaml") && Contains("cannot read"));
+  SECTION("a file that cannot be read, with the reason") {
+    CHECK(error_of<ConfigError>([] { load_experiments("/nonexistent/x.yaml"); }) ==
+          "/nonexistent/x.yaml: cannot read the experiment file: no such file");
+    TempDir dir;
+    CHECK(error_of<ConfigError>([&] { load_experiments(dir.path()); }) ==
+          dir.path().string() + ": cannot read the experiment file: it is a directory");
   }
+}
+
+TEST_CASE("A key's first word or a whole word of it suggests the key, in the file and in --set", "[core][config]") {
+  CHECK_THAT(load_error(std::string(kHeader) + "  config:\n    entropy: 0.1\n"),
+             Contains("exp.yaml:6") && Contains("unknown config key 'entropy' (did you mean 'entropy_coeff'?)"));
+  TempDir dir;
+  Experiment experiment = load_text(dir, kHeader)[0];
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(experiment, "clip=0.3"); }),
+             Contains("unknown key 'clip' (did you mean 'clip_param'?)"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(experiment, "stop.timesteps=5"); }),
+             Contains("did you mean 'stop.timesteps_total'?"));
+}
+
+TEST_CASE("A list key given one integer is refused in the file, in --set and in JSON, with the list to write",
+          "[core][config]") {
+  // hidden_sizes: 64 once meant one layer of 64, silently; [64] says so.
+  const auto message = load_error(std::string(kHeader) + "  config:\n    hidden_sizes: 64\n");
+  CHECK_THAT(message, Contains("exp.yaml:6: experiment 'exp1': config key 'hidden_sizes': got '64', expected a list of "
+                               "integers, each >= 1: [64] for a list of one, [64, 64] for a list of two"));
+  TempDir dir;
+  Experiment experiment = load_text(dir, std::string(kHeader) + "  config:\n    hidden_sizes: [64]\n")[0];
+  CHECK(experiment.config.common().hidden_sizes == IntList{64});
+
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(experiment, "hidden_sizes=32"); }),
+             Contains("--set hidden_sizes=32") && Contains("config key 'hidden_sizes': got '32'") &&
+                 Contains("hidden_sizes=[32] for a list of one, hidden_sizes=32,32 for a list of two"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(experiment, "hidden_sizes="); }), Contains("got ''"));
+  CHECK(experiment.config.common().hidden_sizes == IntList{64});
+  apply_override(experiment, "hidden_sizes=[32]");
+  CHECK(experiment.config.common().hidden_sizes == IntList{32});
+
+  CHECK_THAT(error_of<ConfigError>([&] { experiment.config.set_json("hidden_sizes", 16); }),
+             Contains("config key 'hidden_sizes': got 16") && Contains("[16] for a list of one"));
 }
 
 TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][config]") {

@@ -229,8 +229,10 @@ TEST_CASE("damaged, truncated or foreign policy files are refused with the reaso
     for (int i = 0; i < 4; ++i) edited[edited.size() - 4 + i] = static_cast<char>((crc >> (8 * i)) & 0xffu);
     CHECK_THAT(refusal(edited), Catch::Contains("\"chains\" differ from the network"));
   }
-  SECTION("a missing file") {
-    CHECK_THROWS_WITH(rlx::Policy("/nonexistent/policy.rlxp"), Catch::Contains("/nonexistent/policy.rlxp") &&
-                                                                    Catch::Contains("cannot open"));
+  SECTION("a missing file, and a directory, with the reason") {
+    CHECK_THROWS_WITH(rlx::Policy("/nonexistent/policy.rlxp"),
+                      Catch::Equals("/nonexistent/policy.rlxp: cannot read the policy file: no such file"));
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    CHECK_THROWS_WITH(rlx::Policy(dir), Catch::Equals(dir + ": cannot read the policy file: it is a directory"));
   }
 }

@@ -117,6 +117,19 @@ TEST_CASE("bad search spaces and scheduler options are ConfigErrors naming file,
   CHECK_THAT(error, Catch::Contains("tune.mode") && Catch::Contains("\"max\""));
 }
 
+TEST_CASE("a list key's search space holds lists: a lone integer is refused with the list to write", "[tune]") {
+  const TuneSpec spec = parse_tune_spec(experiment_with_tune("    param_space:\n      hidden_sizes: {grid_search: [[64], [64, 64]]}\n"));
+  const auto trials = generate_trial_params(spec.param_space, 1, 0);
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[0].at("hidden_sizes") == nlohmann::json::array({64}));
+  for (const char* space : {"hidden_sizes: {grid_search: [64, 128]}", "hidden_sizes: 64"}) {
+    const std::string error = tune_error(std::string("    param_space:\n      ") + space + "\n");
+    CHECK_THAT(error, Catch::Contains("t.yaml:8") && Catch::Contains("tune.param_space.hidden_sizes") &&
+                          Catch::Contains("value 64 is not allowed for 'hidden_sizes', expected a list of integers") &&
+                          Catch::Contains("[64] for a list of one, [64, 64] for a list of two"));
+  }
+}
+
 TEST_CASE("ASHA takes max_t from the stop criterion, and PBT fills mutated keys the space lacks", "[tune]") {
   const TuneSpec asha = parse_tune_spec(experiment_with_tune(
       "    scheduler: {type: asha, time_attr: timesteps_total, grace_period: 1000, reduction_factor: 3}\n"));

@@ -85,12 +85,12 @@ TEST_CASE("the best trial is the one with the best metric at its last checkpoint
   // Not "early" (best ever 90), not "running" (live 95): "steady", 70 at its last checkpoint.
   REQUIRE(best_trial_index(trials, "max") == std::optional<size_t>(1));
   const PrintedTable printed = print_table(table, trials, spec);
-  CHECK(printed.metric.at("early") == "50");
-  CHECK(printed.metric.at("steady") == "70");
-  CHECK(printed.metric.at("running") == "60");
+  CHECK(printed.metric.at("early") == "50.0");
+  CHECK(printed.metric.at("steady") == "70.0");
+  CHECK(printed.metric.at("running") == "60.0");
   CHECK(printed.metric.at("new") == "-");
-  CHECK(printed.latest.at("running") == "95");  // the live value has its own column
-  CHECK_THAT(printed.head, Catch::Contains("best: steady (episode_return_mean 70 at its last checkpoint)"));
+  CHECK(printed.latest.at("running") == "95.0");  // the live value has its own column
+  CHECK_THAT(printed.head, Catch::Contains("best: steady (episode_return_mean 70.0 at its last checkpoint)"));
 
   // The largest value of the metric column is the chosen best trial's.
   std::string top;
@@ -112,13 +112,26 @@ TEST_CASE("with mode min the best trial has the lowest metric at its last checkp
   spec.mode = "min";
   spec.metric = "loss";
   REQUIRE(best_trial_index(trials, "min") == std::optional<size_t>(0));
-  CHECK_THAT(print_table(StatusTable(), trials, spec).head, Catch::Contains("best: early (loss 50 at its last checkpoint)"));
+  CHECK_THAT(print_table(StatusTable(), trials, spec).head, Catch::Contains("best: early (loss 50.0 at its last checkpoint)"));
 }
 
 TEST_CASE("no trial is best while none has a checkpoint with a value", "[tune]") {
   std::vector<Trial> trials = {trial_at("a", TrialStatus::kRunning, {}, 40, 40), trial_at("b", TrialStatus::kPending, {}, {}, {})};
   CHECK_FALSE(best_trial_index(trials, "max"));
   CHECK_THAT(print_table(StatusTable(), trials, TuneSpec()).head, !Catch::Contains("best:"));
+}
+
+TEST_CASE("the table rounds metrics and float params to 4 significant digits, trials.csv keeps every digit", "[tune]") {
+  std::vector<Trial> trials = {trial_at("a", TrialStatus::kTerminated, 0.8378000034019353, 12345.6, 12345.6)};
+  trials[0].params = {{"lr", 0.000314159265}};
+  const std::string printed = [&] {
+    std::ostringstream out;
+    StatusTable().print(out, trials, TuneSpec(), "");
+    return out.str();
+  }();
+  CHECK_THAT(printed, Catch::Contains(" 0.8378 ") && Catch::Contains(" 12346.0") && Catch::Contains(" 0.0003142 "));
+  CHECK_THAT(printed, !Catch::Contains("0.83780000") && !Catch::Contains("e+04"));
+  CHECK_THAT(trials_csv(trials, "episode_return_mean"), Catch::Contains(",0.8378000034019353,12345.6,12345.6,"));
 }
 
 }  // namespace rlx

@@ -219,7 +219,7 @@ TEST_CASE("rlx tune runs a short synchronous PBT end to end and replays a trial'
   const auto best = best_trial_index(final_trials, "max");
   REQUIRE(best);
   CHECK_THAT(run.out, Catch::Contains("best trial: " + final_trials[*best].name + " (episode_return_mean " +
-                                      format_double(*final_trials[*best].checkpoint_metric) + " at its last checkpoint"));
+                                      format_readable(*final_trials[*best].checkpoint_metric) + " at its last checkpoint"));
   CHECK_THAT(run.out, Catch::Contains("checkpoint: " + *final_trials[*best].checkpoint));
 
   // Replay the trial with the most explores on its schedule.
