@@ -18,7 +18,9 @@
 #include "algorithms/local_sampler.h"
 #include "algorithms/remote_sampler.h"
 #include "algorithms/training_checkpoint.h"
+#include "algorithms/trial_dir.h"
 #include "core/atomic_file.h"
+#include "core/byte_size_text.h"
 #include "core/child_process.h"
 #include "core/config_error.h"
 #include "core/rlx_program.h"
@@ -44,20 +46,6 @@ namespace rlx {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string default_trial_name(const Experiment& e) {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  // A Python env's id holds colons (python:MODULE:CLASS), which paths had better not: TensorBoard's
-  // --logdir_spec, PATH-like lists and scp read them as separators.
-  std::string env = e.env;
-  std::replace(env.begin(), env.end(), ':', '-');
-  std::ostringstream name;
-  name << algorithm_name(e.algorithm) << "_" << env << "_seed" << e.config.common().seed << "_"
-       << std::put_time(&local, "%Y%m%d-%H%M%S");
-  return name.str();
-}
 
 // Counters that a checkpoint carries and a resumed run continues from.
 struct Progress {
@@ -119,14 +107,6 @@ double counter_value(const Progress& p, const std::string& name) {
 
 }  // namespace
 
-bool trial_holds_results(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir)) return std::filesystem::exists(dir);
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().filename() != kLogsDirName) return true;
-  }
-  return false;
-}
-
 const std::vector<std::string>& pause_counter_names() {
   static const std::vector<std::string> names = {"training_iteration", "timesteps_total", "time_total_s"};
   return names;
@@ -175,9 +155,15 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
     o.local_worker_key_dir = keys->path().string();
   }
   auto sampler = std::make_unique<RemoteSampler>(o);
+  const uint64_t per_worker = sampler->queued_bytes_bound() / o.max_workers;
   progress_logger(options.progress)
-      .info("workers connect to {} (at most {} at once; their queued fragments take at most {} MiB); their logs: {}",
-            sampler->endpoint(), o.max_workers, sampler->queued_bytes_bound() >> 20, o.log_dir.string());
+      .info("workers connect to {} ({} local, at most {} at once); their logs: {}", sampler->endpoint(), workers,
+            o.max_workers, o.log_dir.string());
+  progress_logger(options.progress)
+      .info("queued fragments: a bound of {} a worker (credits x the largest fragment), {} with the local workers, "
+            "{} with max_workers {}: memory is taken only as fragments arrive",
+            byte_size_text(per_worker), byte_size_text(per_worker * static_cast<uint64_t>(workers)),
+            byte_size_text(sampler->queued_bytes_bound()), o.max_workers);
   if (sampler->endpoint().rfind("tcp://", 0) == 0) {
     const std::filesystem::path file =
         options.endpoint_file.empty() ? trial_dir / kEndpointFileName : options.endpoint_file;
@@ -197,10 +183,18 @@ class TrainingRun {
   TrainOutcome run() {
     if (!options_.make_algorithm) throw std::logic_error("run_training: TrainOptions::make_algorithm is not set");
     spec_ = check_experiment_env(experiment_);
-    if (experiment_.config.common().record_video_every > 0 && !is_renderable_env(experiment_.env)) {
-      throw ConfigError("record_video_every: env '" + experiment_.env +
-                        "' has no renderer; rlx films the built-in envs (rlx evaluate --record), or set "
-                        "record_video_every: 0");
+    if (experiment_.config.common().record_video_every > 0) {
+      bool filmable = false;
+      try {
+        filmable = can_film_env(experiment_.env);
+      } catch (const EnvContractError& error) {
+        throw ConfigError(std::string("record_video_every: ") + error.what() + "; or set record_video_every: 0");
+      }
+      if (!filmable) {
+        throw ConfigError("record_video_every: env '" + experiment_.env +
+                          "' cannot be filmed: rlx has no renderer for it and its render() draws nothing (give it one: "
+                          "docs/envs.md, docs/python.md), or set record_video_every: 0");
+      }
     }
     record_plugin_hashes(experiment_.plugins);
     if (options_.pause_at) counter_value(progress_, options_.pause_at->first);  // rejects an unknown counter early
@@ -232,6 +226,7 @@ class TrainingRun {
       if (const std::string reason = stop_or_pause_reason(); !reason.empty()) {
         outcome_.stopped_by = reason;
         outcome_.last_checkpoint = resumed_->path;
+        describe_held_weights();
         progress_logger(options_.progress).info("the checkpoint already meets {}; nothing to train", reason);
         return finish();
       }
@@ -277,9 +272,11 @@ class TrainingRun {
     if (options_.resume) {
       resumed_ = read_checkpoint_dir(*options_.resume);
       outcome_.trial_dir = std::filesystem::absolute(*options_.resume).parent_path().parent_path();
+    } else if (options_.trial_name.empty()) {
+      outcome_.trial_dir = claim_trial_dir(options_.output_root / experiment_.name,
+                                           default_trial_name(experiment_, std::time(nullptr)));
     } else {
-      outcome_.trial_dir = options_.output_root / experiment_.name /
-                           (options_.trial_name.empty() ? default_trial_name(experiment_) : options_.trial_name);
+      outcome_.trial_dir = options_.output_root / experiment_.name / options_.trial_name;
       if (trial_holds_results(outcome_.trial_dir)) {
         throw std::runtime_error("trial directory '" + outcome_.trial_dir.string() +
                                  "' exists already; pick another --trial-name, or --resume one of its checkpoints");
@@ -539,10 +536,23 @@ class TrainingRun {
                    (outcome_.trial_dir / kLogsDirName).string());
   }
 
+  // A run that trains nothing reports what its checkpoint holds, not the trial's last row: a PBT
+  // exploit may have replaced the weights since that row (exploit_checkpoint keeps the trial's
+  // counters and brings the donor's episode window, which scored the weights now held).
+  void describe_held_weights() {
+    held_weights_ = counters_json();
+    held_weights_.erase("sampler");  // nothing was sampled: the last row's figures stand
+    if (const auto from = resumed_->manifest.find("exploited_from"); from != resumed_->manifest.end()) {
+      held_weights_["exploited_from"] = {{"trial", from->value("trial", "")}, {"checkpoint", from->value("checkpoint", "")}};
+    }
+  }
+
   TrainOutcome finish() {
     outcome_.reward_reached = outcome_.stopped_by == "episode_return_mean";
     outcome_.final_row = results_->last_row();
+    if (!outcome_.final_row.is_object()) outcome_.final_row = nlohmann::json::object();
     nlohmann::json extra = interruption_;
+    for (const auto& [key, value] : held_weights_.items()) outcome_.final_row[key] = extra[key] = value;
     extra["stopped_by"] = outcome_.stopped_by;
     extra["paused"] = outcome_.paused;
     if (outcome_.stopped_by == kStoppedBySignal) {
@@ -571,6 +581,7 @@ class TrainingRun {
   std::unique_ptr<Sampler> sampler_;
   TrainOutcome outcome_;
   nlohmann::json interruption_ = nlohmann::json::object();  // result.json's account of a cut-short stop
+  nlohmann::json held_weights_ = nlohmann::json::object();  // result.json's account of a checkpoint not trained on
   int64_t last_checkpoint_iteration_ = -1;
 };
 

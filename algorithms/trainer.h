@@ -66,10 +66,6 @@ struct TrainOutcome {
 // criterion needs the window full.
 constexpr size_t kEpisodeWindow = 100;
 
-// Whether a trial directory holds anything besides logs/ (left by an attempt that failed
-// before training); a path that is not a directory counts when it exists.
-bool trial_holds_results(const std::filesystem::path& dir);
-
 // The counters pause_at may name.
 const std::vector<std::string>& pause_counter_names();
 

@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "algorithms/trainer.h"
+#include "algorithms/trial_dir.h"
 #include "cli/command.h"
 #include "core/checkpoint_dir.h"
+#include "core/config_schema.h"
 #include "core/log.h"
 #include "core/rank_placement.h"
 #include "core/stop_signal.h"
@@ -118,7 +120,8 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
       "learners", po::value<int64_t>(), "same as --set num_learners=M (data-parallel learner processes)")(
       "device", po::value<std::string>(), "same as --set device=D (cpu, cuda, cuda:N; learner rank r on cuda:N+r)")(
       "resume", po::value<std::string>(),
-      "continue from this checkpoint directory, with the same counters; `auto` (with --trial-name): from the "
+      "continue from this checkpoint directory (a trial directory or its checkpoints/: the newest), with the same "
+      "counters; `auto` (with --trial-name): from the "
       "trial's newest valid checkpoint, or start the trial when it has none (a requeued job)")(
       "trial-name", po::value<std::string>(), "name of the trial directory (default: ALGO_ENV_seedS_TIME)")(
       "bind", po::value<std::string>()->default_value(""),
@@ -177,12 +180,15 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
 
   std::optional<Checkpoint> resume;  // read (and so verified) once, here
   const bool resume_auto = values.count("resume") && values["resume"].as<std::string>() == "auto";
-  if (values.count("resume") && !resume_auto) resume = read_checkpoint_dir(values["resume"].as<std::string>());
+  if (values.count("resume") && !resume_auto) {
+    resume = read_checkpoint_dir(resolve_checkpoint(values["resume"].as<std::string>()));  // a trial dir: its newest
+  }
   // Before anything is written: can this executable run it? (--resume auto: the file's experiment,
   // resolved again once its checkpoint is known.)
   Experiment experiment = resolve_experiment(values, resume, overrides);
   if (backend.runs && !backend.runs(experiment)) return backend.hand_over(args);
   set_log_role("driver", "rlx train");
+  if (resume && !resume_auto) say_checkpoint_taken(values["resume"].as<std::string>(), resume->path);  // past hand-over
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
   if (resume_auto) resume = auto_resume_checkpoint(values, overrides);
   TrainOptions train;
@@ -231,9 +237,10 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
   // (no row when a signal stopped a fresh run before its first iteration ended)
   const nlohmann::json row = outcome.final_row.is_object() ? outcome.final_row : nlohmann::json::object();
   const bool signalled = outcome.stopped_by == kStoppedBySignal;
+  const nlohmann::json return_mean = row.value("episode_return_mean", nlohmann::json());  // null before any episode ended
   std::cout << "stopped by " << (signalled ? stop_signal_name(outcome.stop_signal) : outcome.stopped_by) << " at iteration " << row.value("training_iteration", 0) << ": "
-            << row.value("timesteps_total", 0) << " steps, " << row.value("time_total_s", 0.0)
-            << " s, episode_return_mean " << row.value("episode_return_mean", nlohmann::json()).dump() << "\n"
+            << row.value("timesteps_total", 0) << " steps, " << format_readable(row.value("time_total_s", 0.0))
+            << " s, episode_return_mean " << (return_mean.is_number() ? format_readable(return_mean.get<double>()) : return_mean.dump()) << "\n"
             << "results: " << outcome.trial_dir.string() << "\n"
             << "checkpoint: " << (outcome.last_checkpoint ? outcome.last_checkpoint->string() : "-") << "\n";
   if (signalled) return kExitStopped;

@@ -44,6 +44,8 @@ void prepend_to_pythonpath(const std::vector<std::string>& dirs) {
 void check_tune_experiment(const Experiment& experiment) {
   try {
     load_experiment_envs(experiment);
+  } catch (const EnvPluginError& e) {
+    throw EnvPluginError("experiment '" + experiment.name + "' (" + experiment.source + "): " + e.what());
   } catch (const ConfigError&) {
     throw;
   } catch (const std::runtime_error& e) {

@@ -40,11 +40,13 @@ std::vector<KeySpec> build_schema() {
           .to(&CommonConfig::max_workers));
   add(int_key("num_learners", 1, "Data-parallel learner processes (gradients all-reduced)").at_least(1).to(&CommonConfig::num_learners));
   add(string_key("device", "cpu", "Learner device").matching(is_device_name, "\"cpu\", \"cuda\" or \"cuda:N\"").to(&CommonConfig::device));
-  add(string_key("learner_backend", "torch",
-                 "\"torch\": LibTorch's learners (any network, device and num_learners); \"native\": rlx's own CPU "
-                 "learner, for PPO with separate policy and value MLPs and one learner: it needs no LibTorch (`rlx "
-                 "train` starts in milliseconds) and steps small networks about 2x faster; \"auto\": native where "
-                 "it can train the experiment, else torch. SAC has the native learner only (its default)")
+  add(string_key("learner_backend", "auto",
+                 "\"auto\" (the default): the native learner where it can train the experiment (PPO with separate "
+                 "policy and value MLPs, one CPU learner: the same update as LibTorch's to float rounding), else "
+                 "LibTorch's; \"torch\": LibTorch's learners (any network, device and num_learners, DQN, APPO); "
+                 "\"native\": rlx's own CPU learner, refusing what it cannot train: it needs no LibTorch (`rlx "
+                 "train` starts in milliseconds) and steps small networks about 2x faster. SAC has the native learner "
+                 "only")
           .one_of({"torch", "native", "auto"})
           .default_for(AlgorithmKind::kSAC, std::string("native"))
           .to(&CommonConfig::learner_backend));

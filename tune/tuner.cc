@@ -369,7 +369,8 @@ class Tuner {
     if (!fs::exists(path)) return;
     std::istringstream lines(read_file(path));
     std::string line;
-    std::optional<double> best;
+    // The latest result counts too: after an exploit it scores the donor's weights, no row's.
+    std::optional<double> best = trial.metric;
     while (std::getline(lines, line)) {
       const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
       if (row.is_discarded()) continue;
@@ -467,7 +468,7 @@ class Tuner {
     outcome.best_metric = ranked_metric(*best);
     outcome.best_params = best->params;
     if (best->checkpoint) outcome.best_checkpoint = *best->checkpoint;
-    out_ << "best trial: " << best->name << " (" << spec_.metric << " " << format_double(*ranked_metric(*best))
+    out_ << "best trial: " << best->name << " (" << spec_.metric << " " << format_readable(*ranked_metric(*best))
          << " at its last checkpoint, the " << spec_.mode << " over trials; " << best->timesteps << " steps)\n"
          << "  params: " << best->params.dump() << "\n"
          << "  config: " << (trial_dir(*best) / "params.yaml").string() << "\n"

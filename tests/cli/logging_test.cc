@@ -40,6 +40,11 @@ TEST_CASE("rlx train leaves its own log and each worker's in the run's logs/, an
   CHECK_FALSE(fs::exists(tmp / "runs/cartpole-ppo/t/workers"));
   // stderr: the plain line (then the progress line); driver.log: the same with time, role and level.
   CHECK_THAT(r.err, Catch::StartsWith("rlx train: workers connect to ipc://") && Catch::Contains("\n[PPO CartPole-v1] iter "));
+  // The queue's bound reads as a bound, scaled to the workers the run has, not only to max_workers.
+  CHECK_THAT(r.err, Catch::Contains("(2 local, at most 1024 at once)") &&
+                        Catch::Contains("rlx train: queued fragments: a bound of ") &&
+                        Catch::Contains(" with the local workers, ") &&
+                        Catch::Contains(" with max_workers 1024: memory is taken only as fragments arrive"));
   const std::string driver = log_of(tmp, "driver.log");
   CHECK_THAT(driver, Catch::Contains("] [driver] [info] rlx 0.1.0 train, pid ") &&
                          Catch::Contains("] [driver] [info] workers connect to ipc://") &&
