@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/checkpoint_dir.h"
+#include "core/config_error.h"
 #include "core/config_schema.h"
 #include "core/log.h"
 #include "core/process_launcher.h"
@@ -56,7 +57,7 @@ int run_replay(const ReplayOptions& options, std::ostream& out) {
   const fs::path dir = trial_dir.parent_path();
   const std::string name = trial_dir.filename().string();
   const std::optional<ExperimentState> state = read_experiment_state(dir);
-  if (!state) throw std::runtime_error("'" + trial_dir.string() + "' is not a trial of a tuning run (no " + kExperimentStateName + " beside it)");
+  if (!state) throw ConfigError("'" + trial_dir.string() + "' is not a trial of a tuning run (no " + kExperimentStateName + " beside it)");
   const std::string experiment_name = state->experiment;
   Experiment experiment = load_experiment(dir / kTunedExperimentName, experiment_name, {});
   const TuneSpec spec = parse_tune_spec(experiment);

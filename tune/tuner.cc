@@ -122,7 +122,7 @@ class Tuner {
   void load_state(const fs::path& dir) {
     dir_ = fs::absolute(dir).lexically_normal();
     std::optional<ExperimentState> state = read_experiment_state(dir_);
-    if (!state) throw std::runtime_error("'" + dir_.string() + "' has no readable " + kExperimentStateName + " (not a tuning run)");
+    if (!state) throw ConfigError("'" + dir_.string() + "' has no readable " + kExperimentStateName + " (not a tuning run)");
     experiment_ = load_experiment(dir_ / kTunedExperimentName, state->experiment, {});
     spec_ = parse_tune_spec(experiment_);
     const std::vector<std::string> plugins = run_plugins(plugin_paths(experiment_.plugins), options_.env_plugins, /*fresh=*/false);

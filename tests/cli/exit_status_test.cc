@@ -103,6 +103,9 @@ TEST_CASE("A missing experiment file, a path without a checkpoint and an unknown
       "train --resume " + empty + " -q" + out,
       "evaluate " + empty,
       "export " + empty + policy,
+      // a folder that is no tuning run, nor a trial of one
+      "tune --resume " + empty + " --quiet",
+      "tune --replay " + empty,
       // an unknown env id
       "train " + runs.experiment + " --workers 0 --set env=NoSuchEnv-v0 -q" + out,
       "train --resume " + runs.checkpoint + " --set env=NoSuchEnv-v0 -q" + out,
