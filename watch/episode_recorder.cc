@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "core/config_error.h"
 #include "envs/python_env.h"
@@ -26,8 +27,9 @@ ConfigError cannot_film(const std::string& env_id) {
                      "(docs/envs.md, \"Pictures for videos\")");
 }
 
-// `image` resized to width x height, each pixel taken from the nearest source pixel.
-RgbImage scaled(const RgbImage& image, int width, int height) {
+// `image` resized to width x height, each pixel taken from the nearest source pixel (moved
+// through unchanged at its own size).
+RgbImage scaled(RgbImage image, int width, int height) {
   if (width == image.width && height == image.height) return image;
   RgbImage out(width, height);
   for (int y = 0; y < height; ++y) {
@@ -101,7 +103,7 @@ RgbImage EpisodeRecorder::draw(const Env& env) {
   }
   const int width = video_side(options_.width, image->width, options_.height, image->height);
   const int height = video_side(options_.height, image->height, options_.width, image->width);
-  return scaled(*image, width, height);
+  return scaled(std::move(*image), width, height);
 }
 
 int64_t EpisodeRecorder::finish() {
