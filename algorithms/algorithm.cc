@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "algorithms/model_from_config.h"
 #include "core/config_error.h"
 #include "core/error_text.h"
 #include "core/log.h"
@@ -10,6 +11,7 @@
 #include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "rollout/policy_factory.h"
+#include "models/model_spec_json.h"
 #include "models/rollout_policy.h"
 
 namespace rlx {
@@ -22,12 +24,26 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   setup.num_envs = static_cast<int>(c.num_envs_per_worker);
   setup.fragment_length = static_cast<int>(c.rollout_fragment_length);
   setup.seed = static_cast<uint64_t>(c.seed);
-  setup.hidden_sizes.assign(c.hidden_sizes.begin(), c.hidden_sizes.end());
-  setup.activation = c.activation;
-  setup.shared_trunk = c.vf_share_layers;
+  setup.model = model_from_config(experiment, global_env_registry().spec(experiment.env));
   setup.drop_nonfinite_episodes = c.drop_nonfinite_episodes;
   setup.weight_delay = static_cast<int>(c.worker_weight_delay);
   return setup;
+}
+
+void check_checkpoint_model(const Checkpoint& checkpoint, const ModelSpec& built) {
+  const auto recorded = checkpoint.manifest.find("model");
+  if (recorded == checkpoint.manifest.end()) return;
+  ModelSpec model;
+  try {
+    model = model_spec_from_json(*recorded);
+  } catch (const std::invalid_argument& error) {
+    throw CheckpointRefused(checkpoint.path.string() + ": " + kCheckpointManifestName + ": " + error.what());
+  }
+  if (model != built) {
+    throw CheckpointRefused(checkpoint.path.string() + ": its model " + recorded->dump() +
+                            " differs from the one its config builds, " + model_spec_to_json(built).dump() +
+                            " (a checkpoint of another rlx version? evaluate or resume it with that one)");
+  }
 }
 
 void restore_learner_state(const Checkpoint& checkpoint, const std::string& file_name, const std::string& what,
@@ -65,14 +81,7 @@ EnvSpec check_experiment_env(const Experiment& experiment) {
   load_experiment_envs(experiment);
   const EnvSpec spec = global_env_registry().spec(experiment.env);
   global_env_registry().make(experiment.env);  // an instance must carry the registered spec (EnvContractError)
-  if (experiment.algorithm == AlgorithmKind::kSAC && spec.action_space.is_discrete()) {
-    throw ConfigError(experiment.source + ": algorithm SAC needs a Box action space, but env " + spec.id + " has " +
-                      spec.action_space.to_string() + " (use DQN or PPO for Discrete actions)");
-  }
-  if (experiment.algorithm == AlgorithmKind::kDQN && !spec.action_space.is_discrete()) {
-    throw ConfigError(experiment.source + ": algorithm DQN needs a Discrete action space, but env " + spec.id +
-                      " has " + spec.action_space.to_string() + " (use PPO for Box actions)");
-  }
+  model_from_config(experiment, spec);  // the algorithm suits the env's action space (ConfigError)
   return spec;
 }
 

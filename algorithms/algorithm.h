@@ -90,7 +90,12 @@ EnvSpec check_experiment_env(const Experiment& experiment);
 std::unique_ptr<RolloutPolicy> weighted_evaluation_policy(const WorkerSetup& setup, const EnvSpec& spec,
                                                           const Weights& weights, bool deterministic, uint64_t seed);
 
-// The WorkerSetup fields every algorithm shares (env, K, T, seed, network).
+// Throws CheckpointRefused unless the model a checkpoint's manifest records (its "model"; a
+// checkpoint of an rlx before model specs has none and passes) is `built`, the model its
+// config builds now.
+void check_checkpoint_model(const Checkpoint& checkpoint, const ModelSpec& built);
+
+// The WorkerSetup fields every algorithm shares (env, K, T, seed, the model spec of model_from_config).
 WorkerSetup common_worker_setup(const Experiment& experiment);
 
 }  // namespace rlx

@@ -13,16 +13,14 @@ namespace rlx {
 
 DqnAlgorithm::DqnAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
     : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
-  setup_.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
   DqnConfig config = experiment.config.dqn();
   config.total_timesteps = experiment.stop.schedule_horizon();
-  setup_.dueling = config.dueling;
   setup_.apex_epsilons = config.apex_epsilons;
   setup_.num_workers = std::max<int>(1, static_cast<int>(experiment.config.common().num_workers));
   setup_.epsilon = config.exploration_initial_eps;
   checkpoint_replay_buffer_ = config.checkpoint_replay_buffer;
   link_ = std::make_unique<DataParallelLink>(experiment, options);
-  learner_ = std::make_unique<DqnLearner>(setup_.model_config(spec_), config, setup_.seed, link_->device());
+  learner_ = std::make_unique<DqnLearner>(setup_.model, config, setup_.seed, link_->device());
   if (link_->active()) {
     if (config.batch_size % link_->world() != 0) {
       throw ConfigError("batch_size " + std::to_string(config.batch_size) + " must be a multiple of num_learners " +

@@ -29,6 +29,7 @@ RestoredAlgorithm restore_algorithm(const std::filesystem::path& checkpoint, con
   load_experiment_envs(restored.experiment);
   restored.experiment.config.set("num_learners", int64_t{1});  // acting needs no data-parallel group
   restored.algorithm = make_algorithm(restored.experiment);
+  check_checkpoint_model(restored.checkpoint, restored.algorithm->worker_setup().model);
   restored.algorithm->restore(restored.checkpoint);
   return restored;
 }

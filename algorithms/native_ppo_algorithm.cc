@@ -19,18 +19,14 @@ NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
   if (auto refusal = native_learner_refusal(experiment)) {
     throw ConfigError(experiment.source + ": learner_backend: native: " + *refusal);
   }
-  setup_.policy_kind = RolloutPolicyKind::kActorCritic;
   PpoConfig config = experiment.config.ppo();
   config.total_timesteps = experiment.stop.schedule_horizon();
-  setup_.log_std_init = config.log_std_init;
   setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself
-  PolicyModelConfig model = setup_.model_config(spec_);
-  model.ortho_init = config.ortho_init;  // the learner's initial weights only: workers get them
-  if (auto reason = NativePpoLearner::unsupported(model, config)) {
+  if (auto reason = NativePpoLearner::unsupported(setup_.model, config)) {
     throw ConfigError(experiment.source + ": learner_backend: native cannot train this: " + *reason +
                       " (use learner_backend: torch)");
   }
-  learner_ = std::make_unique<NativePpoLearner>(model, config, setup_.seed);
+  learner_ = std::make_unique<NativePpoLearner>(setup_.model, config, setup_.seed);
 }
 
 IterationResult NativePpoAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {

@@ -12,19 +12,12 @@ PolicyFile export_policy(const RestoredAlgorithm& restored) {
   const Algorithm& algorithm = *restored.algorithm;
   const std::unique_ptr<RolloutPolicy> policy = algorithm.evaluation_policy(/*deterministic=*/true, 0);
   PolicyFile file;
-  if (dynamic_cast<const ActorCriticPolicy*>(policy.get()) != nullptr) {
-    file.kind = PolicyKind::kActorCritic;
-  } else if (dynamic_cast<const EpsilonGreedyQPolicy*>(policy.get()) != nullptr) {
-    file.kind = PolicyKind::kQNetwork;
+  file.model = policy->config();
+  if (file.model.kind == ModelKind::kQNetwork) {
     // Stochastic acting explores as the algorithm's own sampling evaluation does.
     const std::unique_ptr<RolloutPolicy> sampling = algorithm.evaluation_policy(/*deterministic=*/false, 0);
     file.epsilon = static_cast<const EpsilonGreedyQPolicy&>(*sampling).epsilon();
-  } else if (dynamic_cast<const SquashedGaussianPolicy*>(policy.get()) != nullptr) {
-    file.kind = PolicyKind::kSquashedGaussian;
-  } else {
-    throw std::logic_error("export: the checkpoint's policy is of a kind policy files do not describe");
   }
-  file.model = policy->config();
   file.parameters = policy->weights();
   if (policy->obs_normalizer().active()) {
     file.obs_mean = policy->obs_normalizer().mean();

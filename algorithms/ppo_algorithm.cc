@@ -26,14 +26,10 @@ PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptio
     : setup_(common_worker_setup(experiment)),
       spec_(global_env_registry().spec(experiment.env)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
-  setup_.policy_kind = RolloutPolicyKind::kActorCritic;
   config.total_timesteps = experiment.stop.schedule_horizon();
-  setup_.log_std_init = config.log_std_init;
   setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself
   link_ = std::make_unique<DataParallelLink>(experiment, options);
-  PolicyModelConfig model = setup_.model_config(spec_);
-  model.ortho_init = config.ortho_init;  // the learner's initial weights only: workers get them
-  learner_ = std::make_unique<PpoLearner>(model, config, setup_.seed, link_->device());
+  learner_ = std::make_unique<PpoLearner>(setup_.model, config, setup_.seed, link_->device());
   if (link_->active()) {
     learner_->set_data_parallel_hooks(make_ppo_hooks(link_->member().device_comm(), link_->member().host()));
   }

@@ -52,7 +52,7 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   receiver_options.fragment_length = options_.setup.fragment_length;
   // A worker may run more envs than the learner's setup asks (rlx worker --envs K).
   receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);
-  receiver_options.policy_outputs = options_.setup.policy_kind == RolloutPolicyKind::kActorCritic;
+  receiver_options.policy_outputs = options_.setup.model.kind == ModelKind::kActorCritic;
   receiver_options.credits_per_worker = options_.credits_per_worker;
   receiver_options.max_workers = options_.max_workers;
   receiver_options.max_policy_lag = options_.max_policy_lag;

@@ -27,15 +27,10 @@ std::optional<std::string> sac_refusal(const CommonConfig& common) {
 SacAlgorithm::SacAlgorithm(const Experiment& experiment)
     : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
   if (auto refusal = sac_refusal(experiment.config.common())) throw ConfigError(experiment.source + ": " + *refusal);
-  if (spec_.action_space.is_discrete()) {
-    throw ConfigError(experiment.source + ": algorithm SAC needs a Box action space, but env " + spec_.id + " has " +
-                      spec_.action_space.to_string() + " (use DQN or PPO)");
-  }
   SacConfig config = experiment.config.sac();
   config.total_timesteps = experiment.stop.schedule_horizon();
-  setup_.policy_kind = RolloutPolicyKind::kSquashedGaussian;
   setup_.epsilon = config.learning_starts > 0 ? 1.0 : 0.0;
-  learner_ = std::make_unique<NativeSacLearner>(setup_.model_config(spec_), config, setup_.seed);
+  learner_ = std::make_unique<NativeSacLearner>(setup_.model, config, setup_.seed);
 }
 
 double SacAlgorithm::exploration_rate() const {

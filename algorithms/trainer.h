@@ -1,5 +1,7 @@
 // The training loop behind `rlx train`: iterations of sample -> learn -> publish, results rows,
-// checkpoints, stop criteria and a live progress line.
+// checkpoints, stop criteria and a live progress line. Its parts: training_counters.h (counters,
+// stop criteria, the rows' columns), episode_window.h, make_sampler.h (workers, CURVE keys),
+// training_resume.h (the checkpoint manifest and resuming), progress_line.h, training_video.h.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/training_counters.h"  // pause_counter_names(), the counters pause_at may name
 #include "core/experiment.h"
 #include "core/process_launcher.h"
 #include "core/rank_placement.h"
@@ -30,9 +33,9 @@ struct TrainOptions {
   std::optional<std::filesystem::path> auth_keys;   // CURVE key dir (rlx keys init)
   std::string worker_program;                  // the rlx binary for local workers (default: rlx_program_path())
   ProcessLauncher* launcher = nullptr;         // starts local workers and learner ranks (null: local fork/exec)
-  // Pause here: end the run with a checkpoint at the first iteration where this counter
-  // ("training_iteration", "timesteps_total" or "time_total_s") reaches the value, without
-  // touching the experiment's stop criteria or schedules (a tuner's segment boundary).
+  // Pause here: end the run with a checkpoint at the first iteration where this counter (one of
+  // pause_counter_names(): "training_iteration", "timesteps_total" or "time_total_s") reaches the
+  // value, without touching the experiment's stop criteria or schedules (a tuner's segment boundary).
   std::optional<std::pair<std::string, double>> pause_at;
   // Set when an engine (srun, torchrun) started this process as rank 0 of a data-parallel group
   // whose other ranks it started too (num_learners is the world size).
@@ -61,13 +64,6 @@ struct TrainOutcome {
   std::optional<std::filesystem::path> last_checkpoint;
   nlohmann::json final_row;
 };
-
-// Episodes in the episode_return_mean window (RLlib's smoothing window); the reward stop
-// criterion needs the window full.
-constexpr size_t kEpisodeWindow = 100;
-
-// The counters pause_at may name.
-const std::vector<std::string>& pause_counter_names();
 
 // Trains until a stop criterion is met (or pause_at, or a stop signal: between iterations, with
 // a final checkpoint, when a core/stop_signal.h StopSignals is installed). The trial directory's

@@ -37,7 +37,7 @@ LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& opti
   learner_device(options.device, 0);  // validates the name
   set_inference_threads(1);           // one intra-op thread per learner (as rlx train)
 
-  PolicyModelConfig model_config = PolicyModelConfig::for_env(global_env_registry().spec(options.env_id));
+  ModelSpec model_config = ModelSpec::for_env(global_env_registry().spec(options.env_id));
   model_config.hidden_sizes = options.hidden_sizes;
   PpoConfig config;
   config.minibatch_size = options.minibatch_size;

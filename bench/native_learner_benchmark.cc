@@ -45,7 +45,7 @@ NativeLearnerBenchmarkResult run_native_learner_benchmark(const NativeLearnerBen
                                 ", got " + std::to_string(options.batch_size));
   }
   if (options.updates < 1) throw std::invalid_argument("native learner benchmark: updates must be >= 1, got " + std::to_string(options.updates));
-  PolicyModelConfig model = PolicyModelConfig::for_env(global_env_registry().spec(options.env_id));
+  ModelSpec model = ModelSpec::for_env(global_env_registry().spec(options.env_id));
   model.hidden_sizes = options.hidden_sizes;
   model.activation = options.activation;
   PpoConfig config;

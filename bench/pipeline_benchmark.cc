@@ -23,6 +23,7 @@ WorkerSetup pipeline_setup(const PipelineBenchmarkOptions& options, int worker_i
   setup.fragment_length = options.fragment_length;
   setup.seed = options.seed;
   setup.worker_index = worker_index;
+  setup.model = ModelSpec::for_env(global_env_registry().spec(options.env_id));  // the default network
   setup.behaviour_values = false;  // as PPO's workers: the learner recomputes V(s)
   return setup;
 }
@@ -42,7 +43,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   SampleReceiver receiver(context, receiver_options);
 
   // Version-1 weights of the default network, as a learner would publish first.
-  ActorCriticPolicy initial(pipeline_setup(options, 0).model_config(spec), options.seed);
+  ActorCriticPolicy initial(pipeline_setup(options, 0).model, options.seed);
   auto weights = std::make_shared<Weights>();
   weights->policy_version = 1;
   weights->params = initial.weights();

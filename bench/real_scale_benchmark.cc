@@ -65,6 +65,7 @@ WorkerSetup setup_for(const RealScaleOptions& o, int worker_index) {
   setup.fragment_length = o.fragment_length;
   setup.seed = o.seed;
   setup.worker_index = worker_index;
+  setup.model = ModelSpec::for_env(global_env_registry().spec(o.env_id));  // the default network
   setup.behaviour_values = false;  // as PPO's workers: the learner recomputes V(s)
   return setup;
 }
@@ -129,7 +130,7 @@ RealScaleResult run_real_scale_benchmark(const RealScaleOptions& options) {
 
   // The default network's initial weights; later versions carry the same values (what is
   // measured is their delivery, not learning).
-  const ActorCriticPolicy initial(setup_for(options, 0).model_config(spec), options.seed);
+  const ActorCriticPolicy initial(setup_for(options, 0).model, options.seed);
   const std::vector<float> params = initial.weights();
   uint64_t version = 0;
   const auto publish_next = [&] {

@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 // Forwards to a policy and adds up the wall time of act().
 class TimedPolicy : public RolloutPolicy {
  public:
-  explicit TimedPolicy(RolloutPolicy& inner) : RolloutPolicy(inner.config(), 0), inner_(inner) {}
+  explicit TimedPolicy(RolloutPolicy& inner) : RolloutPolicy(inner.config(), inner.config().kind, 0), inner_(inner) {}
 
   void act(const float* obs, int num_envs, const ActOutput& out) override {
     const auto start = Clock::now();
@@ -49,10 +49,10 @@ class TimedPolicy : public RolloutPolicy {
 }  // namespace
 
 LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,
-                                                const PolicyModelConfig& policy_config, double seconds, uint64_t seed) {
+                                                const ModelSpec& policy_config, double seconds, uint64_t seed) {
   if (!(seconds >= 0.0)) throw std::invalid_argument("measure_local_sampling needs seconds >= 0");
   VectorEnv envs(factory, num_envs);
-  PolicyModelConfig config = policy_config;
+  ModelSpec config = policy_config;
   config.obs_size = envs.obs_size();
   config.action_space = envs.spec().action_space;
   // As a PPO worker samples: log-probs, no V(s) (the learner recomputes it).
@@ -81,7 +81,7 @@ LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int n
 }
 
 LocalSamplingMeasurement measure_local_sampling(const std::string& env_id, int num_envs, int fragment_length,
-                                                const PolicyModelConfig& policy_config, double seconds, uint64_t seed) {
+                                                const ModelSpec& policy_config, double seconds, uint64_t seed) {
   return measure_local_sampling(global_env_registry().factory(env_id), num_envs, fragment_length, policy_config, seconds,
                                 seed);
 }

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "envs/registry.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 
 namespace rlx {
 
@@ -32,10 +32,10 @@ struct LocalSamplingMeasurement {
 // trunk sharing from policy_config. Runs the torch-free inference kernel on this thread, as a
 // worker does. Throws std::invalid_argument on bad sizes.
 LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,
-                                                const PolicyModelConfig& policy_config, double seconds, uint64_t seed);
+                                                const ModelSpec& policy_config, double seconds, uint64_t seed);
 
 // Same for a registered env id (global_env_registry()).
 LocalSamplingMeasurement measure_local_sampling(const std::string& env_id, int num_envs, int fragment_length,
-                                                const PolicyModelConfig& policy_config, double seconds, uint64_t seed);
+                                                const ModelSpec& policy_config, double seconds, uint64_t seed);
 
 }  // namespace rlx

@@ -38,7 +38,7 @@ int run_export_command(const std::vector<std::string>& args) {
   const PolicyFile file = export_policy(restored);
   const std::string bytes = encode_policy_file(file);
   write_file_atomic(output, bytes);  // a crash leaves the old file or the new, never a torn one
-  std::cout << file.algorithm << " policy for " << file.env_id << " (" << policy_kind_name(file.kind) << ", "
+  std::cout << file.algorithm << " policy for " << file.env_id << " (" << model_kind_name(file.model.kind) << ", "
             << file.parameters.size() << " parameters" << (file.obs_mean.empty() ? "" : ", observation normalisation")
             << ") written to " << output << " (" << bytes.size() << " bytes)\n";
   return kExitOk;

@@ -70,7 +70,7 @@ struct PpoConfig {
   bool scale_rewards{};
   double adam_eps{};
   double log_std_init{};
-  bool ortho_init{};                  // false: PyTorch's default init (PolicyModelConfig::ortho_init)
+  bool ortho_init{};                  // false: PyTorch's default init (ModelSpec::ortho_init)
 
   // Not keys: APPO's loss (algorithms/appo_algorithm.h fills them from AppoConfig; PPO leaves them off).
   bool vtrace = false;                // V-trace targets and advantages (native/vtrace.h) instead of GAE

@@ -9,7 +9,9 @@
 
 namespace rlx {
 
-bool ActorCriticBackprop::supports(const ActorCritic& model) { return !model.config().shared_trunk; }
+bool ActorCriticBackprop::supports(const ActorCritic& model) {
+  return !model.config().shared_trunk && all_dense(model.layout().policy_chain) && all_dense(model.layout().value_chain);
+}
 
 ActorCriticBackprop::ActorCriticBackprop(ActorCritic& model, torch::Tensor flat_grads) : model_(model) {
   if (!supports(model)) throw std::invalid_argument("ActorCriticBackprop handles separate policy and value networks only");

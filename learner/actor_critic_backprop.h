@@ -21,7 +21,7 @@ namespace rlx {
 
 class ActorCriticBackprop {
  public:
-  // True for the models this class handles: separate policy and value networks.
+  // True for the models this class handles: separate policy and value networks of dense layers.
   static bool supports(const ActorCritic& model);
 
   // Borrows the model (which must outlive this) and a flat gradient buffer [P] laid out in the

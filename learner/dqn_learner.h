@@ -1,5 +1,5 @@
 // DqnLearner: DQN on one device with a replay buffer (uniform or prioritized), n-step returns,
-// double Q, dueling heads (PolicyModelConfig::dueling), a target network, Huber loss, Adam and
+// double Q, dueling heads (ModelSpec::dueling), a target network, Huber loss, Adam and
 // global gradient-norm clipping. Intervals count env steps; see DqnConfig in core/algorithm_config.h.
 //
 // One gradient step: sample B transitions, target y = R + gamma^m (1 - terminated) Q_t(s', a*)
@@ -26,13 +26,19 @@
 // copy and wrapped with from_blob (no copy on CPU). online()/target() must therefore not be
 // moved to another device or have their parameters replaced. On the CPU the gradient comes from
 // QNetworkBackprop (learner/q_network_backprop.h: a hand-written backward, no autograd, several
-// times faster on DQN's small networks); elsewhere, or when switched off, from autograd.
+// times faster on DQN's small networks); elsewhere, or when switched off, from autograd. Adam
+// on the CPU is learner/flat_adam.h's one loop over torch's own Adam state.
+//
+// Where the code is: dqn_learner.cc (construction, ingest, readiness, train() and its metrics),
+// dqn_update.cc (the gradient step and target sync), dqn_checkpoint.cc (save/load, replay bytes,
+// counters), learner/dqn_replay.h (the buffer from DqnConfig, each step's draw seed).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,7 +52,7 @@
 #include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
 #include "learner/policy_networks.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 #include "models/weights.h"
 
 namespace rlx {
@@ -79,6 +85,7 @@ struct DqnUpdateMetrics {
 };
 
 class QNetworkBackprop;
+struct DqnLossOutput;
 
 class DqnLearner {
  public:
@@ -87,7 +94,7 @@ class DqnLearner {
   // std::invalid_argument on a bad model or non-key field. The
   // initial weights come from torch's default CPU generator reseeded with seed for the
   // construction and restored afterwards (so don't construct concurrently with its other users).
-  DqnLearner(const PolicyModelConfig& model_config, DqnConfig config, uint64_t seed, torch::Device device = torch::kCPU);
+  DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t seed, torch::Device device = torch::kCPU);
   ~DqnLearner();
   DqnLearner(const DqnLearner&) = delete;
   DqnLearner& operator=(const DqnLearner&) = delete;
@@ -168,15 +175,24 @@ class DqnLearner {
   int64_t target_updates() const { return target_updates_; }
 
  private:
-  void gradient_step(double beta);
-  void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
+  // dqn_learner.cc
+  void set_buffer(std::unique_ptr<ReplayBuffer> buffer);  // buffer_, and prioritized_ when it is one
+  DqnUpdateMetrics round_metrics(double lr, double beta, int64_t timesteps_done);  // of train()'s steps
+  void apply_optimizer_options();  // config_'s lr and adam_eps into Adam
+
+  // dqn_update.cc: one gradient step, in the order these run.
   void update_target(int64_t timesteps_done);
-  void adam_step();  // optimizer_->step() on the CPU, fused into one loop once Adam has its state
+  void gradient_step(double beta);
+  void draw_sample(int64_t b, double beta);  // into sample_, from the step's own RNG seed
+  void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
+  DqnLossOutput loss_and_gradient(ReplaySample& sample, bool weighted);  // flat_grad_ := the gradient
+  void average_gradient_over_ranks();  // flat_grad_ := the mean over ranks
+  void clip_and_apply_gradient(const torch::Tensor& loss, const torch::Tensor& grad_norm);  // checks, clips, Adam
   [[noreturn]] void throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const;
-  void apply_optimizer_options();
+  void clear_step_records();  // losses_, q_values_, td_errors_, grad_norms_
   torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
 
-  PolicyModelConfig model_config_;
+  ModelSpec model_config_;
   DqnConfig config_;
   uint64_t seed_;
   torch::Device device_;

@@ -17,31 +17,37 @@ namespace {
 
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // 0.5 * log(2 pi)
 
-// Registers a Linear layer per spec of a chain, in order, each with its orthogonal init or, for
-// a spec without orthogonal_init, nn::Linear's own default.
-std::vector<torch::nn::Linear> register_chain(torch::nn::Module& module, const DenseChain& chain) {
-  std::vector<torch::nn::Linear> layers;
-  for (const DenseLayerSpec& spec : chain) {
-    torch::nn::Linear layer(module.register_module(spec.name, torch::nn::Linear(spec.in, spec.out)));
+// Registers a module per layer of a chain, in order: a Linear for a dense layer, with its
+// orthogonal init or, for a spec without orthogonal_init, nn::Linear's own default; a
+// RegisteredLayer for a layer of a registered kind.
+std::vector<TorchChainLayer> register_chain(torch::nn::Module& module, const LayerChain& chain) {
+  std::vector<TorchChainLayer> layers;
+  for (const LayerSpec& spec : chain) {
+    TorchChainLayer layer;
+    if (!spec.dense()) {
+      layer.registered = module.register_module(spec.name, RegisteredLayer(spec));
+      layers.push_back(layer);
+      continue;
+    }
+    layer.linear = module.register_module(spec.name, torch::nn::Linear(spec.in, spec.out));
     if (spec.orthogonal_init) {
       torch::NoGradGuard no_grad;
-      torch::nn::init::orthogonal_(layer->weight, spec.init_gain);
-      layer->bias.zero_();
+      torch::nn::init::orthogonal_(layer.linear->weight, spec.init_gain);
+      layer.linear->bias.zero_();
     }
     layers.push_back(layer);
   }
   return layers;
 }
 
-// Runs a chain's layers with each spec's activation.
-torch::Tensor run_chain(const std::vector<torch::nn::Linear>& layers, const DenseChain& chain, torch::Tensor x) {
+// Runs a chain's layers with each spec's activation (a RegisteredLayer applies its own).
+torch::Tensor run_chain(const std::vector<TorchChainLayer>& layers, const LayerChain& chain, torch::Tensor x) {
   for (size_t i = 0; i < layers.size(); ++i) {
-    x = layers[i].ptr()->forward(x);  // ptr(): the holder is const, the layer is not
-    if (chain[i].activation == Activation::kTanh) {
-      x = torch::tanh(x);
-    } else if (chain[i].activation == Activation::kRelu) {
-      x = torch::relu(x);
+    if (layers[i].registered) {
+      x = layers[i].registered.ptr()->forward(x);
+      continue;
     }
+    x = activate(layers[i].linear.ptr()->forward(x), chain[i].activation);  // ptr(): the holder is const
   }
   return x;
 }
@@ -179,7 +185,7 @@ torch::Tensor ActionDistribution::kl_divergence_to(const ActionDistribution& oth
 
 // ---- ActorCritic ----
 
-ActorCritic::ActorCritic(PolicyModelConfig config) : config_(std::move(config)), layout_(actor_critic_layout(config_)) {
+ActorCritic::ActorCritic(ModelSpec config) : config_(std::move(config)), layout_(actor_critic_layout(config_)) {
   reset();
 }
 
@@ -214,7 +220,7 @@ ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output)
 
 // ---- QNetwork ----
 
-QNetwork::QNetwork(PolicyModelConfig config) : config_(std::move(config)), layout_(q_network_layout(config_)) { reset(); }
+QNetwork::QNetwork(ModelSpec config) : config_(std::move(config)), layout_(q_network_layout(config_)) { reset(); }
 
 void QNetwork::reset() {
   trunk_ = register_chain(*this, layout_.trunk);
@@ -223,9 +229,9 @@ void QNetwork::reset() {
 
 torch::Tensor QNetwork::forward(const torch::Tensor& obs) {
   const torch::Tensor features = run_chain(trunk_, layout_.trunk, obs);
-  if (!layout_.dueling) return heads_[0]->forward(features);
-  const torch::Tensor advantage = heads_[1]->forward(features);
-  return heads_[0]->forward(features) + advantage - advantage.mean(1, /*keepdim=*/true);
+  if (!layout_.dueling) return heads_[0].linear->forward(features);
+  const torch::Tensor advantage = heads_[1].linear->forward(features);
+  return heads_[0].linear->forward(features) + advantage - advantage.mean(1, /*keepdim=*/true);
 }
 
 }  // namespace rlx

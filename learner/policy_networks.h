@@ -15,7 +15,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
-#include "models/model_config.h"
+#include "learner/torch_layers.h"
+#include "models/model_spec.h"
 #include "models/network_layout.h"
 
 namespace rlx {
@@ -80,6 +81,12 @@ class ActionDistribution {
 
 // ---- models ----
 
+// One layer of a chain on LibTorch: a Linear (dense) or a RegisteredLayer (a registered kind).
+struct TorchChainLayer {
+  torch::nn::Linear linear{nullptr};
+  RegisteredLayer registered{nullptr};
+};
+
 // Outputs of ActorCritic::forward.
 struct PolicyOutput {
   torch::Tensor policy;  // logits [B, n] (Discrete) or mean [B, A] (Box)
@@ -92,7 +99,7 @@ struct PolicyOutput {
 class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
  public:
   // Builds and initialises the networks; throws std::invalid_argument on a bad config.
-  explicit ActorCritic(PolicyModelConfig config);
+  explicit ActorCritic(ModelSpec config);
 
   // (Re)creates and initialises every layer (Cloneable's hook; clone() calls it).
   void reset() override;
@@ -106,7 +113,7 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   // The action distribution for a policy output of this model.
   ActionDistribution distribution(const torch::Tensor& policy_output) const;
 
-  const PolicyModelConfig& config() const { return config_; }
+  const ModelSpec& config() const { return config_; }
   const ActorCriticLayout& layout() const { return layout_; }
   bool discrete() const { return config_.action_space.is_discrete(); }
   // The learned log-std [A]; undefined for Discrete actions.
@@ -118,11 +125,11 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   void load_flat_parameters(const float* params, size_t count) { rlx::load_flat_parameters(*this, params, count); }
 
  private:
-  PolicyModelConfig config_;
+  ModelSpec config_;
   ActorCriticLayout layout_;
-  std::vector<torch::nn::Linear> trunk_;         // empty unless shared_trunk
-  std::vector<torch::nn::Linear> policy_chain_;  // hidden layers, then pi_out
-  std::vector<torch::nn::Linear> value_chain_;   // hidden layers, then vf_out
+  std::vector<TorchChainLayer> trunk_;         // empty unless shared_trunk
+  std::vector<TorchChainLayer> policy_chain_;  // encoder layers, then pi_out
+  std::vector<TorchChainLayer> value_chain_;   // encoder layers, then vf_out
   torch::Tensor log_std_;
 };
 
@@ -131,7 +138,7 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
 class QNetwork : public torch::nn::Cloneable<QNetwork> {
  public:
   // Throws std::invalid_argument on a bad config or a non-Discrete action space.
-  explicit QNetwork(PolicyModelConfig config);
+  explicit QNetwork(ModelSpec config);
 
   // (Re)creates and initialises every layer (Cloneable's hook; clone() calls it).
   void reset() override;
@@ -139,7 +146,7 @@ class QNetwork : public torch::nn::Cloneable<QNetwork> {
   // Action values [B, n] for observations [B, O].
   torch::Tensor forward(const torch::Tensor& obs);
 
-  const PolicyModelConfig& config() const { return config_; }
+  const ModelSpec& config() const { return config_; }
   const QNetworkLayout& layout() const { return layout_; }
   int64_t num_actions() const { return config_.action_space.n; }
 
@@ -149,10 +156,10 @@ class QNetwork : public torch::nn::Cloneable<QNetwork> {
   void load_flat_parameters(const float* params, size_t count) { rlx::load_flat_parameters(*this, params, count); }
 
  private:
-  PolicyModelConfig config_;
+  ModelSpec config_;
   QNetworkLayout layout_;
-  std::vector<torch::nn::Linear> trunk_;
-  std::vector<torch::nn::Linear> heads_;  // {q_out} or {value_out, advantage_out}
+  std::vector<TorchChainLayer> trunk_;
+  std::vector<TorchChainLayer> heads_;  // {q_out} or {value_out, advantage_out}, dense
 };
 
 }  // namespace rlx

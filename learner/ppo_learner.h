@@ -31,6 +31,10 @@
 //
 // Minibatch order: each update shuffles with an rlx::Rng seeded from (seed, num_updates), so a
 // checkpoint needs only num_updates (in state_json) to reproduce the next permutations.
+//
+// The code: ppo_learner.cc (construction, configuration, weights), ppo_train_batch.cc (statistics,
+// staging, targets), ppo_update.cc (update() and evaluate() as named steps), ppo_learner_state.cc
+// (the undo snapshot, the checkpoint file and state_json).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +52,11 @@
 #include "core/sample_batch.h"
 #include "learner/policy_networks.h"
 #include "learner/ppo_loss.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 #include "models/weights.h"
+#include "native/ppo_fragments.h"
 #include "native/ppo_update_metrics.h"
+#include "native/ppo_update_steps.h"
 #include "native/running_mean_std.h"
 
 namespace rlx {
@@ -98,7 +104,7 @@ class PpoLearner {
  public:
   // Builds the ActorCritic on device, Adam over its parameters and the statistics; seed fixes
   // the model's initial weights and the minibatch permutations. Throws on a bad config.
-  PpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed,
+  PpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t seed,
              torch::Device device = torch::kCPU);
   ~PpoLearner();
   PpoLearner(const PpoLearner&) = delete;
@@ -161,34 +167,98 @@ class PpoLearner {
   int64_t num_updates() const { return num_updates_; }
 
  private:
-  struct Prepared;  // flat device tensors of one update's samples
-  struct Snapshot;  // what an update changes, to undo it
-  Snapshot take_snapshot() const;
-  void restore_snapshot(const Snapshot& snapshot);
-  void check_batches(const std::vector<SampleBatch>& batches) const;
-  void prepare(const std::vector<SampleBatch>& batches, bool update_statistics, Prepared& out,
-               const PpoShard* shard = nullptr);
-  void load_torch_archive(std::istream& in);  // the format before native/ppo_state_file.h
-  void update_obs_stats_sharded(const std::vector<SampleBatch>& batches);
-  // Folds the batches' observations into the statistics (across the shards when sharded) and
-  // refreshes the tensors normalize() applies.
-  void update_obs_stats(const std::vector<SampleBatch>& batches, const PpoShard* shard);
-  PpoLossOptions loss_options(double clip_param) const;
-  torch::Tensor normalize(const torch::Tensor& obs) const;
-  void refresh_obs_tensors();
+  // One update's samples on the device, rows in native/ppo_fragments.h's order (this rank's N).
+  struct TrainBatch {
+    enum Column : int64_t { kOldLogProbs = 0, kAdvantages, kReturns, kOldValues, kNumColumns };  // rows of columns
+    int64_t num_samples = 0;      // N
+    torch::Tensor obs;            // [N, O] normalised
+    torch::Tensor actions;        // [N] int64 or [N, A] float
+    torch::Tensor columns;        // [kNumColumns, N] old log-probs, advantages, returns, old values
+    torch::Tensor target_policy;  // [N, n or A] the target network's logits or means (APPO's KL term); else undefined
+    double explained_variance = 0.0;
+  };
+  // What an update changes, to undo it.
+  struct Snapshot {
+    torch::Tensor params;
+    std::vector<torch::Tensor> adam;  // exp_avg, exp_avg_sq (, max_exp_avg_sq) of the flat parameter; empty before the first step
+    int64_t adam_step = 0;
+    RunningMeanStd obs_stats;
+    RewardScaler reward_scaler;
+    int64_t num_updates = 0;
+  };
+  struct StepSums;       // sums over one update's minibatch steps (ppo_update.cc)
+  struct MinibatchSlot;  // where one minibatch step lies (ppo_update.cc)
+
+  // Construction and configuration (ppo_learner.cc).
+  // Moves every parameter into a view of flat_params_, its gradient a view of flat_grads_.
   void flatten_parameters();
+  // Builds or drops the hand-written backward as config and model allow.
   void refresh_backprop();
-  // One minibatch's gradient into flat_grads_; returns the loss statistics.
-  torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& columns,
-                                    const torch::Tensor& target_policy, const PpoLossOptions& options);
-  // log pi(a|s) - log mu(a|s) of the n staged samples into log_ratios_ (current network, for
-  // V-trace); without behaviour_ratio, log pi(a|s) also replaces the staged old log-probs.
-  void stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, int64_t n);
+  // The statistics as the float32 tensors normalize() applies (undefined when not normalising).
+  void refresh_obs_tensors();
+  // The observations normalised with the current statistics (as they are when not normalising).
+  torch::Tensor normalize(const torch::Tensor& obs) const;
+  // ppo_loss's options from the config, with this update's clip_param.
+  PpoLossOptions loss_options(double clip_param) const;
+  // check_ppo_batches for this model and config.
+  void check_batches(const std::vector<SampleBatch>& batches) const;
   // APPO's target network (built with the current weights on first use), and its refresh.
   ActorCritic& target_model();
   void refresh_target();
 
-  PolicyModelConfig model_config_;
+  // The train batch: statistics, staging and targets (ppo_train_batch.cc).
+  // Folds the batches' observations into the statistics (across the shards when sharded) and
+  // refreshes the tensors normalize() applies.
+  void update_obs_stats(const std::vector<SampleBatch>& batches, const PpoShard* shard);
+  // update_obs_stats over every rank's observations: global moments from two all-reduces.
+  void update_obs_stats_sharded(const std::vector<SampleBatch>& batches);
+  // Normalised observations, actions and targets (GAE or V-trace with the current network) of
+  // the fragments on the device; folds statistics in (and scales rewards updating the scaler)
+  // only when update_statistics.
+  TrainBatch prepare(const std::vector<SampleBatch>& batches, bool update_statistics, const PpoShard* shard = nullptr);
+  // Host staging: raw observations [N + E, O], actions, old log-probs, and the rewards (scaled
+  // unless prescaled, updating the scaler when update_statistics) into the staging buffers.
+  void stage_samples(const std::vector<SampleBatch>& batches, const PpoRowCounts& rows, bool update_statistics,
+                     bool prescaled);
+  // log pi(a|s) - log mu(a|s) of the n staged samples into log_ratios_ (current network, for
+  // V-trace); without behaviour_ratio, log pi(a|s) also replaces the staged old log-probs.
+  void stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, int64_t n);
+
+  // The update's steps (ppo_update.cc).
+  // Throws unless the hooks are installed and the shard names an offset (and stride) per fragment.
+  void check_shard(const std::vector<SampleBatch>& batches, const PpoShard& shard) const;
+  // Metrics with the schedules at timesteps_done, the batch's explained variance and num_samples.
+  PpoUpdateMetrics scheduled_metrics(int64_t timesteps_done, const TrainBatch& data, int64_t num_samples) const;
+  // Points every parameter's gradient at its view of flat_grads_ again (zero_grad(set_to_none) undoes that).
+  void reattach_gradients();
+  // The epochs of shuffled minibatch steps (local_row: a shard's local row of each global sample);
+  // restores `before` and throws NonFiniteLearnerError at a non-finite step.
+  StepSums run_epochs(const TrainBatch& data, const PpoShard* shard, const std::vector<int64_t>& local_row,
+                      int64_t global_n, const PpoLossOptions& options, const Snapshot& before);
+  // The batch's rows in `order` (local rows), on the device.
+  TrainBatch rows_in_order(const TrainBatch& data, const std::vector<int64_t>& order) const;
+  // One step: this rank's gradient of its rows of the slot (zero when it holds none), weighted by
+  // its share and all-reduced, checked finite (else `before` is restored and NonFiniteLearnerError
+  // thrown), clipped, and Adam's step; adds the loss statistics and gradient norm to sums.
+  void minibatch_step(const TrainBatch& epoch, const MinibatchSlot& slot, const PpoLossOptions& options,
+                      const torch::Tensor& epoch_moments, bool sharded, std::vector<torch::Tensor>& grads,
+                      const Snapshot& before, StepSums& sums);
+  // One minibatch's gradient into flat_grads_; returns the loss statistics.
+  torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& columns,
+                                    const torch::Tensor& target_policy, const PpoLossOptions& options);
+  // The loss inputs a train batch's columns hold: old log-probs, advantages, returns, old values.
+  static void set_column_inputs(const torch::Tensor& columns, PpoLossInputs& in);
+  // The means of the steps' sums into metrics (the loss statistics summed over the ranks when sharded).
+  void set_step_means(const StepSums& sums, bool sharded, PpoUpdateMetrics& metrics) const;
+
+  // State (ppo_learner_state.cc).
+  // What update() changes, copied; restore_snapshot() puts it back.
+  Snapshot take_snapshot() const;
+  void restore_snapshot(const Snapshot& snapshot);
+  // Reads the LibTorch archive of the format before native/ppo_state_file.h.
+  void load_torch_archive(std::istream& in);
+
+  ModelSpec model_config_;
   PpoConfig config_;
   uint64_t seed_;
   torch::Device device_;
@@ -210,9 +280,8 @@ class PpoLearner {
   std::vector<int64_t> action_index_host_;
   std::vector<float> action_value_host_;
   std::vector<float> scaled_rewards_;
-  std::vector<float> final_values_;
   std::vector<float> log_ratios_;      // V-trace's log pi - log mu per sample
-  std::vector<int64_t> permutation_;
+  PpoMinibatchOrder minibatches_;      // each epoch's permutation of the global batch
 };
 
 }  // namespace rlx

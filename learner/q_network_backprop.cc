@@ -8,6 +8,7 @@
 namespace rlx {
 
 bool QNetworkBackprop::supports(const QNetwork& model) {
+  if (!all_dense(model.layout().trunk)) return false;
   for (const auto& p : model.parameters()) {
     if (!p.device().is_cpu() || p.scalar_type() != torch::kFloat) return false;
   }
@@ -16,7 +17,7 @@ bool QNetworkBackprop::supports(const QNetwork& model) {
 
 QNetworkBackprop::QNetworkBackprop(QNetwork& online, QNetwork& target, torch::Tensor flat_grads) {
   if (!supports(online) || !supports(target)) {
-    throw std::invalid_argument("QNetworkBackprop handles QNetworks with float32 parameters on the CPU only");
+    throw std::invalid_argument("QNetworkBackprop handles QNetworks of dense layers with float32 parameters on the CPU only");
   }
   const QNetworkLayout& layout = online.layout();
   if (layout.num_parameters != target.layout().num_parameters || layout.dueling != target.layout().dueling ||
@@ -36,7 +37,7 @@ QNetworkBackprop::QNetworkBackprop(QNetwork& online, QNetwork& target, torch::Te
 
 QNetworkBackprop::Net QNetworkBackprop::views(QNetwork& net, const torch::Tensor& flat_grads) const {
   const auto params = net.named_parameters();
-  const auto layer = [&](const DenseLayerSpec& spec) {
+  const auto layer = [&](const LayerSpec& spec) {
     Layer l;
     l.weight = params[spec.name + ".weight"];
     l.weight_t = l.weight.t();
@@ -49,8 +50,8 @@ QNetworkBackprop::Net QNetworkBackprop::views(QNetwork& net, const torch::Tensor
     return l;
   };
   Net out;
-  for (const DenseLayerSpec& spec : net.layout().trunk) out.trunk.push_back(layer(spec));
-  for (const DenseLayerSpec& spec : net.layout().heads) out.heads.push_back(layer(spec));
+  for (const LayerSpec& spec : net.layout().trunk) out.trunk.push_back(layer(spec));
+  for (const LayerSpec& spec : net.layout().heads) out.heads.push_back(layer(spec));
   return out;
 }
 

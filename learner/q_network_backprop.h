@@ -23,7 +23,7 @@ namespace rlx {
 
 class QNetworkBackprop {
  public:
-  // True for the models this class handles: QNetworks whose parameters are float32 on the CPU.
+  // True for the models this class handles: QNetworks of dense layers whose parameters are float32 on the CPU.
   static bool supports(const QNetwork& model);
 
   // Borrows the online and target networks (same layout; both must outlive this) and a flat

@@ -1,6 +1,7 @@
 #include "models/network_kernel.h"
 
 #include "models/kernel_clones.h"
+#include "models/product_block.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,87 +12,11 @@ namespace rlx {
 
 namespace {
 
-constexpr int64_t kBlockRows = 4;     // rows sharing each load of the weights
-constexpr int64_t kBlockOutputs = 16;  // outputs accumulated in registers: two Vec8
-
-// Eight floats in GCC's vector extension: one AVX register, or two SSE registers in the
-// baseline clone.
-typedef float Vec8 __attribute__((vector_size(32)));
-
-inline Vec8 load8(const float* p) {
-  Vec8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof(v)); }
-
-// y[r, o] = b[o] + sum_i x[r, i] W^T[i, o] for kRows rows and kBlockOutputs outputs starting at
-// o0, with the sums held in registers across i. Every output is accumulated in the same order
-// (bias, then i = 0, 1, ...) in every clone and block shape, with no reassociation and no FMA
-// contraction (-std=c++17), so the AVX2 and baseline builds agree bit for bit.
-template <int64_t kRows>
-inline void affine_block(const float* __restrict x, int64_t in, const float* __restrict weight_t,
-                         const float* __restrict bias, int64_t out, int64_t o0, float* __restrict y) {
-  Vec8 acc[kRows][2];
-  for (int64_t r = 0; r < kRows; ++r) {
-    acc[r][0] = load8(bias + o0);
-    acc[r][1] = load8(bias + o0 + 8);
-  }
-  for (int64_t i = 0; i < in; ++i) {
-    const Vec8 w0 = load8(weight_t + i * out + o0);
-    const Vec8 w1 = load8(weight_t + i * out + o0 + 8);
-    for (int64_t r = 0; r < kRows; ++r) {
-      const float xi = x[r * in + i];
-      acc[r][0] += xi * w0;
-      acc[r][1] += xi * w1;
-    }
-  }
-  for (int64_t r = 0; r < kRows; ++r) {
-    store8(y + r * out + o0, acc[r][0]);
-    store8(y + r * out + o0 + 8, acc[r][1]);
-  }
-}
-
-// y[r, o] = b[o] + x[r, :] . W[o, :] for the outputs o0.. of a layer narrower than a block (the
-// heads): a dot product over eight lanes, summed lane by lane in a fixed order, so again the
-// same floats in every clone.
-inline void affine_narrow(const float* __restrict x, int64_t rows, int64_t in, const float* __restrict weight,
-                          const float* __restrict bias, int64_t out, int64_t o0, float* __restrict y) {
-  const int64_t full = in - in % 8;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* __restrict x_row = x + r * in;
-    for (int64_t o = o0; o < out; ++o) {
-      const float* __restrict w_row = weight + o * in;
-      Vec8 acc = {};
-      for (int64_t i = 0; i < full; i += 8) acc += load8(x_row + i) * load8(w_row + i);
-      float sum = 0.0f;
-      for (int lane = 0; lane < 8; ++lane) sum += acc[lane];
-      for (int64_t i = full; i < in; ++i) sum += x_row[i] * w_row[i];
-      y[r * out + o] = bias[o] + sum;
-    }
-  }
-}
-
-// The hot loop: y = x W^T + b over row blocks and output blocks.
-RLX_VECTOR_CLONES void affine_rows(const float* __restrict x, int64_t rows,
-                                                                    const DenseWeights& layer, float* __restrict y) {
-  const int64_t in = layer.in, out = layer.out;
-  const float* __restrict weight_t = layer.weight_t.data();
-  const float* __restrict bias = layer.bias.data();
-  const int64_t full_outputs = out - out % kBlockOutputs;
-  int64_t r = 0;
-  for (; r + kBlockRows <= rows; r += kBlockRows) {
-    for (int64_t o0 = 0; o0 < full_outputs; o0 += kBlockOutputs) {
-      affine_block<kBlockRows>(x + r * in, in, weight_t, bias, out, o0, y + r * out);
-    }
-  }
-  for (; r < rows; ++r) {
-    for (int64_t o0 = 0; o0 < full_outputs; o0 += kBlockOutputs) {
-      affine_block<1>(x + r * in, in, weight_t, bias, out, o0, y + r * out);
-    }
-  }
-  if (full_outputs < out) affine_narrow(x, rows, in, layer.weight.data(), bias, out, full_outputs, y);
+// The hot loop: y = x W^T + b, models/product_block.h compiled for this file's clones (no FMA
+// contraction here: -std=c++17, so the AVX2 and baseline builds agree bit for bit).
+RLX_VECTOR_CLONES void affine_rows(const float* __restrict x, int64_t rows, const DenseWeights& layer,
+                                   float* __restrict y) {
+  product::rows(x, rows, layer.in, layer.weight_t.data(), layer.weight.data(), layer.out, layer.bias.data(), y);
 }
 
 // tanh(x) = sign(x) (1 - e) / (1 + e) with e = exp(-2|x|), and exp(t) = 2^k exp(r) with
@@ -148,21 +73,41 @@ void dense_forward(const float* x, int64_t rows, const DenseWeights& layer, Acti
   apply_activation(y, rows * layer.out, activation);
 }
 
-// ---- DenseChainKernel ----
+// ---- ChainKernel ----
 
-void DenseChainKernel::load(const float* flat) {
+ChainKernel::ChainKernel(LayerChain chain)
+    : chain_(std::move(chain)), weights_(chain_.size()), kinds_(chain_.size(), nullptr), params_(chain_.size()),
+      param_pointers_(chain_.size()) {
   for (size_t l = 0; l < chain_.size(); ++l) {
-    const DenseLayerSpec& layer = chain_[l];
-    weights_[l].assign(flat + layer.weight_offset, flat + layer.bias_offset, layer.in, layer.out);
+    if (!chain_[l].dense()) kinds_[l] = &find_layer_kind(chain_[l].kind);
   }
 }
 
-const float* DenseChainKernel::run(const float* input, int64_t rows) {
+void ChainKernel::load(const float* flat) {
+  for (size_t l = 0; l < chain_.size(); ++l) {
+    const LayerSpec& layer = chain_[l];
+    if (layer.dense()) {
+      weights_[l].assign(flat + layer.weight_offset, flat + layer.bias_offset, layer.in, layer.out);
+      continue;
+    }
+    params_[l].clear();
+    param_pointers_[l].clear();
+    for (const ParameterSpec& p : layer.parameters) params_[l].emplace_back(flat + p.offset, flat + p.offset + p.size);
+    for (const std::vector<float>& values : params_[l]) param_pointers_[l].push_back(values.data());
+  }
+}
+
+const float* ChainKernel::run(const float* input, int64_t rows) {
   const float* x = input;
   for (size_t l = 0; l < chain_.size(); ++l) {
     std::vector<float>& y = buffers_[l % 2];
     y.resize(static_cast<size_t>(rows * chain_[l].out));  // grows once, then reused
-    dense_forward(x, rows, weights_[l], chain_[l].activation, y.data());
+    if (kinds_[l] == nullptr) {
+      dense_forward(x, rows, weights_[l], chain_[l].activation, y.data());
+    } else {
+      kinds_[l]->forward(chain_[l], param_pointers_[l].data(), x, rows, y.data());
+      apply_activation(y.data(), rows * chain_[l].out, chain_[l].activation);
+    }
     x = y.data();
   }
   return x;
@@ -196,12 +141,12 @@ void ActorCriticKernel::forward(const float* obs, int64_t rows, float* policy_ou
 // ---- QNetworkKernel ----
 
 QNetworkKernel::QNetworkKernel(const QNetworkLayout& layout) : layout_(layout), trunk_(layout.trunk) {
-  for (const DenseLayerSpec& head : layout.heads) heads_.emplace_back(DenseChain{head});
+  for (const LayerSpec& head : layout.heads) heads_.emplace_back(LayerChain{head});
 }
 
 void QNetworkKernel::load(const float* flat) {
   trunk_.load(flat);
-  for (DenseChainKernel& head : heads_) head.load(flat);
+  for (ChainKernel& head : heads_) head.load(flat);
 }
 
 void QNetworkKernel::forward(const float* obs, int64_t rows, float* q_values) {

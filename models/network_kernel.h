@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/layer_kinds.h"
 #include "models/network_layout.h"
 
 namespace rlx {
@@ -34,11 +35,13 @@ void apply_activation(float* values, int64_t count, Activation activation);
 // y[rows, out] = activation(x[rows, in] W^T + b).
 void dense_forward(const float* x, int64_t rows, const DenseWeights& layer, Activation activation, float* y);
 
-// A DenseChain with its weights copied out of a flat vector (transposed, for dense_forward).
-class DenseChainKernel {
+// A LayerChain with its weights copied out of a flat vector (dense layers' transposed, for
+// dense_forward; other kinds' as they are, for their registered forward: models/layer_kinds.h).
+class ChainKernel {
  public:
-  DenseChainKernel() = default;
-  explicit DenseChainKernel(DenseChain chain) : chain_(std::move(chain)), weights_(chain_.size()) {}
+  ChainKernel() = default;
+  // Throws std::invalid_argument for a layer of an unregistered kind.
+  explicit ChainKernel(LayerChain chain);
 
   // Copies this chain's weights and biases from the flat vector (which holds at least every offset).
   void load(const float* flat);
@@ -48,8 +51,11 @@ class DenseChainKernel {
   bool empty() const { return chain_.empty(); }
 
  private:
-  DenseChain chain_;
-  std::vector<DenseWeights> weights_;  // per layer
+  LayerChain chain_;
+  std::vector<DenseWeights> weights_;  // per dense layer
+  std::vector<const LayerKind*> kinds_;  // per layer: null for dense ones
+  std::vector<std::vector<std::vector<float>>> params_;  // per layer of another kind: its parameters' values
+  std::vector<std::vector<const float*>> param_pointers_;  // into params_
   std::vector<float> buffers_[2];
 };
 
@@ -70,7 +76,7 @@ class ActorCriticKernel {
 
  private:
   ActorCriticLayout layout_;
-  DenseChainKernel trunk_, policy_, value_;
+  ChainKernel trunk_, policy_, value_;
   std::vector<float> log_std_, std_;
 };
 
@@ -87,8 +93,8 @@ class QNetworkKernel {
 
  private:
   QNetworkLayout layout_;
-  DenseChainKernel trunk_;
-  std::vector<DenseChainKernel> heads_;
+  ChainKernel trunk_;
+  std::vector<ChainKernel> heads_;
 };
 
 }  // namespace rlx

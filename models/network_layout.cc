@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "models/layer_kinds.h"
 
 namespace rlx {
 
@@ -23,24 +24,42 @@ class FlatBuilder {
     return spec;
   }
 
-  DenseLayerSpec dense(const std::string& name, int64_t in, int64_t out, Activation activation, double gain) {
-    DenseLayerSpec layer;
+  LayerSpec dense(const std::string& name, int64_t in, int64_t out, Activation activation, double gain) {
+    LayerSpec layer;
     layer.name = name;
     layer.in = in;
     layer.out = out;
     layer.activation = activation;
     layer.init_gain = gain;
-    layer.weight_offset = add(name + ".weight", {out, in}).offset;
-    layer.bias_offset = add(name + ".bias", {out}).offset;
+    layer.parameters = {add(name + ".weight", {out, in}), add(name + ".bias", {out})};
+    layer.weight_offset = layer.parameters[0].offset;
+    layer.bias_offset = layer.parameters[1].offset;
     return layer;
   }
 
-  // Hidden layers prefix_0.. from in through widths; returns the last width.
-  int64_t hidden(DenseChain& chain, const std::string& prefix, int64_t in, const std::vector<int64_t>& widths,
-                 Activation activation) {
-    for (size_t i = 0; i < widths.size(); ++i) {
-      chain.push_back(dense(prefix + "_" + std::to_string(i), in, widths[i], activation, kHiddenGain));
-      in = widths[i];
+  // A layer of a registered kind reading `in` features.
+  LayerSpec registered(const std::string& kind, const std::string& name, int64_t in, Activation activation) {
+    const LayerKind& registered_kind = find_layer_kind(kind);
+    LayerSpec layer;
+    layer.kind = kind;
+    layer.name = name;
+    layer.in = in;
+    layer.out = registered_kind.output_size(in);
+    if (layer.out <= 0) throw std::invalid_argument("layer kind '" + kind + "' gives no outputs for " + std::to_string(in) + " inputs");
+    layer.activation = activation;
+    for (auto& [suffix, shape] : registered_kind.parameters(in)) layer.parameters.push_back(add(name + "." + suffix, shape));
+    return layer;
+  }
+
+  // The spec's encoder as layers prefix_0.. reading `in` features; returns its output width.
+  int64_t encoder(LayerChain& chain, const std::string& prefix, int64_t in, const ModelSpec& spec) {
+    const std::vector<EncoderLayer> layers = encoder_layers(spec);
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const std::string name = prefix + "_" + std::to_string(i);
+      const EncoderLayer& layer = layers[i];
+      chain.push_back(layer.kind == kDenseLayer ? dense(name, in, layer.size, layer.activation, kHiddenGain)
+                                                : registered(layer.kind, name, in, layer.activation));
+      in = chain.back().out;
     }
     return in;
   }
@@ -87,9 +106,13 @@ void fan_in_uniform_fill(float* weight, float* bias, int64_t out, int64_t in, Rn
   for (int64_t i = 0; i < out; ++i) bias[i] = static_cast<float>(rng.uniform(-bound, bound));
 }
 
-void init_chain(const DenseChain& chain, std::vector<float>& flat, Rng& rng) {
-  for (const DenseLayerSpec& layer : chain) {
-    if (layer.orthogonal_init) {
+void init_chain(const LayerChain& chain, std::vector<float>& flat, Rng& rng) {
+  for (const LayerSpec& layer : chain) {
+    if (!layer.dense()) {
+      std::vector<float*> params;
+      for (const ParameterSpec& p : layer.parameters) params.push_back(flat.data() + p.offset);
+      find_layer_kind(layer.kind).initialize(layer, params.data(), rng);
+    } else if (layer.orthogonal_init) {
       orthogonal_fill(flat.data() + layer.weight_offset, layer.out, layer.in, layer.init_gain, rng);
     } else {
       fan_in_uniform_fill(flat.data() + layer.weight_offset, flat.data() + layer.bias_offset, layer.out, layer.in, rng);
@@ -105,38 +128,44 @@ Activation parse_activation(const std::string& name) {
   throw std::invalid_argument("unknown activation '" + name + "' (expected tanh or relu)");
 }
 
-int64_t chain_output_size(const DenseChain& chain, int64_t input_size) {
+bool all_dense(const LayerChain& chain) {
+  for (const LayerSpec& layer : chain) {
+    if (!layer.dense()) return false;
+  }
+  return true;
+}
+
+int64_t chain_output_size(const LayerChain& chain, int64_t input_size) {
   return chain.empty() ? input_size : chain.back().out;
 }
 
-ActorCriticLayout actor_critic_layout(const PolicyModelConfig& config) {
+ActorCriticLayout actor_critic_layout(const ModelSpec& config) {
   config.validate();
   ActorCriticLayout layout;
   layout.obs_size = config.obs_size;
   layout.policy_outputs = config.policy_output_size();
   layout.discrete = config.action_space.is_discrete();
   layout.log_std_init = config.log_std_init;
-  const Activation activation = parse_activation(config.activation);
   FlatBuilder flat(layout.parameters);
   if (!layout.discrete) layout.log_std = flat.add("log_std", {layout.policy_outputs});
   if (config.shared_trunk) {
-    const int64_t width = flat.hidden(layout.trunk, "trunk", config.obs_size, config.hidden_sizes, activation);
+    const int64_t width = flat.encoder(layout.trunk, "trunk", config.obs_size, config);
     layout.policy_chain.push_back(flat.dense("pi_out", width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
     layout.value_chain.push_back(flat.dense("vf_out", width, 1, Activation::kNone, kValueOutputGain));
   } else {
-    const int64_t pi_width = flat.hidden(layout.policy_chain, "pi", config.obs_size, config.hidden_sizes, activation);
+    const int64_t pi_width = flat.encoder(layout.policy_chain, "pi", config.obs_size, config);
     layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
-    const int64_t vf_width = flat.hidden(layout.value_chain, "vf", config.obs_size, config.hidden_sizes, activation);
+    const int64_t vf_width = flat.encoder(layout.value_chain, "vf", config.obs_size, config);
     layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
   }
-  for (DenseChain* chain : {&layout.trunk, &layout.policy_chain, &layout.value_chain}) {
-    for (DenseLayerSpec& layer : *chain) layer.orthogonal_init = config.ortho_init;
+  for (LayerChain* chain : {&layout.trunk, &layout.policy_chain, &layout.value_chain}) {
+    for (LayerSpec& layer : *chain) layer.orthogonal_init = config.ortho_init;
   }
   layout.num_parameters = flat.size();
   return layout;
 }
 
-QNetworkLayout q_network_layout(const PolicyModelConfig& config) {
+QNetworkLayout q_network_layout(const ModelSpec& config) {
   config.validate();
   if (!config.action_space.is_discrete()) {
     throw std::invalid_argument("QNetwork needs a Discrete action space, got " + config.action_space.to_string());
@@ -146,7 +175,7 @@ QNetworkLayout q_network_layout(const PolicyModelConfig& config) {
   layout.num_actions = config.action_space.n;
   layout.dueling = config.dueling;
   FlatBuilder flat(layout.parameters);
-  const int64_t width = flat.hidden(layout.trunk, "q", config.obs_size, config.hidden_sizes, parse_activation(config.activation));
+  const int64_t width = flat.encoder(layout.trunk, "q", config.obs_size, config);
   if (config.dueling) {
     layout.heads.push_back(flat.dense("value_out", width, 1, Activation::kNone, kQOutputGain));
     layout.heads.push_back(flat.dense("advantage_out", width, layout.num_actions, Activation::kNone, kQOutputGain));
@@ -159,7 +188,7 @@ QNetworkLayout q_network_layout(const PolicyModelConfig& config) {
 
 namespace {
 // Throws std::invalid_argument unless the config is valid and its actions are a Box.
-void check_box_actions(const PolicyModelConfig& config, const char* network) {
+void check_box_actions(const ModelSpec& config, const char* network) {
   config.validate();
   if (config.action_space.is_discrete()) {
     throw std::invalid_argument(std::string(network) + " needs a Box action space, got " + config.action_space.to_string());
@@ -167,26 +196,25 @@ void check_box_actions(const PolicyModelConfig& config, const char* network) {
 }
 }  // namespace
 
-SquashedGaussianLayout squashed_gaussian_layout(const PolicyModelConfig& config) {
+SquashedGaussianLayout squashed_gaussian_layout(const ModelSpec& config) {
   check_box_actions(config, "the squashed-Gaussian policy");
   SquashedGaussianLayout layout;
   layout.obs_size = config.obs_size;
   layout.action_size = config.action_space.size();
   FlatBuilder flat(layout.parameters);
-  const int64_t width = flat.hidden(layout.chain, "pi", config.obs_size, config.hidden_sizes, parse_activation(config.activation));
+  const int64_t width = flat.encoder(layout.chain, "pi", config.obs_size, config);
   layout.chain.push_back(flat.dense("pi_out", width, 2 * layout.action_size, Activation::kNone, kPolicyOutputGain));
   layout.num_parameters = flat.size();
   return layout;
 }
 
-ContinuousQLayout continuous_q_layout(const PolicyModelConfig& config) {
+ContinuousQLayout continuous_q_layout(const ModelSpec& config) {
   check_box_actions(config, "the Q(s, a) critic");
   ContinuousQLayout layout;
   layout.obs_size = config.obs_size;
   layout.action_size = config.action_space.size();
   FlatBuilder flat(layout.parameters);
-  const int64_t width = flat.hidden(layout.chain, "q", config.obs_size + layout.action_size, config.hidden_sizes,
-                                    parse_activation(config.activation));
+  const int64_t width = flat.encoder(layout.chain, "q", config.obs_size + layout.action_size, config);
   layout.chain.push_back(flat.dense("q_out", width, 1, Activation::kNone, kQOutputGain));
   layout.num_parameters = flat.size();
   return layout;

@@ -1,8 +1,9 @@
-// The one description of each network rlx trains: its dense layers in order, their widths,
-// activations and initial gains, the parameters' names and shapes, and where each lies in the
-// flat float32 vector that goes to workers. Two back ends are built from it: the learner's
-// LibTorch modules (learner/policy_networks.h) and the torch-free inference kernel
-// (models/network_kernel.h). Torch-free.
+// The layers of each network a ModelSpec (models/model_spec.h) describes: its layers in order,
+// their kinds, widths, activations and initial gains, the parameters' names and shapes, and where
+// each lies in the flat float32 vector that goes to workers. Two back ends are built from it: the
+// learner's LibTorch modules (learner/policy_networks.h) and the torch-free inference kernel
+// (models/network_kernel.h). Layers are "dense" or of a kind registered in
+// models/layer_kinds.h. Torch-free.
 //
 // Flat order (each tensor row-major, weights [out, in]):
 //   ActorCritic: ["log_std" [A], Box only], then the shared trunk "trunk_i" (when shared_trunk),
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "models/model_config.h"
+#include "models/model_spec.h"
 
 namespace rlx {
 
@@ -43,23 +44,34 @@ struct ParameterSpec {
   size_t size = 0;             // number of elements
 };
 
-// y = activation(x W^T + b) with W [out, in] and b [out] in the flat vector.
-struct DenseLayerSpec {
-  std::string name;  // parameters name.weight and name.bias
+// The kind of every dense layer: y = activation(x W^T + b).
+constexpr const char* kDenseLayer = "dense";
+
+// One layer: a dense one, y = activation(x W^T + b) with W [out, in] and b [out] in the flat
+// vector, or one of a registered kind (models/layer_kinds.h), y = activation(kind's map of x).
+struct LayerSpec {
+  std::string kind = kDenseLayer;
+  std::string name;  // its parameters are name.weight and name.bias (dense) or name.<kind's names>
   int64_t in = 0;
   int64_t out = 0;
   Activation activation = Activation::kNone;
-  double init_gain = 1.0;  // orthogonal init gain of W (b starts at zero)
-  bool orthogonal_init = true;  // false: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), PyTorch's nn.Linear default
-  size_t weight_offset = 0;
-  size_t bias_offset = 0;
+  double init_gain = 1.0;  // dense: orthogonal init gain of W (b starts at zero)
+  bool orthogonal_init = true;  // dense: false: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), PyTorch's nn.Linear default
+  size_t weight_offset = 0;  // dense
+  size_t bias_offset = 0;    // dense
+  std::vector<ParameterSpec> parameters;  // every kind, dense too (weight, bias), in flat order
+
+  bool dense() const { return kind == kDenseLayer; }
 };
 
-// Dense layers applied one after another; empty is the identity.
-using DenseChain = std::vector<DenseLayerSpec>;
+// Layers applied one after another; empty is the identity.
+using LayerChain = std::vector<LayerSpec>;
+
+// True when every layer of the chains is dense (what the hand-written backward passes handle).
+bool all_dense(const LayerChain& chain);
 
 // Width of a chain's output, given the width of its input.
-int64_t chain_output_size(const DenseChain& chain, int64_t input_size);
+int64_t chain_output_size(const LayerChain& chain, int64_t input_size);
 
 // Policy and value networks: policy = policy_chain(trunk(obs)), value = value_chain(trunk(obs)).
 // With separate networks the trunk is empty; with a shared trunk the chains are the two heads.
@@ -69,9 +81,9 @@ struct ActorCriticLayout {
   bool discrete = true;
   std::optional<ParameterSpec> log_std;  // Box actions: state-independent log-std [A]
   double log_std_init = 0.0;
-  DenseChain trunk;
-  DenseChain policy_chain;  // ends with "pi_out"
-  DenseChain value_chain;   // ends with "vf_out" (1 output)
+  LayerChain trunk;
+  LayerChain policy_chain;  // ends with "pi_out"
+  LayerChain value_chain;   // ends with "vf_out" (1 output)
   std::vector<ParameterSpec> parameters;  // flat order
   size_t num_parameters = 0;
 };
@@ -81,8 +93,8 @@ struct QNetworkLayout {
   int64_t obs_size = 0;
   int64_t num_actions = 0;
   bool dueling = false;
-  DenseChain trunk;
-  DenseChain heads;  // {q_out} or {value_out, advantage_out}, each reading the trunk's output
+  LayerChain trunk;
+  LayerChain heads;  // {q_out} or {value_out, advantage_out}, each reading the trunk's output
   std::vector<ParameterSpec> parameters;  // flat order
   size_t num_parameters = 0;
 };
@@ -93,7 +105,7 @@ struct QNetworkLayout {
 struct SquashedGaussianLayout {
   int64_t obs_size = 0;
   int64_t action_size = 0;  // A
-  DenseChain chain;         // ends with "pi_out" (2A outputs)
+  LayerChain chain;         // ends with "pi_out" (2A outputs)
   std::vector<ParameterSpec> parameters;  // flat order
   size_t num_parameters = 0;
 };
@@ -102,7 +114,7 @@ struct SquashedGaussianLayout {
 struct ContinuousQLayout {
   int64_t obs_size = 0;
   int64_t action_size = 0;
-  DenseChain chain;  // first layer reads O + A inputs; ends with "q_out" (1 output)
+  LayerChain chain;  // first layer reads O + A inputs; ends with "q_out" (1 output)
   std::vector<ParameterSpec> parameters;  // flat order
   size_t num_parameters = 0;
 };
@@ -112,13 +124,13 @@ constexpr double kSacLogStdMin = -20.0;
 constexpr double kSacLogStdMax = 2.0;
 
 // The ActorCritic for a config; throws std::invalid_argument on a bad config.
-ActorCriticLayout actor_critic_layout(const PolicyModelConfig& config);
+ActorCriticLayout actor_critic_layout(const ModelSpec& config);
 // The QNetwork for a config; throws std::invalid_argument on a bad config or Box actions.
-QNetworkLayout q_network_layout(const PolicyModelConfig& config);
+QNetworkLayout q_network_layout(const ModelSpec& config);
 
 // SAC's policy and critic for a config; throw std::invalid_argument on a bad config or Discrete actions.
-SquashedGaussianLayout squashed_gaussian_layout(const PolicyModelConfig& config);
-ContinuousQLayout continuous_q_layout(const PolicyModelConfig& config);
+SquashedGaussianLayout squashed_gaussian_layout(const ModelSpec& config);
+ContinuousQLayout continuous_q_layout(const ModelSpec& config);
 
 // Freshly initialised flat parameters: orthogonal weights with each layer's gain (a Gaussian
 // matrix orthonormalised by Gram-Schmidt) and zero biases, or, for a layer without

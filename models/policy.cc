@@ -13,14 +13,14 @@ namespace {
 // observation statistics: deterministic (argmax / mean / greedy) or sampling.
 std::unique_ptr<RolloutPolicy> make_policy(const PolicyFile& file, bool deterministic, uint64_t seed) {
   std::unique_ptr<RolloutPolicy> policy;
-  switch (file.kind) {
-    case PolicyKind::kActorCritic:
+  switch (file.model.kind) {
+    case ModelKind::kActorCritic:
       policy = std::make_unique<ActorCriticPolicy>(file.model, seed, deterministic, /*values=*/false);
       break;
-    case PolicyKind::kQNetwork:
+    case ModelKind::kQNetwork:
       policy = std::make_unique<EpsilonGreedyQPolicy>(file.model, deterministic ? 0.0 : file.epsilon, seed);
       break;
-    case PolicyKind::kSquashedGaussian:
+    case ModelKind::kSquashedGaussian:
       policy = std::make_unique<SquashedGaussianPolicy>(file.model, 0.0, seed, deterministic);
       break;
   }

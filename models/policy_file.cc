@@ -2,10 +2,12 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
 #include <system_error>
 
 #include "core/file_read.h"
 #include "core/space_json.h"
+#include "models/model_spec_json.h"
 #include "models/network_layout.h"
 
 namespace rlx {
@@ -28,9 +30,22 @@ const char* activation_name(Activation activation) {
   return "?";
 }
 
-json chain_json(const DenseChain& chain) {
+json chain_json(const LayerChain& chain) {
   json layers = json::array();
-  for (const DenseLayerSpec& layer : chain) {
+  for (const LayerSpec& layer : chain) {
+    if (!layer.dense()) {  // a registered kind (models/layer_kinds.h): its parameters spelled out
+      json parameters = json::array();
+      for (const ParameterSpec& p : layer.parameters) {
+        parameters.push_back({{"name", p.name}, {"shape", p.shape}, {"offset", p.offset}});
+      }
+      layers.push_back({{"kind", layer.kind},
+                        {"name", layer.name},
+                        {"in", layer.in},
+                        {"out", layer.out},
+                        {"activation", activation_name(layer.activation)},
+                        {"parameters", parameters}});
+      continue;
+    }
     layers.push_back({{"name", layer.name},
                       {"in", layer.in},
                       {"out", layer.out},
@@ -42,10 +57,10 @@ json chain_json(const DenseChain& chain) {
 }
 
 // The network's layout as the header spells it: {"chains", "log_std_offset", "num_parameters"}.
-json layout_json(PolicyKind kind, const PolicyModelConfig& model) {
+json layout_json(const ModelSpec& model) {
   json out;
-  switch (kind) {
-    case PolicyKind::kActorCritic: {
+  switch (model.kind) {
+    case ModelKind::kActorCritic: {
       const ActorCriticLayout layout = actor_critic_layout(model);
       out["chains"] = {{"trunk", chain_json(layout.trunk)},
                        {"policy", chain_json(layout.policy_chain)},
@@ -54,14 +69,14 @@ json layout_json(PolicyKind kind, const PolicyModelConfig& model) {
       out["num_parameters"] = layout.num_parameters;
       break;
     }
-    case PolicyKind::kQNetwork: {
+    case ModelKind::kQNetwork: {
       const QNetworkLayout layout = q_network_layout(model);
       out["chains"] = {{"trunk", chain_json(layout.trunk)}, {"heads", chain_json(layout.heads)}};
       out["log_std_offset"] = json();
       out["num_parameters"] = layout.num_parameters;
       break;
     }
-    case PolicyKind::kSquashedGaussian: {
+    case ModelKind::kSquashedGaussian: {
       const SquashedGaussianLayout layout = squashed_gaussian_layout(model);
       out["chains"] = {{"policy", chain_json(layout.chain)}};
       out["log_std_offset"] = json();
@@ -72,12 +87,26 @@ json layout_json(PolicyKind kind, const PolicyModelConfig& model) {
   return out;
 }
 
-PolicyKind parse_kind(const std::string& name) {
-  for (PolicyKind kind : {PolicyKind::kActorCritic, PolicyKind::kQNetwork, PolicyKind::kSquashedGaussian}) {
-    if (name == policy_kind_name(kind)) return kind;
+// A version-1 header's model: "policy", "observation_size", "action_space" and "network".
+ModelSpec version_1_model(const json& header) {
+  ModelSpec model;
+  const std::string kind = header.at("policy").get<std::string>();
+  const std::optional<ModelKind> parsed = parse_model_kind(kind);
+  if (!parsed) {
+    throw std::invalid_argument("\"policy\" must be \"actor_critic\", \"q_network\" or \"squashed_gaussian\", got \"" +
+                                kind + "\"");
   }
-  throw std::invalid_argument("\"policy\" must be \"actor_critic\", \"q_network\" or \"squashed_gaussian\", got \"" +
-                              name + "\"");
+  model.kind = *parsed;
+  model.obs_size = header.at("observation_size").get<int64_t>();
+  model.action_space = space_from_json(header.at("action_space"));
+  const json& network = header.at("network");
+  model.hidden_sizes = network.at("hidden_sizes").get<std::vector<int64_t>>();
+  model.activation = network.at("activation").get<std::string>();
+  model.shared_trunk = network.at("shared_trunk").get<bool>();
+  model.log_std_init = network.at("log_std_init").get<double>();
+  model.dueling = network.at("dueling").get<bool>();
+  model.validate();
+  return model;
 }
 
 void put_u32(std::string& out, uint32_t value) {
@@ -113,15 +142,6 @@ std::vector<float> get_floats(std::string_view data, size_t offset, size_t count
 
 }  // namespace
 
-const char* policy_kind_name(PolicyKind kind) {
-  switch (kind) {
-    case PolicyKind::kActorCritic: return "actor_critic";
-    case PolicyKind::kQNetwork: return "q_network";
-    case PolicyKind::kSquashedGaussian: return "squashed_gaussian";
-  }
-  return "?";
-}
-
 uint32_t crc32_ieee(std::string_view bytes) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};
@@ -140,7 +160,7 @@ uint32_t crc32_ieee(std::string_view bytes) {
 std::string encode_policy_file(const PolicyFile& file) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "policy files are little-endian");
   file.model.validate();
-  json header = layout_json(file.kind, file.model);
+  json header = layout_json(file.model);
   const size_t num_parameters = header.at("num_parameters").get<size_t>();
   if (file.parameters.size() != num_parameters) {
     throw std::invalid_argument("the policy has " + std::to_string(file.parameters.size()) +
@@ -153,14 +173,7 @@ std::string encode_policy_file(const PolicyFile& file) {
   }
   header["format"] = "rlx-policy";
   header["version"] = kPolicyFileVersion;
-  header["policy"] = policy_kind_name(file.kind);
-  header["observation_size"] = file.model.obs_size;
-  header["action_space"] = space_to_json(file.model.action_space);
-  header["network"] = {{"hidden_sizes", file.model.hidden_sizes},
-                       {"activation", file.model.activation},
-                       {"shared_trunk", file.model.shared_trunk},
-                       {"log_std_init", file.model.log_std_init},
-                       {"dueling", file.model.dueling}};
+  header["model"] = model_spec_to_json(file.model);
   header["arrays"] = {{"parameters", {{"offset", 0}, {"count", num_parameters}}}};
   size_t data_floats = num_parameters;
   if (normalized) {
@@ -197,9 +210,10 @@ PolicyFile decode_policy_file(std::string_view bytes, const std::string& name) {
     refuse(name, "not an rlx policy file (no \\x89RLXP magic; write one with `rlx export CHECKPOINT -o FILE`)");
   }
   const uint32_t version = get_u32(bytes, 8);
-  if (version != kPolicyFileVersion) {
-    refuse(name, "format version " + std::to_string(version) + ", this rlx reads version " +
-                     std::to_string(kPolicyFileVersion));
+  if (version != kPolicyFileVersion && version != kPolicyFileVersion - 1) {
+    refuse(name, "format version " + std::to_string(version) + ", this rlx reads versions " +
+                     std::to_string(kPolicyFileVersion - 1) + " and " + std::to_string(kPolicyFileVersion) +
+                     (version > kPolicyFileVersion ? " (export it again with this rlx, or use a newer one)" : ""));
   }
   const size_t header_bytes = get_u32(bytes, 12);
   if (header_bytes > kMaxHeaderBytes || kPreambleBytes + header_bytes + kChecksumBytes > bytes.size()) {
@@ -232,21 +246,12 @@ PolicyFile decode_policy_file(std::string_view bytes, const std::string& name) {
   PolicyFile file;
   try {
     if (header.at("format") != "rlx-policy") refuse(name, "header format is " + header.at("format").dump());
-    file.kind = parse_kind(header.at("policy").get<std::string>());
-    file.model.obs_size = header.at("observation_size").get<int64_t>();
-    file.model.action_space = space_from_json(header.at("action_space"));
-    const json& network = header.at("network");
-    file.model.hidden_sizes = network.at("hidden_sizes").get<std::vector<int64_t>>();
-    file.model.activation = network.at("activation").get<std::string>();
-    file.model.shared_trunk = network.at("shared_trunk").get<bool>();
-    file.model.log_std_init = network.at("log_std_init").get<double>();
-    file.model.dueling = network.at("dueling").get<bool>();
-    file.model.validate();
-    const json expected = layout_json(file.kind, file.model);
+    file.model = version == 1 ? version_1_model(header) : model_spec_from_json(header.at("model"), "model");
+    const json expected = layout_json(file.model);
     for (const char* key : {"chains", "log_std_offset", "num_parameters"}) {
       if (header.at(key) != expected.at(key)) {
-        refuse(name, std::string("its \"") + key + "\" differ from the network rlx builds for " +
-                         header.at("network").dump() + ": file " + header.at(key).dump() + ", expected " +
+        refuse(name, std::string("its \"") + key + "\" differ from the network rlx builds for its model " +
+                         model_spec_to_json(file.model).dump() + ": file " + header.at(key).dump() + ", expected " +
                          expected.at(key).dump());
       }
     }

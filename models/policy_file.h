@@ -8,16 +8,22 @@
 //   zero bytes up to a multiple of 8, then float32 data: `data_floats` values
 //   last 4    uint32 CRC-32 (zlib's, IEEE 802.3) of every byte before it
 //
-// The header: {"format": "rlx-policy", "version": 1, "policy": "actor_critic" | "q_network" |
-// "squashed_gaussian", "observation_size", "action_space" (core/space_json.h), "network"
-// (hidden_sizes, activation, shared_trunk, log_std_init, dueling), "chains" (each chain's dense
+// The header: {"format": "rlx-policy", "version": 2, "model" (the model spec, in the one form
+// models/model_spec_json.h gives it: kind, observation_size, action_space, encoder, heads, init),
+// "chains" (each chain's dense
 // layers with name, in, out, activation, weight_offset, bias_offset into the parameters: the
-// layout of models/network_layout.h spelled out, so that a reader needs no copy of it),
+// layout of models/network_layout.h spelled out, so that a reader needs no copy of it; a layer
+// of a registered kind (models/layer_kinds.h) has "kind" and "parameters" [{name, shape,
+// offset}] in place of the two offsets, and only readers that know its kind run it),
 // "log_std_offset" (actor_critic with Box actions), "arrays" ({"parameters" | "obs_mean" |
 // "obs_var": {"offset", "count"}} in floats from the data's start), "obs_normalization"
 // (null, or {"epsilon", "clip", "count"}), "epsilon" (q_network: stochastic act's exploration
 // rate), "data_floats", and "source" (algorithm, env, checkpoint, iteration, timesteps,
 // rlx_version)}.
+//
+// Version 1 (rlx before model specs) had "policy" (the kind), "observation_size",
+// "action_space" and "network" (hidden_sizes, activation, shared_trunk, log_std_init, dueling) in
+// place of "model"; it is still read.
 #pragma once
 
 #include <cstdint>
@@ -28,23 +34,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/model_config.h"
+#include "models/model_spec.h"
 #include "models/policy.h"
 
 namespace rlx {
 
-constexpr uint32_t kPolicyFileVersion = 1;
-
-// Which network and action rule a file holds (the worker policies of models/rollout_policy.h).
-enum class PolicyKind { kActorCritic, kQNetwork, kSquashedGaussian };
-
-// "actor_critic", "q_network" or "squashed_gaussian".
-const char* policy_kind_name(PolicyKind kind);
+// The version written; kPolicyFileVersion and the version before it are read.
+constexpr uint32_t kPolicyFileVersion = 2;
 
 // Everything an exported policy is.
 struct PolicyFile {
-  PolicyKind kind = PolicyKind::kActorCritic;
-  PolicyModelConfig model;          // spaces and network shape
+  ModelSpec model;                  // the networks (their kind says how the policy acts)
   std::vector<float> parameters;    // [P], in models/network_layout.h's flat order
   std::vector<float> obs_mean;      // [O]; empty when observations are not normalised
   std::vector<float> obs_var;       // [O]

@@ -74,7 +74,8 @@ void ObsNormalizer::apply(const float* in, int64_t rows, float* out) const {
 
 // ---- RolloutPolicy ----
 
-RolloutPolicy::RolloutPolicy(PolicyModelConfig config, uint64_t seed) : config_(std::move(config)), rng_(seed) {
+RolloutPolicy::RolloutPolicy(ModelSpec config, ModelKind kind, uint64_t seed) : config_(std::move(config)), rng_(seed) {
+  config_.kind = kind;
   config_.validate();
 }
 
@@ -87,8 +88,8 @@ const float* RolloutPolicy::prepare_obs(const float* obs, int num_envs) {
 
 // ---- ActorCriticPolicy ----
 
-ActorCriticPolicy::ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic, bool values)
-    : RolloutPolicy(config, seed),
+ActorCriticPolicy::ActorCriticPolicy(const ModelSpec& config, uint64_t seed, bool deterministic, bool values)
+    : RolloutPolicy(config, ModelKind::kActorCritic, seed),
       kernel_(actor_critic_layout(config_)),
       deterministic_(deterministic),
       values_wanted_(values) {
@@ -128,8 +129,8 @@ std::vector<float> ActorCriticPolicy::weights() const { return weights_; }
 
 // ---- EpsilonGreedyQPolicy ----
 
-EpsilonGreedyQPolicy::EpsilonGreedyQPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed)
-    : RolloutPolicy(config, seed), kernel_(q_network_layout(config_)) {
+EpsilonGreedyQPolicy::EpsilonGreedyQPolicy(const ModelSpec& config, double epsilon, uint64_t seed)
+    : RolloutPolicy(config, ModelKind::kQNetwork, seed), kernel_(q_network_layout(config_)) {
   set_epsilon(epsilon);
   weights_ = initial_parameters(kernel_.layout(), seed);
   kernel_.load(weights_.data());
@@ -165,9 +166,9 @@ std::vector<float> EpsilonGreedyQPolicy::weights() const { return weights_; }
 
 // ---- SquashedGaussianPolicy ----
 
-SquashedGaussianPolicy::SquashedGaussianPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed,
+SquashedGaussianPolicy::SquashedGaussianPolicy(const ModelSpec& config, double epsilon, uint64_t seed,
                                                bool deterministic)
-    : RolloutPolicy(config, seed),
+    : RolloutPolicy(config, ModelKind::kSquashedGaussian, seed),
       layout_(squashed_gaussian_layout(config_)),
       kernel_(layout_.chain),
       deterministic_(deterministic) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 #include "models/network_kernel.h"
 
 namespace rlx {
@@ -64,7 +64,8 @@ class RolloutPolicy {
 
   // Version of the loaded weights (0 until the first load_weights).
   uint64_t version() const { return version_; }
-  const PolicyModelConfig& config() const { return config_; }
+  // The model spec, its kind that of this policy.
+  const ModelSpec& config() const { return config_; }
   int64_t obs_size() const { return config_.obs_size; }
   // A for Box actions, 0 for Discrete (the SampleBatch convention).
   int64_t action_size() const { return config_.action_space.is_discrete() ? 0 : config_.action_space.size(); }
@@ -82,13 +83,13 @@ class RolloutPolicy {
   void set_rng_state(const Rng::State& state) { rng_.set_state(state); }
 
  protected:
-  // seed starts the action-sampling generator.
-  RolloutPolicy(PolicyModelConfig config, uint64_t seed);
+  // The spec with its kind set to the policy's own; seed starts the action-sampling generator.
+  RolloutPolicy(ModelSpec config, ModelKind kind, uint64_t seed);
   // obs itself, or a normalised copy in a reused buffer when a normalizer is set.
   const float* prepare_obs(const float* obs, int num_envs);
   void set_version(uint64_t version) { version_ = version; }
 
-  PolicyModelConfig config_;
+  ModelSpec config_;
   Rng rng_;  // draws sampled actions and exploration
 
  private:
@@ -104,7 +105,7 @@ class ActorCriticPolicy : public RolloutPolicy {
  public:
   // Freshly initialised weights (initial_parameters of the layout, seeded with seed; weights
   // normally arrive via load_weights). Without values, act() leaves out V(s) and the value head.
-  ActorCriticPolicy(const PolicyModelConfig& config, uint64_t seed, bool deterministic = false, bool values = true);
+  ActorCriticPolicy(const ModelSpec& config, uint64_t seed, bool deterministic = false, bool values = true);
 
   void act(const float* obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
@@ -132,7 +133,7 @@ class EpsilonGreedyQPolicy : public RolloutPolicy {
  public:
   // Throws std::invalid_argument unless the action space is Discrete and 0 <= epsilon <= 1.
   // Weights start as initial_parameters of the layout, seeded with seed.
-  EpsilonGreedyQPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed);
+  EpsilonGreedyQPolicy(const ModelSpec& config, double epsilon, uint64_t seed);
 
   void act(const float* obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
@@ -160,7 +161,7 @@ class SquashedGaussianPolicy : public RolloutPolicy {
  public:
   // Throws std::invalid_argument unless the actions are a Box with finite bounds and 0 <= epsilon
   // <= 1. Weights start as initial_parameters of the layout, seeded with seed.
-  SquashedGaussianPolicy(const PolicyModelConfig& config, double epsilon, uint64_t seed, bool deterministic = false);
+  SquashedGaussianPolicy(const ModelSpec& config, double epsilon, uint64_t seed, bool deterministic = false);
 
   void act(const float* obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
@@ -175,7 +176,7 @@ class SquashedGaussianPolicy : public RolloutPolicy {
 
  private:
   SquashedGaussianLayout layout_;
-  DenseChainKernel kernel_;
+  ChainKernel kernel_;
   std::vector<float> weights_;
   std::vector<float> low_, half_range_;  // [A]: env action = low + (a + 1) * half_range
   std::vector<float> squashed_;          // [A] scratch

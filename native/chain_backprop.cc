@@ -1,5 +1,7 @@
 #include "native/chain_backprop.h"
 
+#include <stdexcept>
+
 #include "models/network_kernel.h"
 #include "native/dense_backprop.h"
 
@@ -9,13 +11,20 @@ namespace {
 constexpr int64_t kWideLayer = 16;  // widths from which dense_backprop's products run in full blocks
 }  // namespace
 
-ChainBackprop::ChainBackprop(DenseChain chain)
-    : layers_(std::move(chain)), weight_t_(layers_.size()), outputs_(layers_.size()) {}
+ChainBackprop::ChainBackprop(LayerChain chain)
+    : layers_(std::move(chain)), weight_t_(layers_.size()), outputs_(layers_.size()) {
+  for (const LayerSpec& layer : layers_) {
+    if (!layer.dense()) {
+      throw std::invalid_argument("the native learners train dense layers only, not layer '" + layer.name + "' of kind '" +
+                                  layer.kind + "' (use learner_backend: torch)");
+    }
+  }
+}
 
 const float* ChainBackprop::forward(const float* params, const float* x, int64_t rows) {
   input_ = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
-    const DenseLayerSpec& layer = layers_[l];
+    const LayerSpec& layer = layers_[l];
     const float* weight = params + layer.weight_offset;
     weight_t_[l].resize(static_cast<size_t>(layer.in * layer.out));
     transpose(weight, layer.out, layer.in, weight_t_[l].data());
@@ -31,7 +40,7 @@ void ChainBackprop::backward(const float* params, float* grad_output, int64_t ro
                              float* grad_input) {
   float* g = grad_output;
   for (size_t l = layers_.size(); l-- > 0;) {
-    const DenseLayerSpec& layer = layers_[l];
+    const LayerSpec& layer = layers_[l];
     const float* h = l == 0 ? input_ : outputs_[l - 1].data();
     if (flat_grads != nullptr) {
       // dW [out, in] = g^T h, vectorised along in; along out (then transposed) when in is

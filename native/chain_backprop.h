@@ -1,4 +1,4 @@
-// ChainBackprop: training arithmetic for one DenseChain (models/network_layout.h) on CPU,
+// ChainBackprop: training arithmetic for one LayerChain (models/network_layout.h) on CPU,
 // torch-free: a forward pass that keeps every layer's output, and the backward pass of a loss's
 // gradient at the chain's output into weight and bias gradients (and, when asked, the gradient
 // at the chain's input, as SAC's actor needs through a critic). The products are
@@ -14,7 +14,8 @@ namespace rlx {
 
 class ChainBackprop {
  public:
-  explicit ChainBackprop(DenseChain chain);
+  // Throws std::invalid_argument for a chain with a layer that is not dense.
+  explicit ChainBackprop(LayerChain chain);
 
   // Runs the chain on x [rows, in] with the weights at `params` (the flat vector the chain's
   // offsets index), keeping each layer's output; returns the last [rows, out], valid until the
@@ -27,10 +28,10 @@ class ChainBackprop {
   // (when not null).
   void backward(const float* params, float* grad_output, int64_t rows, float* flat_grads, float* grad_input = nullptr);
 
-  const DenseChain& layers() const { return layers_; }
+  const LayerChain& layers() const { return layers_; }
 
  private:
-  DenseChain layers_;
+  LayerChain layers_;
   std::vector<std::vector<float>> weight_t_;  // per layer W^T [in, out], from the last forward
   std::vector<std::vector<float>> outputs_;   // per layer [rows, out], activated
   std::vector<float> grads_[2], grad_t_;      // scratch

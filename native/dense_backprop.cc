@@ -1,6 +1,7 @@
 #include "native/dense_backprop.h"
 
 #include "models/kernel_clones.h"
+#include "models/product_block.h"
 #include "native/product_threads.h"
 
 #include <algorithm>
@@ -11,71 +12,19 @@ namespace rlx {
 
 namespace {
 
-constexpr int64_t kBlockRows = 4;      // rows of C sharing each load of B
-constexpr int64_t kBlockColumns = 16;  // columns of C held in registers: two Vec8
+using product::kBlockColumns;
+using product::kBlockRows;
+using product::load8;
+using product::store8;
+using product::Vec8;
+
 constexpr int64_t kTransposedChunkRows = 16;  // rows of A and B per pass of matmul_transposed_a
 // Products of fewer multiply-adds than this (~3 us on one core) run on their caller; handing a
 // slice to a helper that watches for work costs well under a microsecond.
 constexpr int64_t kThreadedProductMacs = int64_t{1} << 18;
 
-// Eight floats in GCC's vector extension: one AVX register, or two SSE registers in the
-// baseline clone.
-typedef float Vec8 __attribute__((vector_size(32)));
-
 // The helpers below are always inlined: each must be compiled for the clone (AVX2 or
 // baseline) that calls it; an out-of-line copy is baseline code, many times slower.
-
-__attribute__((always_inline)) inline Vec8 load8(const float* p) {
-  Vec8 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-__attribute__((always_inline)) inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof(v)); }
-
-// C[r, n0..n0+16) for kRows rows: bias (or 0) + sum_i a[r, i] b_kn[i, n0..], summed in i order.
-template <int64_t kRows>
-__attribute__((always_inline)) inline void matmul_block(const float* __restrict a, int64_t k, const float* __restrict b_kn, int64_t n,
-                         const float* __restrict bias, int64_t n0, float* __restrict c) {
-  Vec8 acc[kRows][2];
-  const Vec8 init0 = bias ? load8(bias + n0) : Vec8{};
-  const Vec8 init1 = bias ? load8(bias + n0 + 8) : Vec8{};
-  for (int64_t r = 0; r < kRows; ++r) {
-    acc[r][0] = init0;
-    acc[r][1] = init1;
-  }
-  for (int64_t i = 0; i < k; ++i) {
-    const Vec8 b0 = load8(b_kn + i * n + n0);
-    const Vec8 b1 = load8(b_kn + i * n + n0 + 8);
-    for (int64_t r = 0; r < kRows; ++r) {
-      const float ai = a[r * k + i];
-      acc[r][0] += ai * b0;
-      acc[r][1] += ai * b1;
-    }
-  }
-  for (int64_t r = 0; r < kRows; ++r) {
-    store8(c + r * n + n0, acc[r][0]);
-    store8(c + r * n + n0 + 8, acc[r][1]);
-  }
-}
-
-// The columns n0.. of C narrower than a block: dot products of A's rows with b_nk's rows.
-__attribute__((always_inline)) inline void matmul_narrow(const float* __restrict a, int64_t rows, int64_t k, const float* __restrict b_nk, int64_t n,
-                          const float* __restrict bias, int64_t n0, float* __restrict c) {
-  const int64_t full = k - k % 8;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* __restrict a_row = a + r * k;
-    for (int64_t j = n0; j < n; ++j) {
-      const float* __restrict b_row = b_nk + j * k;
-      Vec8 acc = {};
-      for (int64_t i = 0; i < full; i += 8) acc += load8(a_row + i) * load8(b_row + i);
-      float sum = 0.0f;
-      for (int lane = 0; lane < 8; ++lane) sum += acc[lane];
-      for (int64_t i = full; i < k; ++i) sum += a_row[i] * b_row[i];
-      c[r * n + j] = (bias ? bias[j] : 0.0f) + sum;
-    }
-  }
-}
 
 // C[m0..m0+kRows, n0..n0+16) (+)= sum_r a[r, m] b[r, n] over rows r0..r1, summed in r order
 // onto zero (first) or onto what C holds.
@@ -102,18 +51,11 @@ __attribute__((always_inline)) inline void matmul_transposed_block(const float* 
   }
 }
 
-// matmul's rows [0, rows) of A and C, for a slice of the full product.
+// matmul's rows [0, rows) of A and C, for a slice of the full product (models/product_block.h,
+// compiled for this function's clones).
 RLX_PRODUCT_CLONES void matmul_rows(const float* a, int64_t rows, int64_t k, const float* b_kn, const float* b_nk,
                                     int64_t n, const float* bias, float* c) {
-  const int64_t full = n - n % kBlockColumns;
-  int64_t r = 0;
-  for (; r + kBlockRows <= rows; r += kBlockRows) {
-    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_block<kBlockRows>(a + r * k, k, b_kn, n, bias, n0, c + r * n);
-  }
-  for (; r < rows; ++r) {
-    for (int64_t n0 = 0; n0 < full; n0 += kBlockColumns) matmul_block<1>(a + r * k, k, b_kn, n, bias, n0, c + r * n);
-  }
-  if (full < n) matmul_narrow(a, rows, k, b_nk, n, bias, full, c);
+  product::rows(a, rows, k, b_kn, b_nk, n, bias, c);
 }
 
 // matmul_transposed_a's rows [m_begin, m_end) of C, for a slice of the full product.
@@ -215,12 +157,12 @@ RLX_VECTOR_CLONES void adam_step(float* __restrict params,
                                                                   const float* __restrict grads,
                                                                   float* __restrict exp_avg,
                                                                   float* __restrict exp_avg_sq, int64_t count,
-                                                                  int64_t step, double lr, double eps) {
-  constexpr double kBeta1 = 0.9, kBeta2 = 0.999;
-  const double bias_correction1 = 1.0 - std::pow(kBeta1, static_cast<double>(step));
-  const double bias_correction2 = 1.0 - std::pow(kBeta2, static_cast<double>(step));
-  const auto beta1 = static_cast<float>(kBeta1), one_minus_beta1 = static_cast<float>(1.0 - kBeta1);
-  const auto beta2 = static_cast<float>(kBeta2), one_minus_beta2 = static_cast<float>(1.0 - kBeta2);
+                                                                  int64_t step, double lr, double eps,
+                                                                  double beta1_value, double beta2_value) {
+  const double bias_correction1 = 1.0 - std::pow(beta1_value, static_cast<double>(step));
+  const double bias_correction2 = 1.0 - std::pow(beta2_value, static_cast<double>(step));
+  const auto beta1 = static_cast<float>(beta1_value), one_minus_beta1 = static_cast<float>(1.0 - beta1_value);
+  const auto beta2 = static_cast<float>(beta2_value), one_minus_beta2 = static_cast<float>(1.0 - beta2_value);
   const auto sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2));
   const auto step_size = static_cast<float>(-(lr / bias_correction1));
   const auto epsilon = static_cast<float>(eps);

@@ -38,10 +38,12 @@ double sum_of_squares(const float* values, int64_t count);
 // values[0..count) *= factor.
 void scale_in_place(float* values, int64_t count, float factor);
 
-// One step of torch::optim::Adam (betas 0.9, 0.999; no weight decay; no amsgrad) at step
-// number `step` (>= 1, counting this one): the moments take the gradient, then
-// params -= lr / (1 - 0.9^step) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - 0.999^step) + eps).
+// One step of torch::optim::Adam (no weight decay; no amsgrad) at step number `step` (>= 1,
+// counting this one): the moments take the gradient, then
+// params -= lr / (1 - beta1^step) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - beta2^step) + eps).
+// rlx's one Adam: the native learners' and, on the CPU, the LibTorch DQN learner's
+// (learner/flat_adam.h).
 void adam_step(float* params, const float* grads, float* exp_avg, float* exp_avg_sq, int64_t count, int64_t step,
-               double lr, double eps);
+               double lr, double eps, double beta1 = 0.9, double beta2 = 0.999);
 
 }  // namespace rlx

@@ -5,20 +5,19 @@
 #include <cstring>
 #include <istream>
 #include <limits>
-#include <numeric>
 #include <ostream>
 #include <stdexcept>
 #include <utility>
 
 #include "core/config_schema.h"
 #include "core/non_finite_error.h"
-#include "core/rng.h"
 #include "models/network_kernel.h"
 #include "native/chain_backprop.h"
 #include "native/dense_backprop.h"
-#include "native/gae.h"
 #include "native/ppo_checks.h"
+#include "native/ppo_fragments.h"
 #include "native/ppo_state_file.h"
+#include "native/ppo_update_steps.h"
 
 namespace rlx {
 
@@ -34,7 +33,7 @@ PpoConfig validated(PpoConfig config) {
   return config;
 }
 
-const PolicyModelConfig& supported(const PolicyModelConfig& model_config, const PpoConfig& config) {
+const ModelSpec& supported(const ModelSpec& model_config, const PpoConfig& config) {
   if (const auto why = NativePpoLearner::unsupported(model_config, config)) throw std::invalid_argument(*why);
   return model_config;
 }
@@ -51,7 +50,7 @@ struct NativePpoLearner::Snapshot {
   int64_t num_updates = 0;
 };
 
-std::optional<std::string> NativePpoLearner::unsupported(const PolicyModelConfig& model_config, const PpoConfig& config) {
+std::optional<std::string> NativePpoLearner::unsupported(const ModelSpec& model_config, const PpoConfig& config) {
   if (config.vtrace || config.kl_coeff > 0.0 || !config.behaviour_ratio) {
     return std::string("NativePpoLearner trains PPO's loss only, not APPO's V-trace targets or KL term");
   }
@@ -68,7 +67,7 @@ std::optional<std::string> NativePpoLearner::unsupported(const PolicyModelConfig
   return std::nullopt;
 }
 
-NativePpoLearner::NativePpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed)
+NativePpoLearner::NativePpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t seed)
     : model_config_(supported(model_config, config)),
       config_(validated(std::move(config))),
       seed_(seed),
@@ -127,42 +126,23 @@ void NativePpoLearner::use_obs_stats() {
 }
 
 double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
-  const int64_t o = model_config_.obs_size;
-  int64_t n = 0, extra = 0;
-  for (const SampleBatch& batch : batches) {
-    n += batch.num_transitions();
-    extra += batch.num_envs;
-    for (int32_t index : batch.final_obs_index) extra += (batch.truncated[index] && !batch.terminated[index]) ? 1 : 0;
-  }
+  const PpoRowCounts rows = count_ppo_rows(batches);
+  const int64_t n = rows.samples, extra = rows.extra;
   if (config_.normalize_observations && !config_.obs_stats_after_update) update_obs_stats(batches);
 
   // Observations [N + E, O]: samples, then per fragment its final and bootstrap observations.
-  obs_.resize(static_cast<size_t>((n + extra) * o));
+  obs_.resize(static_cast<size_t>((n + extra) * model_config_.obs_size));
+  stage_ppo_observations(batches, rows, model_config_.obs_size, obs_.data());
   old_log_probs_.resize(static_cast<size_t>(n));
-  scaled_rewards_.resize(static_cast<size_t>(n));
-  const int64_t a = layout_.discrete ? 1 : layout_.policy_outputs;
   if (layout_.discrete) {
     action_indices_.resize(static_cast<size_t>(n));
   } else {
-    action_values_.resize(static_cast<size_t>(n * a));
+    action_values_.resize(static_cast<size_t>(n * layout_.policy_outputs));
   }
-  int64_t row = 0, extra_row = n;
+  stage_ppo_actions(batches, layout_.discrete, old_log_probs_.data(), action_indices_.data(), action_values_.data());
+  scaled_rewards_.resize(static_cast<size_t>(n));
+  int64_t row = 0;
   for (const SampleBatch& batch : batches) {
-    std::copy(batch.obs.begin(), batch.obs.end(), obs_.begin() + row * o);
-    for (size_t j = 0; j < batch.final_obs_index.size(); ++j) {
-      const int32_t index = batch.final_obs_index[j];
-      if (!batch.truncated[index] || batch.terminated[index]) continue;
-      const auto first = batch.final_obs.begin() + static_cast<std::ptrdiff_t>(j * o);
-      std::copy(first, first + o, obs_.begin() + (extra_row++) * o);
-    }
-    std::copy(batch.bootstrap_obs.begin(), batch.bootstrap_obs.end(), obs_.begin() + extra_row * o);
-    extra_row += batch.num_envs;
-    if (layout_.discrete) {
-      std::copy(batch.action_indices.begin(), batch.action_indices.end(), action_indices_.begin() + row);
-    } else {
-      std::copy(batch.action_values.begin(), batch.action_values.end(), action_values_.begin() + row * a);
-    }
-    std::copy(batch.log_probs.begin(), batch.log_probs.end(), old_log_probs_.begin() + row);
     if (config_.scale_rewards) {
       reward_scaler_.scale(batch, scaled_rewards_.data() + row);
     } else {
@@ -185,29 +165,8 @@ double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
   old_values_.resize(static_cast<size_t>(n));
   advantages_.resize(static_cast<size_t>(n));
   returns_.resize(static_cast<size_t>(n));
-  row = 0;
-  extra_row = n;
-  for (const SampleBatch& batch : batches) {
-    const int64_t count = batch.num_transitions();
-    const float* fragment_values = config_.recompute_values ? all_values_.data() + row : batch.values.data();
-    std::copy(fragment_values, fragment_values + count, old_values_.begin() + row);
-    final_values_.assign(static_cast<size_t>(count), 0.0f);
-    for (int32_t index : batch.final_obs_index) {
-      if (batch.truncated[index] && !batch.terminated[index]) final_values_[static_cast<size_t>(index)] = all_values_[extra_row++];
-    }
-    GaeInputs gae;
-    gae.num_steps = batch.num_steps;
-    gae.num_envs = batch.num_envs;
-    gae.rewards = scaled_rewards_.data() + row;
-    gae.values = old_values_.data() + row;
-    gae.terminated = batch.terminated.data();
-    gae.truncated = batch.truncated.data();
-    gae.final_values = final_values_.data();
-    gae.bootstrap_values = all_values_.data() + extra_row;
-    extra_row += batch.num_envs;
-    compute_gae(gae, config_.gamma, config_.lambda, advantages_.data() + row, returns_.data() + row);
-    row += count;
-  }
+  compute_ppo_targets(batches, config_, scaled_rewards_.data(), all_values_.data(), /*log_ratios=*/nullptr,
+                      old_values_.data(), advantages_.data(), returns_.data());
   return explained_variance(old_values_.data(), returns_.data(), n);
 }
 
@@ -358,26 +317,20 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
   metrics.clip_param = config_.clip_param_at(timesteps_done);
   metrics.num_samples = n;
 
-  Rng rng(ppo_permutation_seed(seed_, num_updates_));
-  permutation_.resize(static_cast<size_t>(n));
-  const int64_t minibatch = config_.minibatch_size;
-  const int64_t num_minibatches = (n + minibatch - 1) / minibatch;
+  minibatches_.start(seed_, num_updates_, n, config_.minibatch_size);
   const auto num_params = static_cast<int64_t>(params_.size());
-  double sums[5] = {0, 0, 0, 0, 0}, grad_norm_sum = 0.0;
+  double sums[kPpoLossSums] = {}, grad_norm_sum = 0.0;  // no KL-to-target term here: its sum stays 0
   int64_t steps = 0;
   for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
-    std::iota(permutation_.begin(), permutation_.end(), int64_t{0});
-    for (int64_t i = n - 1; i > 0; --i) std::swap(permutation_[static_cast<size_t>(i)], permutation_[static_cast<size_t>(rng.uniform_int(i + 1))]);
-    for (int64_t mb = 0; mb < num_minibatches; ++mb) {
-      const int64_t size = std::min(minibatch, n - mb * minibatch);
+    const std::vector<int64_t>& permutation = minibatches_.next_epoch();
+    for (int64_t mb = 0; mb < minibatches_.num_minibatches(); ++mb) {
       double stats[5];
-      minibatch_gradients(permutation_.data() + mb * minibatch, size, metrics.clip_param, stats);
+      minibatch_gradients(permutation.data() + minibatches_.minibatch_start(mb), minibatches_.minibatch_size(mb),
+                          metrics.clip_param, stats);
       const auto norm = static_cast<float>(std::sqrt(sum_of_squares(grads_.data(), num_params)));
       const bool finite = std::isfinite(norm) && std::all_of(stats, stats + 5, [](double s) { return std::isfinite(s); });
       if (!finite) {
-        const std::string detail = "PPO update " + std::to_string(num_updates_ + 1) + ", epoch " + std::to_string(epoch + 1) +
-                                   ", minibatch " + std::to_string(mb + 1) + ": gradient norm " + std::to_string(norm) +
-                                   ", policy loss " + std::to_string(stats[0]) + ", value loss " + std::to_string(stats[1]);
+        const NonFiniteLearnerError error = ppo_non_finite_error(num_updates_, epoch, mb, norm, stats[0], stats[1]);
         params_ = before.params;
         exp_avg_ = before.exp_avg;
         exp_avg_sq_ = before.exp_avg_sq;
@@ -386,8 +339,7 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
         reward_scaler_ = before.reward_scaler;
         num_updates_ = before.num_updates;
         use_obs_stats();
-        throw NonFiniteLearnerError(detail + " (not finite); the update was undone, no weight changed (try a smaller lr "
-                                    "or grad_clip, or normalize_observations)");
+        throw error;
       }
       grad_norm_sum += norm;
       if (config_.grad_clip > 0.0) {
@@ -400,28 +352,13 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
       ++steps;
     }
   }
-  const auto count = static_cast<double>(steps);
-  metrics.policy_loss = sums[0] / count;
-  metrics.vf_loss = sums[1] / count;
-  metrics.entropy = sums[2] / count;
-  metrics.approx_kl = sums[3] / count;
-  metrics.clip_fraction = sums[4] / count;
-  metrics.grad_norm = grad_norm_sum / count;
-  metrics.num_minibatch_steps = steps;
+  set_ppo_step_means(sums, grad_norm_sum, steps, metrics);
   ++num_updates_;
   return metrics;
 }
 
 std::shared_ptr<Weights> NativePpoLearner::weights(uint64_t version) const {
-  auto weights = std::make_shared<Weights>();
-  weights->policy_version = version;
-  weights->params = params_;
-  if (config_.normalize_observations) {
-    weights->obs_mean = obs_stats_.mean();
-    weights->obs_var = obs_stats_.var();
-    weights->obs_count = obs_stats_.count();
-  }
-  return weights;
+  return ppo_weights(version, params_, config_.normalize_observations ? &obs_stats_ : nullptr);
 }
 
 void NativePpoLearner::save(std::ostream& out) const {

@@ -28,11 +28,12 @@
 
 #include "core/algorithm_config.h"
 #include "core/sample_batch.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 #include "models/network_layout.h"
 #include "models/weights.h"
 #include "native/chain_backprop.h"
 #include "native/ppo_update_metrics.h"
+#include "native/ppo_update_steps.h"
 #include "native/running_mean_std.h"
 
 namespace rlx {
@@ -40,10 +41,10 @@ namespace rlx {
 class NativePpoLearner {
  public:
   // Why this learner cannot train this model/config (e.g. a shared trunk), nullopt when it can.
-  static std::optional<std::string> unsupported(const PolicyModelConfig& model_config, const PpoConfig& config);
+  static std::optional<std::string> unsupported(const ModelSpec& model_config, const PpoConfig& config);
 
   // Initial weights from models' initial_parameters(actor_critic_layout(model_config), seed); throws on a bad or unsupported config.
-  NativePpoLearner(const PolicyModelConfig& model_config, PpoConfig config, uint64_t seed);
+  NativePpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t seed);
   ~NativePpoLearner();
   NativePpoLearner(NativePpoLearner&&) noexcept;
   NativePpoLearner& operator=(NativePpoLearner&&) noexcept;
@@ -98,7 +99,7 @@ class NativePpoLearner {
   // loss statistics [policy_loss, vf_loss, entropy, approx_kl, clip_fraction].
   void minibatch_gradients(const int64_t* order, int64_t rows, double clip_param, double stats[5]);
 
-  PolicyModelConfig model_config_;
+  ModelSpec model_config_;
   PpoConfig config_;
   uint64_t seed_;
   ActorCriticLayout layout_;
@@ -115,8 +116,8 @@ class NativePpoLearner {
   std::vector<float> old_log_probs_, advantages_, returns_, old_values_;  // [N]
   std::vector<int64_t> action_indices_;  // [N] Discrete
   std::vector<float> action_values_;     // [N, A] Box
-  std::vector<float> scaled_rewards_, final_values_, all_values_;
-  std::vector<int64_t> permutation_;
+  std::vector<float> scaled_rewards_, all_values_;
+  PpoMinibatchOrder minibatches_;
   // Minibatch buffers.
   std::vector<float> mb_obs_, mb_policy_grad_, mb_value_grad_, mb_log_p_, mb_normalized_advantages_;
 };

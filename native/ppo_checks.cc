@@ -38,7 +38,7 @@ void validate_ppo_config(const PpoConfig& config) {
   }
 }
 
-void check_ppo_batches(const std::vector<SampleBatch>& batches, const PolicyModelConfig& model, bool recompute_values) {
+void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec& model, bool recompute_values) {
   if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
   const bool discrete = model.action_space.is_discrete();
   const int64_t action_size = discrete ? 0 : model.action_space.size();

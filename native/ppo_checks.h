@@ -8,7 +8,7 @@
 
 #include "core/algorithm_config.h"
 #include "core/sample_batch.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 
 namespace rlx {
 
@@ -19,7 +19,7 @@ void validate_ppo_config(const PpoConfig& config);
 // Throws std::invalid_argument naming the first problem of an update's fragments for a model:
 // none, none with transitions, another obs or action size, no behaviour log-probs, a Discrete
 // action out of range, no values when recompute_values is off, a truncated step without final_obs.
-void check_ppo_batches(const std::vector<SampleBatch>& batches, const PolicyModelConfig& model, bool recompute_values);
+void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec& model, bool recompute_values);
 
 // The seed of update number `update`'s minibatch permutations (splitmix64 of both), so that a
 // checkpoint needs only the update count to reproduce the next permutations.

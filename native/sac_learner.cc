@@ -47,7 +47,7 @@ std::vector<float> read_vector(BinaryReader& in, size_t expected, const char* wh
 
 }  // namespace
 
-NativeSacLearner::NativeSacLearner(const PolicyModelConfig& model_config, SacConfig config, uint64_t seed)
+NativeSacLearner::NativeSacLearner(const ModelSpec& model_config, SacConfig config, uint64_t seed)
     : model_config_(model_config),
       config_(validated(std::move(config))),
       backprop_(squashed_gaussian_layout(model_config), continuous_q_layout(model_config)),

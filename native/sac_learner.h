@@ -20,7 +20,7 @@
 #include "core/algorithm_config.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 #include "models/network_layout.h"
 #include "models/weights.h"
 #include "native/continuous_replay.h"
@@ -46,7 +46,7 @@ class NativeSacLearner {
   // Initial weights from initial_parameters of the layouts (actor seeded with seed, the critics
   // with seed + 1 and seed + 2; targets copies of the critics). Throws std::invalid_argument on
   // a bad config or Discrete actions.
-  NativeSacLearner(const PolicyModelConfig& model_config, SacConfig config, uint64_t seed);
+  NativeSacLearner(const ModelSpec& model_config, SacConfig config, uint64_t seed);
 
   // Stores a fragment's transitions in the replay; returns how many (see ContinuousReplay::add).
   int64_t add(const SampleBatch& batch);
@@ -89,7 +89,7 @@ class NativeSacLearner {
     explicit Adam(size_t size = 0) : exp_avg(size, 0.0f), exp_avg_sq(size, 0.0f) {}
   };
 
-  PolicyModelConfig model_config_;
+  ModelSpec model_config_;
   SacConfig config_;
   SacBackprop backprop_;
   ContinuousReplay replay_;

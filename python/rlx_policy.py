@@ -29,7 +29,7 @@ except ImportError as _error:  # one line saying what to install, not a tracebac
     raise ImportError(_NO_NUMPY) from None
 
 MAGIC = b"\x89RLXP\r\n\x1a"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _PREAMBLE = 16
 _CHECKSUM = 4
 
@@ -52,6 +52,9 @@ class _Dense:
     """One layer y = activation(x W^T + b), W [out, in] from the flat parameters."""
 
     def __init__(self, spec, params):
+        if spec.get("kind", "dense") != "dense":  # a layer kind rlx registered in C++ only
+            raise PolicyFileError("layer %s is of kind %r, which this reader cannot run (only dense layers)"
+                                  % (spec["name"], spec["kind"]))
         n_in, n_out = int(spec["in"]), int(spec["out"])
         w, b = int(spec["weight_offset"]), int(spec["bias_offset"])
         if w + n_in * n_out > params.size or b + n_out > params.size:
@@ -81,8 +84,9 @@ def _read(path):
     if len(data) < _PREAMBLE + _CHECKSUM or data[:8] != MAGIC:
         raise PolicyFileError("%s: not an rlx policy file (no \\x89RLXP magic)" % name)
     version, header_len = struct.unpack_from("<II", data, 8)
-    if version != FORMAT_VERSION:
-        raise PolicyFileError("%s: format version %d, this reader reads version %d" % (name, version, FORMAT_VERSION))
+    if version not in (FORMAT_VERSION - 1, FORMAT_VERSION):
+        raise PolicyFileError("%s: format version %d, this reader reads versions %d and %d"
+                              % (name, version, FORMAT_VERSION - 1, FORMAT_VERSION))
     if _PREAMBLE + header_len + _CHECKSUM > len(data):
         raise PolicyFileError("%s: truncated: %d bytes cannot hold its %d-byte header" % (name, len(data), header_len))
     try:
@@ -108,6 +112,9 @@ def _read(path):
         if offset < 0 or count < 0 or offset + count > data_floats:
             raise PolicyFileError("%s: array %r does not fit the data" % (name, key))
         return floats[offset:offset + count]
+    if version == 1:  # rlx before model specs: the model's parts at the header's top level
+        header["model"] = {"kind": header["policy"], "observation_size": header["observation_size"],
+                           "action_space": header["action_space"]}
     return header, array
 
 
@@ -123,11 +130,12 @@ class Policy:
         self._rng = np.random.default_rng(seed)
 
     def _init(self, header, array):
-        self.kind = header["policy"]
+        model = header["model"]  # the model spec (rlx's models/model_spec_json.h)
+        self.kind = model["kind"]
         self.env_id = header["source"]["env"]
         self.algorithm = header["source"]["algorithm"]
-        self.observation_size = int(header["observation_size"])
-        space = header["action_space"]
+        self.observation_size = int(model["observation_size"])
+        space = model["action_space"]
         self.discrete_actions = space["type"] == "Discrete"
         if self.discrete_actions:
             self.action_size = int(space["n"])

@@ -3,15 +3,18 @@
 namespace rlx {
 
 std::unique_ptr<RolloutPolicy> make_rollout_policy(const WorkerSetup& setup, const EnvSpec& spec) {
-  const PolicyModelConfig config = setup.model_config(spec);
-  if (setup.policy_kind == RolloutPolicyKind::kActorCritic) {
-    return std::make_unique<ActorCriticPolicy>(config, setup.worker_seed(), setup.deterministic, setup.behaviour_values);
+  const ModelSpec& model = setup.model_for(spec);
+  switch (model.kind) {
+    case ModelKind::kActorCritic:
+      return std::make_unique<ActorCriticPolicy>(model, setup.worker_seed(), setup.deterministic,
+                                                 setup.behaviour_values);
+    case ModelKind::kSquashedGaussian:
+      return std::make_unique<SquashedGaussianPolicy>(model, setup.deterministic ? 0.0 : setup.epsilon,
+                                                      setup.worker_seed(), setup.deterministic);
+    case ModelKind::kQNetwork:
+      break;
   }
-  if (setup.policy_kind == RolloutPolicyKind::kSquashedGaussian) {
-    return std::make_unique<SquashedGaussianPolicy>(config, setup.deterministic ? 0.0 : setup.epsilon,
-                                                    setup.worker_seed(), setup.deterministic);
-  }
-  return std::make_unique<EpsilonGreedyQPolicy>(config, setup.initial_epsilon(), setup.worker_seed());
+  return std::make_unique<EpsilonGreedyQPolicy>(model, setup.initial_epsilon(), setup.worker_seed());
 }
 
 void apply_weights(RolloutPolicy& policy, const Weights& weights) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/model_spec_json.h"
 #include "models/rollout_policy.h"
 
 namespace rlx {
@@ -15,15 +16,6 @@ using nlohmann::json;
 constexpr int kMaxEnvsPerWorker = 1 << 16;
 constexpr int kMaxFragmentLength = 1 << 16;
 constexpr int kMaxWeightDelay = 1000;  // as the worker_weight_delay key allows
-
-const char* kind_name(RolloutPolicyKind kind) {
-  switch (kind) {
-    case RolloutPolicyKind::kActorCritic: return "actor_critic";
-    case RolloutPolicyKind::kEpsilonGreedyQ: return "epsilon_greedy_q";
-    case RolloutPolicyKind::kSquashedGaussian: return "squashed_gaussian";
-  }
-  return "?";
-}
 
 // The value at key with type T; throws std::invalid_argument naming the key when it is
 // missing or of another type.
@@ -52,15 +44,9 @@ double WorkerSetup::initial_epsilon() const {
   return apex_epsilons ? apex_worker_epsilon(worker_index, num_workers) : epsilon;
 }
 
-PolicyModelConfig WorkerSetup::model_config(const EnvSpec& spec) const {
-  PolicyModelConfig config = PolicyModelConfig::for_env(spec);
-  config.hidden_sizes = hidden_sizes;
-  config.activation = activation;
-  config.shared_trunk = shared_trunk;
-  config.log_std_init = log_std_init;
-  config.dueling = dueling;
-  config.validate();
-  return config;
+const ModelSpec& WorkerSetup::model_for(const EnvSpec& env) const {
+  model.check_env(env, "this worker's");
+  return model;
 }
 
 std::string WorkerSetup::to_json() const {
@@ -70,12 +56,7 @@ std::string WorkerSetup::to_json() const {
                     {"fragment_length", fragment_length},
                     {"seed", seed},
                     {"worker_index", worker_index},
-                    {"policy_kind", kind_name(policy_kind)},
-                    {"hidden_sizes", hidden_sizes},
-                    {"activation", activation},
-                    {"shared_trunk", shared_trunk},
-                    {"log_std_init", log_std_init},
-                    {"dueling", dueling},
+                    {"model", model_spec_to_json(model)},
                     {"epsilon", epsilon},
                     {"apex_epsilons", apex_epsilons},
                     {"num_workers", num_workers},
@@ -114,25 +95,10 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   setup.seed = required<uint64_t>(in, "seed", "a non-negative integer");
   setup.worker_index = required<int>(in, "worker_index", "an integer");
   check_range("worker_index", setup.worker_index, 0, 1 << 30);
-  const std::string kind = required<std::string>(in, "policy_kind", "a string");
-  if (kind == "actor_critic") {
-    setup.policy_kind = RolloutPolicyKind::kActorCritic;
-  } else if (kind == "epsilon_greedy_q") {
-    setup.policy_kind = RolloutPolicyKind::kEpsilonGreedyQ;
-  } else if (kind == "squashed_gaussian") {
-    setup.policy_kind = RolloutPolicyKind::kSquashedGaussian;
-  } else {
-    throw std::invalid_argument("worker setup: 'policy_kind' must be actor_critic, epsilon_greedy_q or squashed_gaussian, got '" +
-                                kind + "'");
+  if (!in.contains("model")) {
+    throw std::invalid_argument("worker setup: missing key 'model' (a learner of an rlx before model specs?)");
   }
-  setup.hidden_sizes = required<std::vector<int64_t>>(in, "hidden_sizes", "a list of integers");
-  if (setup.hidden_sizes.size() > 16) throw std::invalid_argument("worker setup: 'hidden_sizes' has more than 16 layers");
-  for (int64_t width : setup.hidden_sizes) check_range("hidden_sizes", static_cast<double>(width), 1, 1 << 16);
-  setup.activation = required<std::string>(in, "activation", "a string");
-  setup.shared_trunk = required<bool>(in, "shared_trunk", "a boolean");
-  setup.log_std_init = required<double>(in, "log_std_init", "a number");
-  check_range("log_std_init", setup.log_std_init, -20, 5);
-  setup.dueling = required<bool>(in, "dueling", "a boolean");
+  setup.model = model_spec_from_json(in.at("model"), "worker setup: model");
   setup.epsilon = required<double>(in, "epsilon", "a number");
   check_range("epsilon", setup.epsilon, 0, 1);
   setup.deterministic = required<bool>(in, "deterministic", "a boolean");

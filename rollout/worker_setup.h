@@ -1,5 +1,5 @@
 // WorkerSetup: what the learner tells a rollout worker in its Welcome (env, fragment length,
-// seeds, policy kind and network shape), as JSON over the wire.
+// seeds, the model spec and how to act with it), as JSON over the wire.
 #pragma once
 
 #include <cstdint>
@@ -7,12 +7,9 @@
 #include <vector>
 
 #include "envs/vector_env.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 
 namespace rlx {
-
-// How a worker chooses actions.
-enum class RolloutPolicyKind { kActorCritic, kEpsilonGreedyQ, kSquashedGaussian };
 
 // The longest env_config a worker accepts in a Welcome, in bytes.
 constexpr size_t kMaxEnvConfigBytes = 64 * 1024;
@@ -25,14 +22,9 @@ struct WorkerSetup {
   int fragment_length = 64;    // T
   uint64_t seed = 0;           // worker i seeds its envs with seed + 1'000'003 * i
   int worker_index = 0;        // assigned by the learner, in join order
-  RolloutPolicyKind policy_kind = RolloutPolicyKind::kActorCritic;
-  std::vector<int64_t> hidden_sizes{64, 64};
-  std::string activation = "tanh";
-  bool shared_trunk = false;
-  double log_std_init = 0.0;
-  bool dueling = false;
-  double epsilon = 0.0;        // kEpsilonGreedyQ, kSquashedGaussian: this worker's chance of a uniform random action
-  bool apex_epsilons = false;  // kEpsilonGreedyQ: use Ape-X's fixed epsilon of worker_index of num_workers instead
+  ModelSpec model;             // the learner's networks (its kind says how the worker acts)
+  double epsilon = 0.0;        // kQNetwork, kSquashedGaussian: this worker's chance of a uniform random action
+  bool apex_epsilons = false;  // kQNetwork: use Ape-X's fixed epsilon of worker_index of num_workers instead
   int num_workers = 1;
   bool deterministic = false;  // kActorCritic, kSquashedGaussian: argmax / mean (tanh of the mean) actions
   bool behaviour_values = true;  // kActorCritic: fragments carry V(s) (false when the learner recomputes it)
@@ -47,8 +39,9 @@ struct WorkerSetup {
   NonFinitePolicy non_finite_policy() const {
     return drop_nonfinite_episodes ? NonFinitePolicy::kDropEpisode : NonFinitePolicy::kError;
   }
-  // The network config for an env with this spec.
-  PolicyModelConfig model_config(const EnvSpec& spec) const;
+  // The model, checked against the worker's own env: throws std::invalid_argument when the
+  // env's observation size or action space differ from the model's.
+  const ModelSpec& model_for(const EnvSpec& env) const;
 
   // JSON text for the Welcome message.
   std::string to_json() const;

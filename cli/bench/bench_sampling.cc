@@ -14,7 +14,7 @@
 #include "cli/command.h"
 #include "core/rlx_program.h"
 #include "envs/registry.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 
 namespace po = boost::program_options;
 
@@ -52,7 +52,7 @@ int run_bench_sampling(const std::vector<std::string>& args) {
 
   const int64_t raw_steps = calibrate_env_steps(factory, envs, seconds, seed);
   const SteppingMeasurement raw = measure_env_stepping(factory, envs, raw_steps, seed);
-  const PolicyModelConfig config = PolicyModelConfig::for_env(global_env_registry().spec(env_id));
+  const ModelSpec config = ModelSpec::for_env(global_env_registry().spec(env_id));
   const LocalSamplingMeasurement local = measure_local_sampling(factory, envs, fragment_length, config, seconds, seed);
 
   PipelineBenchmarkOptions pipeline_options;

@@ -24,6 +24,7 @@ namespace {
 RemoteSamplerOptions cartpole_sampler() {
   RemoteSamplerOptions options;
   options.setup.env_id = "CartPole-v1";
+  options.setup.model = ModelSpec::for_env(global_env_registry().spec("CartPole-v1"));
   options.num_local_workers = 0;  // remote workers only: nothing is started
   return options;
 }
@@ -65,8 +66,7 @@ TEST_CASE("100 local workers feed one sampler within their credits and the polic
   options.max_worker_restarts = 0;
   options.log_dir = logs.path();
   RemoteSampler sampler(options);
-  const EnvSpec& spec = global_env_registry().spec("CartPole-v1");
-  const std::vector<float> params = ActorCriticPolicy(options.setup.model_config(spec), 1).weights();
+  const std::vector<float> params = ActorCriticPolicy(options.setup.model, 1).weights();
   // Iterations of a learner that takes 800 steps (50 fragments) while 200 are granted, each
   // once at least 150 wait: the older ones left behind go stale two versions later, and must
   // be dropped and counted rather than collected.

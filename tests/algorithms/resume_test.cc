@@ -173,7 +173,7 @@ TEST_CASE("A checkpoint that holds non-finite weights is refused on resume", "[a
 
   // The same checkpoint with NaN weights, as a diverged learner of another program might leave them.
   const Checkpoint good = read_checkpoint_dir(*first.last_checkpoint);
-  PolicyModelConfig model = PolicyModelConfig::for_env(global_env_registry().spec("CartPole-v1"));
+  ModelSpec model = ModelSpec::for_env(global_env_registry().spec("CartPole-v1"));
   model.hidden_sizes = {8};
   model.activation = "relu";
   model.dueling = true;

@@ -47,7 +47,7 @@ TEST_CASE("SAC acts uniformly until learning_starts, then takes utd_ratio gradie
     std::unique_ptr<Algorithm> algorithm =
         make_algorithm(sac_experiment({"learning_starts=600", "utd_ratio=" + std::to_string(utd)}));
     REQUIRE(dynamic_cast<SacAlgorithm*>(algorithm.get()) != nullptr);
-    CHECK(algorithm->worker_setup().policy_kind == RolloutPolicyKind::kSquashedGaussian);
+    CHECK(algorithm->worker_setup().model.kind == ModelKind::kSquashedGaussian);
     CHECK(algorithm->worker_setup().epsilon == 1.0);
     CHECK(algorithm->current_weights()->epsilon == 1.0);
     LocalSampler sampler(algorithm->worker_setup());

@@ -164,10 +164,13 @@ TEST_CASE("ortho_init reaches the initial weights of both PPO back ends", "[algo
                                                                std::string("ortho_init=") + (ortho ? "true" : "false")});
       const std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
       const std::vector<float> params = algorithm->current_weights()->params;
-      const ActorCriticLayout layout = actor_critic_layout(PolicyModelConfig{3, Space::box({1}, -2.0f, 2.0f), {64, 64}});
+      ModelSpec pendulum;
+      pendulum.obs_size = 3;
+      pendulum.action_space = Space::box({1}, -2.0f, 2.0f);
+      const ActorCriticLayout layout = actor_critic_layout(pendulum);
       REQUIRE(params.size() == layout.num_parameters);
       // The orthogonal init zeroes every bias; PyTorch's default draws them in +-1/sqrt(fan_in).
-      const DenseLayerSpec& first = layout.policy_chain.front();
+      const LayerSpec& first = layout.policy_chain.front();
       double largest_bias = 0.0;
       for (int64_t o = 0; o < first.out; ++o) {
         largest_bias = std::max(largest_bias, std::abs(static_cast<double>(params[first.bias_offset + static_cast<size_t>(o)])));

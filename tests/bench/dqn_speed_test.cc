@@ -30,7 +30,7 @@ struct StepTime {
 // Milliseconds per gradient step of batch 64 on CartPole transitions.
 StepTime ms_per_step(const std::vector<int64_t>& hidden, const Variant& v, bool hand_written) {
   const auto factory = rlx::global_env_registry().factory("CartPole-v1");
-  rlx::PolicyModelConfig model = rlx::PolicyModelConfig::for_env(factory()->spec());
+  rlx::ModelSpec model = rlx::ModelSpec::for_env(factory()->spec());
   model.hidden_sizes = hidden;
   model.activation = "relu";
   model.dueling = v.dueling;

@@ -21,7 +21,7 @@ struct BenchCase {
 };
 
 void run_case(const BenchCase& c, int threads, bool analytic) {
-  const rlx::PolicyModelConfig model_config = rlx_test::model_config_for(c.env_id);
+  const rlx::ModelSpec model_config = rlx_test::model_config_for(c.env_id);
   rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = c.epochs;
   config.minibatch_size = c.minibatch;

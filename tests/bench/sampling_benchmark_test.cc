@@ -4,10 +4,10 @@
 
 #include "bench/sampling_benchmark.h"
 #include "envs/registry.h"
-#include "models/model_config.h"
+#include "models/model_spec.h"
 
 TEST_CASE("measure_local_sampling counts one fragment at zero seconds", "[bench]") {
-  rlx::PolicyModelConfig config;
+  rlx::ModelSpec config;
   config.hidden_sizes = {8};
   const auto result = rlx::measure_local_sampling("CartPole-v1", 3, 10, config, 0.0, 1);
   CHECK(result.fragments == 1);

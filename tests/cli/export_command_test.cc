@@ -176,6 +176,20 @@ TEST_CASE("the Python reader refuses truncated and damaged policy files with the
   std::system(("rm -rf " + out).c_str());
 }
 
+TEST_CASE("the Python reader reads the version-1 files of the rlx before model specs", "[cli][export][compat]") {
+  const std::string out = temp_dir("export_version_1");
+  const std::string old = std::string(RLX_TEST_DATA_DIR) + "/before-model-spec";
+  // The trace that build's `rlx evaluate` took of the checkpoint the file was exported from.
+  const auto python = run_python_reader(old + "/pendulum-ppo-v1.rlxp --check-trace " + old +
+                                            "/pendulum-ppo-trace.jsonl --atol 1e-4", out);
+  INFO(python.out << python.err);
+  REQUIRE(python.exit_code == 0);
+  const auto summary = nlohmann::json::parse(python.out.substr(python.out.rfind('{')));
+  CHECK(summary.at("steps") == 200);
+  CHECK(summary.at("mismatches") == 0);
+  std::system(("rm -rf " + out).c_str());
+}
+
 TEST_CASE("the Python reader says in one line that it needs NumPy, and why a file cannot be read", "[cli][export]") {
   const std::string out = temp_dir("export_no_numpy");
   // A numpy that fails to import stands for a Python without NumPy.

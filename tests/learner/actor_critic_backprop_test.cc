@@ -52,7 +52,7 @@ TEST_CASE("ActorCriticBackprop: gradients equal autograd's through ppo_loss", "[
   torch::manual_seed(3);
   for (const Case& c : cases) {
     CAPTURE(c.discrete, c.activation, c.hidden.size(), c.entropy_coeff, c.vf_clip, c.normalize);
-    rlx::PolicyModelConfig config;
+    rlx::ModelSpec config;
     config.obs_size = 5;
     config.action_space = c.discrete ? rlx::Space::discrete(3) : rlx::Space::box({2}, -1.0f, 1.0f);
     config.hidden_sizes = c.hidden;
@@ -94,7 +94,7 @@ TEST_CASE("ActorCriticBackprop: gradients equal autograd's through ppo_loss", "[
 }
 
 TEST_CASE("ActorCriticBackprop: a shared trunk is refused and PpoLearner falls back to autograd", "[learner][ppo]") {
-  rlx::PolicyModelConfig config = rlx_test::model_config_for("CartPole-v1", {16});
+  rlx::ModelSpec config = rlx_test::model_config_for("CartPole-v1", {16});
   config.shared_trunk = true;
   rlx::ActorCritic model(config);
   CHECK_FALSE(rlx::ActorCriticBackprop::supports(model));
@@ -111,7 +111,7 @@ TEST_CASE("ActorCriticBackprop: a shared trunk is refused and PpoLearner falls b
 }
 
 TEST_CASE("PpoLearner: analytic and autograd updates agree", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = rlx_test::model_config_for("Pendulum-v1", {32, 32});
+  const rlx::ModelSpec model_config = rlx_test::model_config_for("Pendulum-v1", {32, 32});
   rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 64;

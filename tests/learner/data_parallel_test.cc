@@ -64,7 +64,7 @@ rlx::PpoConfig exactness_config() {
 
 void check_ppo_exactness(rlx::PpoConfig config, std::vector<int64_t> hidden) {
   const bool contiguous = hidden.size() == 1;  // interleaved fragments for the first network
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", std::move(hidden));
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", std::move(hidden));
   Sampler sampler("CartPole-v1", model_config, 2, 64, 7);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(4);  // 4 fragments of 128
 
@@ -144,7 +144,7 @@ TEST_CASE("Data-parallel PPO: a rank holding none of a minibatch still joins its
   rlx::PpoConfig config = exactness_config();
   config.minibatch_size = 100;
   config.num_epochs = 1;
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {16});
   Sampler sampler("CartPole-v1", model_config, 1, 10, 3);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(11);  // rank 1 holds 10 of 110 samples
 
@@ -175,7 +175,7 @@ TEST_CASE("Data-parallel DQN: two ranks' gradient step equals one learner's on t
   rlx::set_inference_threads(1);
   for (const bool prioritized : {false, true}) {
     INFO("prioritized " << prioritized);
-    const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32, 32});
+    const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {32, 32});
     rlx::DqnConfig config = rlx::test::dqn_test_config();
     config.lr = 1e-3;
     config.batch_size = 32;
@@ -230,7 +230,7 @@ TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the 
   rlx::set_inference_threads(1);
   rlx::PpoConfig config = exactness_config();
   config.num_epochs = 2;
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {16});
   Sampler sampler("CartPole-v1", model_config, 5, 40, 9);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(1);  // one fragment of 5 envs x 40 steps
 
@@ -264,7 +264,7 @@ TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the 
 }
 
 TEST_CASE("Fragments pack to bytes and back through the wire decoder", "[learner][dp]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {8});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {8});
   Sampler sampler("CartPole-v1", model_config, 3, 50, 4);
   const rlx::SampleBatch batch = sampler.collect(1).at(0);
   const rlx::SampleBatch back = rlx::unpack_fragment(rlx::pack_fragment(batch));

@@ -63,7 +63,7 @@ TEST_CASE("Sampling is reproducible under a generator and follows the distributi
 }
 
 TEST_CASE("ActorCritic builds its distribution, and gradients reach log_std", "[learner][distribution]") {
-  rlx::PolicyModelConfig config;
+  rlx::ModelSpec config;
   config.obs_size = 3;
   config.action_space = rlx::Space::box({2}, -1.0f, 1.0f);
   config.hidden_sizes = {8};

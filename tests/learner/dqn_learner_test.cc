@@ -17,8 +17,8 @@
 
 namespace {
 
-rlx::PolicyModelConfig cartpole_model(bool dueling = false) {
-  rlx::PolicyModelConfig config = rlx::PolicyModelConfig::for_env(rlx::global_env_registry().factory("CartPole-v1")()->spec());
+rlx::ModelSpec cartpole_model(bool dueling = false) {
+  rlx::ModelSpec config = rlx::ModelSpec::for_env(rlx::global_env_registry().factory("CartPole-v1")()->spec());
   config.hidden_sizes = {16, 16};
   config.activation = "relu";
   config.dueling = dueling;
@@ -221,7 +221,7 @@ TEST_CASE("DQN learner: save/load round trip gives identical subsequent updates"
     CHECK(ma.target_updates == mb.target_updates);
   }
 
-  rlx::PolicyModelConfig wider = cartpole_model();
+  rlx::ModelSpec wider = cartpole_model();
   wider.hidden_sizes = {32};
   rlx::DqnLearner mismatched(wider, small_config(), 3);
   rlx::DqnLearner source(cartpole_model(), small_config(), 3);
@@ -293,7 +293,7 @@ TEST_CASE("DQN learner: schedules, weights, config changes and misuse", "[learne
   CHECK_THROWS_AS(learner.add(bad_action), std::invalid_argument);
   CHECK(learner.buffer().size() == size);
 
-  rlx::PolicyModelConfig box = cartpole_model();
+  rlx::ModelSpec box = cartpole_model();
   box.action_space = rlx::Space::box({1}, -1.0f, 1.0f);
   CHECK_THROWS_AS(rlx::DqnLearner(box, config, 1), std::invalid_argument);
   rlx::DqnConfig bad = config;

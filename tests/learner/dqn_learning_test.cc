@@ -26,7 +26,7 @@ struct LearningRun {
 };
 
 struct LearningSetup {
-  rlx::PolicyModelConfig model;
+  rlx::ModelSpec model;
   rlx::DqnConfig config = rlx::test::dqn_test_config();
   int num_envs = 1;
   int fragment_length = 256;
@@ -77,7 +77,7 @@ LearningRun run_cartpole(const LearningSetup& setup) {
 // RL Zoo's CartPole-v1 DQN settings.
 LearningSetup rl_zoo_setup() {
   LearningSetup setup;
-  setup.model = rlx::PolicyModelConfig::for_env(rlx::global_env_registry().factory("CartPole-v1")()->spec());
+  setup.model = rlx::ModelSpec::for_env(rlx::global_env_registry().factory("CartPole-v1")()->spec());
   setup.model.hidden_sizes = {256, 256};
   setup.model.activation = "relu";
   rlx::DqnConfig& c = setup.config;

@@ -11,7 +11,7 @@ namespace {
 
 // A linear Q model (no hidden layers): Q(s) = W s + b with W [3, 2], b [3].
 std::shared_ptr<rlx::QNetwork> linear_q(const std::vector<float>& w, const std::vector<float>& b) {
-  rlx::PolicyModelConfig config;
+  rlx::ModelSpec config;
   config.obs_size = 2;
   config.action_space = rlx::Space::discrete(3);
   config.hidden_sizes = {};

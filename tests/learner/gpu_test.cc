@@ -51,7 +51,7 @@ TEST_CASE("PPO on CUDA: one update matches the CPU learner", "[gpu]") {
     WARN("[gpu] test skipped: " << why);
     return;
   }
-  const rlx::PolicyModelConfig model_config = rlx_test::model_config_for("CartPole-v1", {64, 64});
+  const rlx::ModelSpec model_config = rlx_test::model_config_for("CartPole-v1", {64, 64});
   rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 128;

@@ -25,7 +25,7 @@ std::vector<rlx::SampleBatch> poisoned(std::vector<rlx::SampleBatch> batches, fl
 }  // namespace
 
 TEST_CASE("PPO: a non-finite loss undoes the whole update (weights, Adam, statistics, count)", "[learner][ppo][nonfinite]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1");
+  const rlx::ModelSpec model = model_config_for("CartPole-v1");
   rlx::PpoConfig config = rlx::test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 64;
@@ -58,7 +58,7 @@ TEST_CASE("PPO: a non-finite loss undoes the whole update (weights, Adam, statis
 }
 
 TEST_CASE("PPO: a non-finite first update leaves Adam as it was (no state)", "[learner][ppo][nonfinite]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1");
+  const rlx::ModelSpec model = model_config_for("CartPole-v1");
   Sampler sampler("CartPole-v1", model, 4, 32, 3);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(2, 1);
   rlx::PpoLearner learner(model, rlx::test::ppo_test_config(), 5), fresh(model, rlx::test::ppo_test_config(), 5);
@@ -70,7 +70,7 @@ TEST_CASE("PPO: a non-finite first update leaves Adam as it was (no state)", "[l
 }
 
 TEST_CASE("DQN: a non-finite loss stops before the gradient step", "[learner][dqn][nonfinite]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16, 16});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {16, 16});
   rlx::DqnConfig config = rlx::test::dqn_test_config();
   config.batch_size = 16;
   config.buffer_size = 1000;

@@ -9,16 +9,16 @@
 
 namespace {
 
-rlx::PolicyModelConfig box_config(std::vector<int64_t> hidden) {
-  rlx::PolicyModelConfig config;
+rlx::ModelSpec box_config(std::vector<int64_t> hidden) {
+  rlx::ModelSpec config;
   config.obs_size = 4;
   config.action_space = rlx::Space::box({2}, -1.0f, 1.0f);
   config.hidden_sizes = std::move(hidden);
   return config;
 }
 
-rlx::PolicyModelConfig discrete_config(int64_t obs, int64_t n, std::vector<int64_t> hidden) {
-  rlx::PolicyModelConfig config;
+rlx::ModelSpec discrete_config(int64_t obs, int64_t n, std::vector<int64_t> hidden) {
+  rlx::ModelSpec config;
   config.obs_size = obs;
   config.action_space = rlx::Space::discrete(n);
   config.hidden_sizes = std::move(hidden);
@@ -50,7 +50,7 @@ TEST_CASE("ActorCritic flat parameters follow the documented order", "[learner][
   CHECK(rlx::flat_parameter_names(other) == expected);
   CHECK(other.num_parameters() == model.num_parameters());
 
-  rlx::PolicyModelConfig shared = box_config({3, 5});
+  rlx::ModelSpec shared = box_config({3, 5});
   shared.shared_trunk = true;
   rlx::ActorCritic trunk(shared);
   CHECK(rlx::flat_parameter_names(trunk) ==
@@ -100,7 +100,7 @@ TEST_CASE("Flat parameters round trip and load into the documented places", "[le
 
 TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[learner][model]") {
   torch::manual_seed(3);
-  rlx::PolicyModelConfig config = discrete_config(4, 2, {64, 64});
+  rlx::ModelSpec config = discrete_config(4, 2, {64, 64});
   rlx::ActorCritic model(config);
   const auto eye = [](int64_t n) { return torch::eye(n); };
 
@@ -121,7 +121,7 @@ TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[learner][
   const torch::Tensor logits = model.policy_forward(torch::randn({16, 4}));
   CHECK(logits.abs().max().item<float>() < 0.1f);
 
-  rlx::PolicyModelConfig gaussian = box_config({8});
+  rlx::ModelSpec gaussian = box_config({8});
   gaussian.log_std_init = -0.5;
   rlx::ActorCritic box(gaussian);
   CHECK(max_diff(box.log_std(), torch::full({2}, -0.5)) == 0.0);
@@ -129,7 +129,7 @@ TEST_CASE("ActorCritic initialises orthogonally with the PPO gains", "[learner][
 
 TEST_CASE("ActorCritic without ortho_init keeps nn::Linear's default init", "[learner][model]") {
   torch::manual_seed(3);
-  rlx::PolicyModelConfig config = discrete_config(4, 2, {64, 64});
+  rlx::ModelSpec config = discrete_config(4, 2, {64, 64});
   config.ortho_init = false;
   rlx::ActorCritic model(config);
   for (const char* name : {"pi_0", "pi_1", "pi_out", "vf_0", "vf_out"}) {
@@ -147,7 +147,7 @@ TEST_CASE("ActorCritic without ortho_init keeps nn::Linear's default init", "[le
 }
 
 TEST_CASE("Model configs are validated", "[learner][model]") {
-  rlx::PolicyModelConfig config = discrete_config(4, 2, {8});
+  rlx::ModelSpec config = discrete_config(4, 2, {8});
   config.activation = "gelu";
   CHECK_THROWS_WITH(rlx::ActorCritic(config), Catch::Contains("gelu"));
   CHECK_THROWS_AS(rlx::QNetwork(config), std::invalid_argument);
@@ -162,7 +162,7 @@ TEST_CASE("Model configs are validated", "[learner][model]") {
 
 TEST_CASE("ActorCritic forward shapes, and a shared trunk feeds both heads", "[learner][model]") {
   torch::NoGradGuard no_grad;
-  rlx::PolicyModelConfig config = box_config({16, 16});
+  rlx::ModelSpec config = box_config({16, 16});
   config.shared_trunk = true;
   config.activation = "relu";
   rlx::ActorCritic model(config);
@@ -175,7 +175,7 @@ TEST_CASE("ActorCritic forward shapes, and a shared trunk feeds both heads", "[l
 }
 
 TEST_CASE("QNetwork dueling heads combine as V + A - mean(A)", "[learner][model]") {
-  rlx::PolicyModelConfig config = discrete_config(2, 3, {});  // linear heads: easy to compute by hand
+  rlx::ModelSpec config = discrete_config(2, 3, {});  // linear heads: easy to compute by hand
   config.dueling = true;
   rlx::QNetwork q(config);
   CHECK(rlx::flat_parameter_names(q) ==

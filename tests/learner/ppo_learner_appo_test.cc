@@ -28,7 +28,7 @@ rlx::PpoConfig appo_config() {
 
 // Moves the learner's policy away from its initial (near-uniform, for any seed) one: a few
 // updates on fragments of its own, so that fragments of a freshly built policy are off-policy.
-void move_away(rlx::PpoLearner& learner, const rlx::PolicyModelConfig& model_config) {
+void move_away(rlx::PpoLearner& learner, const rlx::ModelSpec& model_config) {
   Sampler own("CartPole-v1", model_config, 4, 64, 17);
   for (int i = 0; i < 3; ++i) {
     sync_policy(learner, own.policy, 1);
@@ -44,7 +44,7 @@ std::vector<float> floats(const torch::Tensor& tensor) {
 }  // namespace
 
 TEST_CASE("APPO learner: with pi = mu the V-trace targets are GAE's with lambda 1", "[learner][appo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {32});
   rlx::PpoConfig vtrace = appo_config();
   vtrace.lambda = 1.0;
   rlx::PpoConfig gae = vtrace;
@@ -63,7 +63,7 @@ TEST_CASE("APPO learner: with pi = mu the V-trace targets are GAE's with lambda 
 }
 
 TEST_CASE("APPO learner: V-trace targets of stale fragments use the learner's values and log pi - log mu", "[learner][appo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {32});
   rlx::PpoConfig config = appo_config();
   config.rho_bar = 1.5;
   config.c_bar = 0.8;
@@ -109,7 +109,7 @@ TEST_CASE("APPO learner: V-trace targets of stale fragments use the learner's va
 }
 
 TEST_CASE("APPO learner: without the behaviour ratio the surrogate starts at ratio 1 on stale data", "[learner][appo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {32});
   rlx::PpoConfig corrected = appo_config();
   corrected.lr = 1e-2;
   rlx::PpoConfig uncorrected = corrected;
@@ -126,7 +126,7 @@ TEST_CASE("APPO learner: without the behaviour ratio the surrogate starts at rat
 }
 
 TEST_CASE("APPO learner: the KL term to the target network holds the policy closer to it", "[learner][appo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {32});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {32});
   rlx::PpoConfig free = appo_config();
   free.num_epochs = 8;
   free.lr = 3e-3;

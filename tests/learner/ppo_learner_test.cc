@@ -63,7 +63,7 @@ TEST_CASE("PpoConfig: linear schedules and validation", "[learner][ppo]") {
 }
 
 TEST_CASE("PpoLearner: targets bootstrap truncations from V(final obs) on normalised observations", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {16});
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   config.gamma = 0.9;
@@ -123,7 +123,7 @@ TEST_CASE("PpoLearner: targets bootstrap truncations from V(final obs) on normal
 }
 
 TEST_CASE("PpoLearner: an update changes the parameters and lowers the loss on its batch", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1");
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1");
   rlx::PpoConfig config = small_config();
   config.recompute_values = false;  // fixed targets: the loss before and after is on the same objective
   config.num_epochs = 10;
@@ -158,7 +158,7 @@ TEST_CASE("PpoLearner: an update changes the parameters and lowers the loss on i
 }
 
 TEST_CASE("PpoLearner: the last partial minibatch is used and the schedules apply", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {8});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {8});
   rlx::PpoConfig config = small_config();
   config.minibatch_size = 50;
   config.num_epochs = 3;
@@ -175,7 +175,7 @@ TEST_CASE("PpoLearner: the last partial minibatch is used and the schedules appl
 }
 
 TEST_CASE("PpoLearner: same seed and batches give identical parameters", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1");
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1");
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   config.scale_rewards = true;
@@ -197,7 +197,7 @@ TEST_CASE("PpoLearner: same seed and batches give identical parameters", "[learn
 }
 
 TEST_CASE("PpoLearner: save/load round trip gives bit-identical next updates", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1");
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1");
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   config.scale_rewards = true;
@@ -244,7 +244,7 @@ TEST_CASE("PpoLearner: save/load round trip gives bit-identical next updates", "
 }
 
 TEST_CASE("PpoLearner: weights carry parameters and statistics that reproduce the learner's policy on workers", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1");
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1");
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   rlx::PpoLearner learner(model_config, config, 1);
@@ -270,7 +270,7 @@ TEST_CASE("PpoLearner: weights carry parameters and statistics that reproduce th
 }
 
 TEST_CASE("PpoLearner: data-parallel seams see one flat gradient per minibatch step", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {16});
   rlx::PpoLearner learner(model_config, small_config(), 1);
   Sampler sampler("CartPole-v1", model_config, 2, 64, 2);
   const std::vector<rlx::SampleBatch> batches = sampler.collect(1);
@@ -294,7 +294,7 @@ TEST_CASE("PpoLearner: data-parallel seams see one flat gradient per minibatch s
 }
 
 TEST_CASE("PpoLearner: Box actions (Pendulum) update with finite metrics", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("Pendulum-v1");
+  const rlx::ModelSpec model_config = model_config_for("Pendulum-v1");
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   config.scale_rewards = true;
@@ -311,7 +311,7 @@ TEST_CASE("PpoLearner: Box actions (Pendulum) update with finite metrics", "[lea
 }
 
 TEST_CASE("PpoLearner: misuse throws and leaves the learner unchanged", "[learner][ppo]") {
-  const rlx::PolicyModelConfig model_config = model_config_for("CartPole-v1", {8});
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {8});
   rlx::PpoConfig config = small_config();
   config.normalize_observations = true;
   rlx::PpoLearner learner(model_config, config, 1);

@@ -22,7 +22,7 @@ struct LearningRun {
 constexpr size_t kWindow = 20;
 
 LearningRun train_cartpole(const rlx::PpoConfig& config, int envs, int fragment, double target, int64_t budget, uint64_t seed) {
-  const rlx::PolicyModelConfig model_config = rlx_test::model_config_for("CartPole-v1");
+  const rlx::ModelSpec model_config = rlx_test::model_config_for("CartPole-v1");
   const int previous_threads = rlx::set_inference_threads(1);
   const auto start = std::chrono::steady_clock::now();
   rlx::PpoLearner learner(model_config, config, seed);

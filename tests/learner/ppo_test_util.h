@@ -17,8 +17,8 @@
 
 namespace rlx_test {
 
-inline rlx::PolicyModelConfig model_config_for(const std::string& env_id, std::vector<int64_t> hidden = {64, 64}) {
-  rlx::PolicyModelConfig config = rlx::PolicyModelConfig::for_env(rlx::global_env_registry().spec(env_id));
+inline rlx::ModelSpec model_config_for(const std::string& env_id, std::vector<int64_t> hidden = {64, 64}) {
+  rlx::ModelSpec config = rlx::ModelSpec::for_env(rlx::global_env_registry().spec(env_id));
   config.hidden_sizes = std::move(hidden);
   return config;
 }
@@ -35,7 +35,7 @@ inline void sync_policy(const rlx::PpoLearner& learner, rlx::RolloutPolicy& poli
 
 // A sampler on env_id: K envs, fragments of T steps, policy synced from a learner on demand.
 struct Sampler {
-  Sampler(const std::string& env_id, const rlx::PolicyModelConfig& config, int k, int t, uint64_t seed)
+  Sampler(const std::string& env_id, const rlx::ModelSpec& config, int k, int t, uint64_t seed)
       : envs(std::make_unique<rlx::VectorEnv>(rlx::global_env_registry().factory(env_id), k)),
         policy(config, seed),
         collector(*envs, policy, t, seed) {}

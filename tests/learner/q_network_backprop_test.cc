@@ -21,8 +21,8 @@ struct Case {
   bool weighted;
 };
 
-rlx::PolicyModelConfig q_config(const Case& c) {
-  rlx::PolicyModelConfig config;
+rlx::ModelSpec q_config(const Case& c) {
+  rlx::ModelSpec config;
   config.obs_size = kObs;
   config.action_space = rlx::Space::discrete(kActions);
   config.hidden_sizes = c.hidden;
@@ -119,7 +119,7 @@ TEST_CASE("QNetworkBackprop: refuses mismatched networks and gradient buffers", 
 }
 
 TEST_CASE("DQN learner: CPU gradient steps use the hand-written backward and follow autograd's", "[learner][dqn]") {
-  rlx::PolicyModelConfig model = q_config({true, "relu", {32, 32}, true, true});
+  rlx::ModelSpec model = q_config({true, "relu", {32, 32}, true, true});
   rlx::DqnConfig config = rlx::test::dqn_test_config();
   config.lr = 1e-3;
   config.grad_clip = 0.0;  // compare the raw gradients

@@ -31,7 +31,7 @@ rlx::Transition transition(const float& obs, const float& next_obs, int64_t acti
 // Random-play CartPole fragments (2 envs, 50 steps each), the same for a given seed.
 std::vector<rlx::SampleBatch> cartpole_fragments(int count, uint64_t seed) {
   const rlx::EnvFactory& factory = rlx::global_env_registry().factory("CartPole-v1");
-  rlx::PolicyModelConfig model = rlx::PolicyModelConfig::for_env(rlx::global_env_registry().spec("CartPole-v1"));
+  rlx::ModelSpec model = rlx::ModelSpec::for_env(rlx::global_env_registry().spec("CartPole-v1"));
   model.hidden_sizes = {8};
   rlx::EpsilonGreedyQPolicy policy(model, 1.0, seed);
   rlx::VectorEnv envs(factory, 2);
@@ -116,7 +116,7 @@ TEST_CASE("Replay uniform sampling: frequencies and gathered columns", "[learner
 
 TEST_CASE("Replay from CartPole fragments: next_obs is obs[t+1], final_obs or bootstrap_obs", "[learner][dqn][replay]") {
   const auto factory = rlx::global_env_registry().factory("CartPole-v1");
-  rlx::PolicyModelConfig config = rlx::PolicyModelConfig::for_env(factory()->spec());
+  rlx::ModelSpec config = rlx::ModelSpec::for_env(factory()->spec());
   rlx::EpsilonGreedyQPolicy policy(config, 1.0, 3);  // random play: many terminations
   rlx::VectorEnv envs(factory, 3);
   const int t_steps = 40, k_envs = 3;

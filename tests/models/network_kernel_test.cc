@@ -39,8 +39,8 @@ std::vector<Shape> actor_critic_shapes() {
   return shapes;
 }
 
-rlx::PolicyModelConfig config_for(const Shape& shape, int64_t obs = 11, int64_t actions = 3) {
-  rlx::PolicyModelConfig config;
+rlx::ModelSpec config_for(const Shape& shape, int64_t obs = 11, int64_t actions = 3) {
+  rlx::ModelSpec config;
   config.obs_size = obs;
   config.action_space = shape.discrete ? rlx::Space::discrete(actions) : rlx::Space::box({actions}, -1.0f, 1.0f);
   config.hidden_sizes = shape.hidden;
@@ -85,9 +85,9 @@ double check_close(const float* kernel, const torch::Tensor& reference) {
 }  // namespace
 
 TEST_CASE("the layout names LibTorch's parameters in their order and shapes", "[models]") {
-  std::vector<rlx::PolicyModelConfig> configs;
+  std::vector<rlx::ModelSpec> configs;
   for (const Shape& shape : actor_critic_shapes()) configs.push_back(config_for(shape));
-  for (const rlx::PolicyModelConfig& config : configs) {
+  for (const rlx::ModelSpec& config : configs) {
     const rlx::ActorCritic model(config);
     const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
     const auto named = model.named_parameters();
@@ -103,7 +103,7 @@ TEST_CASE("the layout names LibTorch's parameters in their order and shapes", "[
     CHECK(layout.num_parameters == offset);
   }
   for (bool dueling : {false, true}) {
-    rlx::PolicyModelConfig config = config_for({true, false, {32, 32}, "relu"}, 5, 4);
+    rlx::ModelSpec config = config_for({true, false, {32, 32}, "relu"}, 5, 4);
     config.dueling = dueling;
     const rlx::QNetwork model(config);
     const rlx::QNetworkLayout layout = rlx::q_network_layout(config);
@@ -123,7 +123,7 @@ TEST_CASE("the kernel's ActorCritic outputs match LibTorch to 1e-5 for every sha
   uint64_t seed = 1;
   for (const Shape& shape : actor_critic_shapes()) {
     CAPTURE(shape.discrete, shape.shared_trunk, shape.hidden.size(), shape.activation);
-    const rlx::PolicyModelConfig config = config_for(shape);
+    const rlx::ModelSpec config = config_for(shape);
     rlx::ActorCritic model(config);
     const std::vector<float> flat = perturbed_weights(model, ++seed);
     rlx::ActorCriticKernel kernel(rlx::actor_critic_layout(config));
@@ -152,7 +152,7 @@ TEST_CASE("the kernel's QNetwork outputs match LibTorch to 1e-5, plain and dueli
     for (const char* activation : {"relu", "tanh"}) {
       for (const std::vector<int64_t>& hidden : {std::vector<int64_t>{}, {256, 256}, {64}}) {
         CAPTURE(dueling, activation, hidden.size());
-        rlx::PolicyModelConfig config = config_for({true, false, hidden, activation}, 4, 5);
+        rlx::ModelSpec config = config_for({true, false, hidden, activation}, 4, 5);
         config.dueling = dueling;
         rlx::QNetwork model(config);
         const std::vector<float> flat = perturbed_weights(model, ++seed);
@@ -174,7 +174,7 @@ TEST_CASE("the kernel and LibTorch give the same actions under the same seed", "
   int64_t compared = 0;
   for (const Shape& shape : actor_critic_shapes()) {
     CAPTURE(shape.discrete, shape.shared_trunk, shape.hidden.size(), shape.activation);
-    const rlx::PolicyModelConfig config = config_for(shape);
+    const rlx::ModelSpec config = config_for(shape);
     rlx::ActorCritic model(config);
     const std::vector<float> flat = perturbed_weights(model, ++seed);
     const uint64_t action_seed = ++seed;
@@ -215,7 +215,7 @@ TEST_CASE("the kernel and LibTorch give the same actions under the same seed", "
 }
 
 TEST_CASE("epsilon-greedy on the kernel takes LibTorch's greedy actions and explores at the same draws", "[models]") {
-  rlx::PolicyModelConfig config = config_for({true, false, {256, 256}, "relu"}, 4, 2);
+  rlx::ModelSpec config = config_for({true, false, {256, 256}, "relu"}, 4, 2);
   config.dueling = true;
   rlx::QNetwork model(config);
   const std::vector<float> flat = perturbed_weights(model, 7);
@@ -271,11 +271,11 @@ static std::vector<float> seeded_initial_parameters(const rlx::ActorCriticLayout
 }
 
 TEST_CASE("initial_parameters are orthogonal with each layer's gain, zero biases and seeded", "[models]") {
-  rlx::PolicyModelConfig config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
+  rlx::ModelSpec config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
   const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
   const std::vector<float> flat = seeded_initial_parameters(layout);
-  for (const rlx::DenseChain* chain : {&layout.policy_chain, &layout.value_chain}) {
-    for (const rlx::DenseLayerSpec& layer : *chain) {
+  for (const rlx::LayerChain* chain : {&layout.policy_chain, &layout.value_chain}) {
+    for (const rlx::LayerSpec& layer : *chain) {
       CAPTURE(layer.name);
       for (int64_t o = 0; o < layer.out; ++o) CHECK(flat[layer.bias_offset + static_cast<size_t>(o)] == 0.0f);
       // W W^T = gain^2 I when out <= in, else W^T W = gain^2 I.
@@ -298,12 +298,12 @@ TEST_CASE("initial_parameters are orthogonal with each layer's gain, zero biases
 }
 
 TEST_CASE("initial_parameters without ortho_init draw PyTorch's nn.Linear default, weights and biases", "[models]") {
-  rlx::PolicyModelConfig config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
+  rlx::ModelSpec config = config_for({false, false, {64, 16}, "tanh"}, 11, 3);
   config.ortho_init = false;
   const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(config);
   const std::vector<float> flat = seeded_initial_parameters(layout);
-  for (const rlx::DenseChain* chain : {&layout.policy_chain, &layout.value_chain}) {
-    for (const rlx::DenseLayerSpec& layer : *chain) {
+  for (const rlx::LayerChain* chain : {&layout.policy_chain, &layout.value_chain}) {
+    for (const rlx::LayerSpec& layer : *chain) {
       CAPTURE(layer.name);
       CHECK_FALSE(layer.orthogonal_init);
       const double bound = 1.0 / std::sqrt(static_cast<double>(layer.in));

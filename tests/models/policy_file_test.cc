@@ -19,25 +19,25 @@
 
 namespace fs = std::filesystem;
 using rlx::PolicyFile;
-using rlx::PolicyKind;
+using rlx::ModelKind;
 
 namespace {
 
 // A policy file of the kind with freshly initialised weights (seeded), optionally with
 // observation statistics, for an env of obs_size floats and the given actions.
-PolicyFile make_file(PolicyKind kind, const rlx::Space& actions, bool normalized, bool dueling = false) {
+PolicyFile make_file(ModelKind kind, const rlx::Space& actions, bool normalized, bool dueling = false) {
   PolicyFile file;
-  file.kind = kind;
+  file.model.kind = kind;
   file.model.obs_size = 5;
   file.model.action_space = actions;
   file.model.hidden_sizes = {16, 8};
-  file.model.activation = kind == PolicyKind::kActorCritic ? "tanh" : "relu";
+  file.model.activation = kind == ModelKind::kActorCritic ? "tanh" : "relu";
   file.model.dueling = dueling;
   file.model.log_std_init = -0.5;
   switch (kind) {
-    case PolicyKind::kActorCritic: file.parameters = initial_parameters(actor_critic_layout(file.model), 7); break;
-    case PolicyKind::kQNetwork: file.parameters = initial_parameters(q_network_layout(file.model), 7); break;
-    case PolicyKind::kSquashedGaussian:
+    case ModelKind::kActorCritic: file.parameters = initial_parameters(actor_critic_layout(file.model), 7); break;
+    case ModelKind::kQNetwork: file.parameters = initial_parameters(q_network_layout(file.model), 7); break;
+    case ModelKind::kSquashedGaussian:
       file.parameters = initial_parameters(squashed_gaussian_layout(file.model), 7);
       break;
   }
@@ -58,9 +58,9 @@ PolicyFile make_file(PolicyKind kind, const rlx::Space& actions, bool normalized
 // The worker policy a file describes, loaded with its weights and statistics.
 std::unique_ptr<rlx::RolloutPolicy> worker_policy(const PolicyFile& file) {
   std::unique_ptr<rlx::RolloutPolicy> policy;
-  if (file.kind == PolicyKind::kActorCritic) policy = std::make_unique<rlx::ActorCriticPolicy>(file.model, 1, true, /*values=*/false);
-  if (file.kind == PolicyKind::kQNetwork) policy = std::make_unique<rlx::EpsilonGreedyQPolicy>(file.model, 0.0, 1);
-  if (file.kind == PolicyKind::kSquashedGaussian) {
+  if (file.model.kind == ModelKind::kActorCritic) policy = std::make_unique<rlx::ActorCriticPolicy>(file.model, 1, true, /*values=*/false);
+  if (file.model.kind == ModelKind::kQNetwork) policy = std::make_unique<rlx::EpsilonGreedyQPolicy>(file.model, 0.0, 1);
+  if (file.model.kind == ModelKind::kSquashedGaussian) {
     policy = std::make_unique<rlx::SquashedGaussianPolicy>(file.model, 0.0, 1, true);
   }
   policy->load_weights(file.parameters.data(), file.parameters.size(), 1);
@@ -105,9 +105,9 @@ TEST_CASE("CRC-32 is zlib's", "[models][export]") {
 
 TEST_CASE("a policy file reads back to the policy that was written", "[models][export]") {
   for (const bool normalized : {false, true}) {
-    const PolicyFile file = make_file(PolicyKind::kQNetwork, rlx::Space::discrete(3), normalized, /*dueling=*/true);
+    const PolicyFile file = make_file(ModelKind::kQNetwork, rlx::Space::discrete(3), normalized, /*dueling=*/true);
     const PolicyFile back = rlx::decode_policy_file(rlx::encode_policy_file(file), "p.rlxp");
-    CHECK(back.kind == PolicyKind::kQNetwork);
+    CHECK(back.model.kind == ModelKind::kQNetwork);
     CHECK(back.model.obs_size == 5);
     CHECK(back.model.action_space == file.model.action_space);
     CHECK(back.model.hidden_sizes == file.model.hidden_sizes);
@@ -128,17 +128,17 @@ TEST_CASE("rlx::Policy acts as the worker policy the file describes, on raw obse
   const rlx::Space box = rlx::Space::box({2}, std::vector<float>{-1.0f, 0.0f}, std::vector<float>{2.0f, 0.5f});
   struct Case {
     const char* name;
-    PolicyKind kind;
+    ModelKind kind;
     rlx::Space actions;
   };
-  const std::vector<Case> cases = {{"actor-critic, Discrete", PolicyKind::kActorCritic, rlx::Space::discrete(4)},
-                                   {"actor-critic, Box", PolicyKind::kActorCritic, box},
-                                   {"Q-network", PolicyKind::kQNetwork, rlx::Space::discrete(3)},
-                                   {"squashed Gaussian", PolicyKind::kSquashedGaussian, box}};
+  const std::vector<Case> cases = {{"actor-critic, Discrete", ModelKind::kActorCritic, rlx::Space::discrete(4)},
+                                   {"actor-critic, Box", ModelKind::kActorCritic, box},
+                                   {"Q-network", ModelKind::kQNetwork, rlx::Space::discrete(3)},
+                                   {"squashed Gaussian", ModelKind::kSquashedGaussian, box}};
   for (const Case& c : cases) {
     SECTION(c.name) {
       const PolicyFile file = make_file(c.kind, c.actions, /*normalized=*/true);
-      const std::string path = temp_file(std::string(rlx::policy_kind_name(c.kind)) + ".rlxp");
+      const std::string path = temp_file(std::string(rlx::model_kind_name(c.kind)) + ".rlxp");
       write_bytes(path, rlx::encode_policy_file(file));
       rlx::Policy policy(path);
       std::unique_ptr<rlx::RolloutPolicy> worker = worker_policy(file);
@@ -179,7 +179,7 @@ TEST_CASE("rlx::Policy acts as the worker policy the file describes, on raw obse
 }
 
 TEST_CASE("stochastic rlx::Policy actions are draws that a seed fixes", "[models][export]") {
-  const PolicyFile file = make_file(PolicyKind::kActorCritic, rlx::Space::discrete(4), false);
+  const PolicyFile file = make_file(ModelKind::kActorCritic, rlx::Space::discrete(4), false);
   const std::string path = temp_file("stochastic.rlxp");
   write_bytes(path, rlx::encode_policy_file(file));
   rlx::Policy a(path, 11), b(path, 11);
@@ -196,7 +196,7 @@ TEST_CASE("stochastic rlx::Policy actions are draws that a seed fixes", "[models
 }
 
 TEST_CASE("damaged, truncated or foreign policy files are refused with the reason", "[models][export]") {
-  const std::string bytes = rlx::encode_policy_file(make_file(PolicyKind::kActorCritic, rlx::Space::discrete(2), true));
+  const std::string bytes = rlx::encode_policy_file(make_file(ModelKind::kActorCritic, rlx::Space::discrete(2), true));
   REQUIRE(refusal(bytes).empty());
 
   SECTION("any flipped byte") {
@@ -216,8 +216,8 @@ TEST_CASE("damaged, truncated or foreign policy files are refused with the reaso
   SECTION("another format or version") {
     CHECK_THAT(refusal("PK\x03\x04 some zip file, long enough to hold a header"), Catch::Contains("not an rlx policy file"));
     std::string newer = bytes;
-    newer[8] = 2;
-    CHECK_THAT(refusal(newer), Catch::Contains("format version 2"));
+    newer[8] = 3;
+    CHECK_THAT(refusal(newer), Catch::Contains("format version 3, this rlx reads versions 1 and 2 (export it again"));
   }
   SECTION("a header whose layers are not the network rlx builds, checksum intact") {
     const size_t header_at = 16;

@@ -11,8 +11,8 @@
 
 namespace {
 
-rlx::PolicyModelConfig make_config(rlx::Space action_space, int64_t obs = 3) {
-  rlx::PolicyModelConfig config;
+rlx::ModelSpec make_config(rlx::Space action_space, int64_t obs = 3) {
+  rlx::ModelSpec config;
   config.obs_size = obs;
   config.action_space = std::move(action_space);
   config.hidden_sizes = {16, 16};
@@ -60,7 +60,7 @@ TEST_CASE("ActorCriticPolicy reports the model's log-probs and values", "[rollou
                                  Variant{false, false, {}, "tanh"}, Variant{true, false, {8, 8, 8}, "relu"}}) {
     const bool discrete = variant.discrete;
     CAPTURE(discrete, variant.shared, variant.hidden.size(), variant.activation);
-    rlx::PolicyModelConfig config = make_config(discrete ? rlx::Space::discrete(3) : rlx::Space::box({2}, -1.0f, 1.0f));
+    rlx::ModelSpec config = make_config(discrete ? rlx::Space::discrete(3) : rlx::Space::box({2}, -1.0f, 1.0f));
     config.shared_trunk = variant.shared;
     config.hidden_sizes = variant.hidden;
     config.activation = variant.activation;
@@ -148,7 +148,7 @@ TEST_CASE("ActorCriticPolicy samples with the model's probabilities", "[rollout]
 }
 
 TEST_CASE("Same seed and weights give the same actions", "[rollout][policy]") {
-  const rlx::PolicyModelConfig config = make_config(rlx::Space::box({2}, -1.0f, 1.0f));
+  const rlx::ModelSpec config = make_config(rlx::Space::box({2}, -1.0f, 1.0f));
   rlx::ActorCriticPolicy a(config, 17), b(config, 17), c(config, 18);
   const std::vector<float> w = a.weights();
   b.load_weights(w.data(), w.size(), 0);
@@ -197,7 +197,7 @@ TEST_CASE("Observation normalisation applies clip((obs - mean) / sqrt(var + eps)
 
 TEST_CASE("EpsilonGreedyQPolicy explores uniformly at 1 and is greedy at 0", "[rollout][policy]") {
   const int k = 400;
-  rlx::PolicyModelConfig config = make_config(rlx::Space::discrete(4));
+  rlx::ModelSpec config = make_config(rlx::Space::discrete(4));
   config.dueling = true;
   rlx::EpsilonGreedyQPolicy policy(config, 1.0, 3);
   CHECK_FALSE(policy.has_policy_outputs());

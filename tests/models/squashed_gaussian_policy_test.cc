@@ -15,7 +15,7 @@ namespace {
 // Obs size 2, a Box of two actions on [0, 4] x [-1, 1], pi_out's weights zero: the mean and
 // log-std are its biases, whatever the observation.
 struct Fixture {
-  PolicyModelConfig config;
+  ModelSpec config;
   std::vector<float> weights;
   Fixture() {
     config.obs_size = 2;
@@ -24,7 +24,7 @@ struct Fixture {
     config.activation = "relu";
     const SquashedGaussianLayout layout = squashed_gaussian_layout(config);
     weights = initial_parameters(layout, 1);
-    const DenseLayerSpec& out = layout.chain.back();
+    const LayerSpec& out = layout.chain.back();
     for (int64_t i = 0; i < out.out * out.in; ++i) weights[out.weight_offset + static_cast<size_t>(i)] = 0.0f;
     const float biases[4] = {0.5f, -1.0f, -1.0f, -30.0f};  // means 0.5, -1; log-stds -1, -30 (clamped to -20)
     for (int j = 0; j < 4; ++j) weights[out.bias_offset + static_cast<size_t>(j)] = biases[j];
@@ -82,7 +82,7 @@ TEST_CASE("SquashedGaussianPolicy samples inside the Box, and acts uniformly at 
   CHECK(sums[0] / kEnvs == Approx(2.0).margin(0.1));
   CHECK(sums[1] / kEnvs == Approx(0.0).margin(0.05));
   CHECK_THROWS_AS(policy.set_epsilon(1.5), std::invalid_argument);
-  PolicyModelConfig discrete = f.config;
+  ModelSpec discrete = f.config;
   discrete.action_space = Space::discrete(3);
   CHECK_THROWS_AS(SquashedGaussianPolicy(discrete, 0.0, 1), std::invalid_argument);
 }

@@ -35,7 +35,7 @@ rlx::PpoConfig base_config() {
 }
 
 // A LibTorch learner holding the native learner's initial weights (the flat orders agree).
-std::unique_ptr<rlx::PpoLearner> torch_twin(const rlx::PolicyModelConfig& model, const rlx::PpoConfig& config,
+std::unique_ptr<rlx::PpoLearner> torch_twin(const rlx::ModelSpec& model, const rlx::PpoConfig& config,
                                             const rlx::NativePpoLearner& native, uint64_t seed) {
   auto learner = std::make_unique<rlx::PpoLearner>(model, config, seed);
   const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(model);
@@ -60,7 +60,7 @@ void check_same_state(const rlx::NativePpoLearner& native, const rlx::PpoLearner
 }
 
 // Three updates of both learners on CartPole fragments sampled with the native weights.
-void compare_on_cartpole(const rlx::PolicyModelConfig& model, const rlx::PpoConfig& config, uint64_t seed) {
+void compare_on_cartpole(const rlx::ModelSpec& model, const rlx::PpoConfig& config, uint64_t seed) {
   rlx::NativePpoLearner native(model, config, seed);
   const auto torch_learner = torch_twin(model, config, native, seed);
   Sampler sampler("CartPole-v1", model, 8, 64, seed + 1);
@@ -102,7 +102,7 @@ TEST_CASE("NativePpoLearner: a linear model with linear lr and clip schedules ma
 }
 
 TEST_CASE("NativePpoLearner: Box(2) relu [32] with value clipping and an entropy bonus matches PpoLearner", "[native][ppo]") {
-  rlx::PolicyModelConfig model;
+  rlx::ModelSpec model;
   model.obs_size = 3;
   model.action_space = rlx::Space::box({2}, -2.0f, 2.0f);
   model.hidden_sizes = {32};
@@ -131,7 +131,7 @@ TEST_CASE("NativePpoLearner: Box(2) relu [32] with value clipping and an entropy
 TEST_CASE("NativePpoLearner: odd widths (obs 17 hidden [37 20] Discrete(3)) match PpoLearner", "[native][ppo]") {
   // Widths that are no multiple of the 16-column blocks: every product's tail path, and a first
   // layer wide enough for the direct weight gradient.
-  rlx::PolicyModelConfig model;
+  rlx::ModelSpec model;
   model.obs_size = 17;
   model.action_space = rlx::Space::discrete(3);
   model.hidden_sizes = {37, 20};
@@ -151,7 +151,7 @@ TEST_CASE("NativePpoLearner: odd widths (obs 17 hidden [37 20] Discrete(3)) matc
 }
 
 TEST_CASE("NativePpoLearner: values from the batch (recompute_values off) match PpoLearner", "[native][ppo]") {
-  rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
   rlx::PpoConfig config = base_config();
   config.recompute_values = false;
   config.normalize_advantages = false;
@@ -166,7 +166,7 @@ TEST_CASE("NativePpoLearner: values from the batch (recompute_values off) match 
 }
 
 TEST_CASE("NativePpoLearner: save and load into a fresh learner give a bit-identical next update", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {32, 32});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {32, 32});
   rlx::PpoConfig config = base_config();
   config.normalize_observations = true;
   config.scale_rewards = true;
@@ -193,7 +193,7 @@ TEST_CASE("NativePpoLearner: save and load into a fresh learner give a bit-ident
 }
 
 TEST_CASE("NativePpoLearner: parameters and state without the Adam state give another update", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
   const rlx::PpoConfig config = base_config();
   Sampler sampler("CartPole-v1", model, 4, 64, 6);
   const std::vector<rlx::SampleBatch> first = sampler.collect(1, 1), second = sampler.collect(1, 1);
@@ -207,7 +207,7 @@ TEST_CASE("NativePpoLearner: parameters and state without the Adam state give an
 }
 
 TEST_CASE("NativePpoLearner: load refuses a wrong magic a wrong parameter count and a truncated stream", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {8});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {8});
   rlx::NativePpoLearner learner(model, base_config(), 1);
   std::stringstream good;
   learner.save(good);
@@ -233,7 +233,7 @@ TEST_CASE("NativePpoLearner: load refuses a wrong magic a wrong parameter count 
 }
 
 TEST_CASE("NativePpoLearner: a NaN reward throws NonFiniteLearnerError and undoes the whole update", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
   rlx::PpoConfig config = base_config();
   config.normalize_observations = true;
   config.scale_rewards = true;
@@ -257,7 +257,7 @@ TEST_CASE("NativePpoLearner: a NaN reward throws NonFiniteLearnerError and undoe
 }
 
 TEST_CASE("NativePpoLearner: a NaN met after some Adam steps restores the Adam state too", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
   rlx::PpoConfig config = base_config();
   config.minibatch_size = 16;
   Sampler sampler("CartPole-v1", model, 4, 64, 3);
@@ -286,7 +286,7 @@ TEST_CASE("NativePpoLearner: a NaN met after some Adam steps restores the Adam s
 }
 
 TEST_CASE("NativePpoLearner: unsupported names shared_trunk and the constructor refuses it", "[native][ppo]") {
-  rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
   CHECK_FALSE(rlx::NativePpoLearner::unsupported(model, base_config()).has_value());
   model.shared_trunk = true;
   const auto why = rlx::NativePpoLearner::unsupported(model, base_config());
@@ -296,7 +296,7 @@ TEST_CASE("NativePpoLearner: unsupported names shared_trunk and the constructor 
 }
 
 TEST_CASE("NativePpoLearner: misfit batches throw PpoLearner's messages and change nothing", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {8});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {8});
   rlx::NativePpoLearner native(model, base_config(), 2);
   rlx::PpoLearner torch_learner(model, base_config(), 2);
   const rlx::ActorCriticLayout layout = rlx::actor_critic_layout(model);
@@ -331,7 +331,7 @@ TEST_CASE("NativePpoLearner: misfit batches throw PpoLearner's messages and chan
 }
 
 TEST_CASE("NativePpoLearner: set_config checks the config and takes the new gamma into the reward scaler", "[native][ppo]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {8});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {8});
   rlx::NativePpoLearner learner(model, base_config(), 0);
   rlx::PpoConfig bad = base_config();
   bad.minibatch_size = 0;
@@ -347,7 +347,7 @@ TEST_CASE("NativePpoLearner: set_config checks the config and takes the new gamm
 }
 
 TEST_CASE("a native checkpoint resumes in PpoLearner and a PpoLearner checkpoint in the native learner", "[native][ppo][checkpoint]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {32, 32});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {32, 32});
   rlx::PpoConfig config = base_config();
   config.normalize_observations = true;
   rlx::NativePpoLearner native(model, config, 5);
@@ -401,7 +401,7 @@ TEST_CASE("a native checkpoint resumes in PpoLearner and a PpoLearner checkpoint
 }
 
 TEST_CASE("PpoLearner still loads the LibTorch archive of earlier checkpoints", "[native][ppo][checkpoint]") {
-  const rlx::PolicyModelConfig model = model_config_for("CartPole-v1", {16});
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
   const rlx::PpoConfig config = base_config();
   rlx::PpoLearner original(model, config, 3);
   // The archive earlier versions wrote: format_version, num_parameters, params and the optimizer.

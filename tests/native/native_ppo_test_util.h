@@ -24,15 +24,15 @@
 
 namespace rlx_native_test {
 
-inline rlx::PolicyModelConfig model_config_for(const std::string& env_id, std::vector<int64_t> hidden) {
-  rlx::PolicyModelConfig config = rlx::PolicyModelConfig::for_env(rlx::global_env_registry().spec(env_id));
+inline rlx::ModelSpec model_config_for(const std::string& env_id, std::vector<int64_t> hidden) {
+  rlx::ModelSpec config = rlx::ModelSpec::for_env(rlx::global_env_registry().spec(env_id));
   config.hidden_sizes = std::move(hidden);
   return config;
 }
 
 // K envs of env_id sampled in fragments of T steps by a policy synced to given weights.
 struct Sampler {
-  Sampler(const std::string& env_id, const rlx::PolicyModelConfig& config, int k, int t, uint64_t seed)
+  Sampler(const std::string& env_id, const rlx::ModelSpec& config, int k, int t, uint64_t seed)
       : envs(std::make_unique<rlx::VectorEnv>(rlx::global_env_registry().factory(env_id), k)),
         policy(config, seed),
         collector(*envs, policy, t, seed) {}

@@ -99,7 +99,7 @@ TEST_CASE("The products give the same bits with 1, 2 and 3 threads", "[native][t
 }
 
 TEST_CASE("SAC's gradient steps at 256-256 give the same parameters with 1 and 2 threads", "[native][threads][sac]") {
-  PolicyModelConfig model;
+  ModelSpec model;
   model.obs_size = 11;
   model.action_space = Space::box({3}, -1.0f, 1.0f);
   model.hidden_sizes = {256, 256};

@@ -22,8 +22,8 @@ torch::Tensor flat_tensor(const std::vector<float>& values, bool grad) {
 }
 
 // The chain on x, reading its weights out of the flat tensor (so gradients land in it).
-torch::Tensor run_chain(const DenseChain& chain, const torch::Tensor& flat, torch::Tensor x) {
-  for (const DenseLayerSpec& layer : chain) {
+torch::Tensor run_chain(const LayerChain& chain, const torch::Tensor& flat, torch::Tensor x) {
+  for (const LayerSpec& layer : chain) {
     const auto w = flat.narrow(0, static_cast<int64_t>(layer.weight_offset), layer.out * layer.in).view({layer.out, layer.in});
     const auto b = flat.narrow(0, static_cast<int64_t>(layer.bias_offset), layer.out);
     x = torch::addmm(b, x, w.t());
@@ -74,7 +74,7 @@ void check_close(const std::vector<float>& got, const std::vector<float>& expect
 }
 
 void check_gradients(const std::string& activation) {
-  PolicyModelConfig config;
+  ModelSpec config;
   config.obs_size = 3;
   config.action_space = Space::box({2}, -2.0f, 2.0f);
   config.hidden_sizes = {16, 8};
@@ -85,7 +85,7 @@ void check_gradients(const std::string& activation) {
   std::vector<float> actor = initial_parameters(actor_layout, 1);
   // Larger outputs than a fresh policy's, and the second action's log-std pushed past the clamp
   // on some rows (its bias 2: rows differ around it).
-  for (const DenseLayerSpec& layer : actor_layout.chain) {
+  for (const LayerSpec& layer : actor_layout.chain) {
     if (layer.name != "pi_out") continue;
     for (int64_t i = 0; i < layer.out * layer.in; ++i) actor[layer.weight_offset + static_cast<size_t>(i)] *= 200.0f;
     actor[layer.bias_offset + 3] = 2.0f;

@@ -14,8 +14,8 @@
 namespace rlx {
 namespace {
 
-PolicyModelConfig model(int64_t hidden = 16) {
-  PolicyModelConfig config;
+ModelSpec model(int64_t hidden = 16) {
+  ModelSpec config;
   config.obs_size = 3;
   config.action_space = Space::box({1}, -2.0f, 2.0f);
   config.hidden_sizes = {hidden, hidden};

@@ -29,6 +29,7 @@ WorkerSetup cartpole_setup(int worker_index) {
   setup.fragment_length = 16;
   setup.seed = 7;
   setup.worker_index = worker_index;
+  setup.model = ModelSpec::for_env(global_env_registry().spec("CartPole-v1"));
   return setup;
 }
 
@@ -46,7 +47,7 @@ ReceiverOptions cartpole_receiver(int credits, uint64_t max_lag) {
 
 std::shared_ptr<Weights> cartpole_weights(uint64_t version) {
   const EnvSpec& spec = global_env_registry().spec("CartPole-v1");
-  ActorCriticPolicy policy(cartpole_setup(0).model_config(spec), 1);
+  ActorCriticPolicy policy(cartpole_setup(0).model, 1);
   auto weights = std::make_shared<Weights>();
   weights->policy_version = version;
   weights->params = policy.weights();

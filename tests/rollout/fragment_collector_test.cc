@@ -38,8 +38,8 @@ class EchoEnv : public rlx::Env {
 
 rlx::EnvFactory builtin(const std::string& id) { return rlx::global_env_registry().factory(id); }
 
-rlx::PolicyModelConfig config_for(const rlx::EnvFactory& factory, double log_std_init = 0.0) {
-  rlx::PolicyModelConfig config = rlx::PolicyModelConfig::for_env(factory()->spec());
+rlx::ModelSpec config_for(const rlx::EnvFactory& factory, double log_std_init = 0.0) {
+  rlx::ModelSpec config = rlx::ModelSpec::for_env(factory()->spec());
   config.hidden_sizes = {16, 16};
   config.log_std_init = log_std_init;
   return config;

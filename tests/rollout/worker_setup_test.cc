@@ -1,5 +1,6 @@
-// WorkerSetup's Welcome JSON: what the learner says survives the wire, and a missing
-// behaviour_values (a learner of an earlier rlx) means the values are wanted.
+// WorkerSetup's Welcome JSON: what the learner says survives the wire (the model spec whole), a
+// missing behaviour_values (a learner of an earlier rlx) means the values are wanted, and a
+// worker refuses a model its env does not fit.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -12,9 +13,20 @@
 namespace rlx {
 namespace {
 
+// A Welcome's model: 4 observations, 2 actions.
+ModelSpec small_model(ModelKind kind = ModelKind::kActorCritic, Space actions = Space::discrete(2)) {
+  ModelSpec model;
+  model.kind = kind;
+  model.obs_size = 4;
+  model.action_space = std::move(actions);
+  model.hidden_sizes = {32};
+  return model;
+}
+
 TEST_CASE("WorkerSetup survives its Welcome JSON and behaviour_values defaults to true", "[rollout][setup]") {
   WorkerSetup setup;
   setup.env_id = "CartPole-v1";
+  setup.model = small_model();
   setup.num_envs = 16;
   setup.fragment_length = 32;
   setup.seed = 7;
@@ -37,6 +49,7 @@ TEST_CASE("WorkerSetup survives its Welcome JSON and behaviour_values defaults t
 TEST_CASE("WorkerSetup carries a Python env's env_config, bounded and checked as network input", "[rollout][setup][python]") {
   WorkerSetup setup;
   setup.env_id = "python:cartpole_env:CartPoleEnv";
+  setup.model = small_model();
   setup.env_config = R"({"gravity":9.8,"names":["a","b"]})";
   const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
   CHECK(nlohmann::json::parse(back.env_config) == nlohmann::json::parse(setup.env_config));
@@ -50,18 +63,49 @@ TEST_CASE("WorkerSetup carries a Python env's env_config, bounded and checked as
   CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("more than 65536"));
 }
 
-TEST_CASE("WorkerSetup carries SAC's squashed-Gaussian policy kind and its exploration rate", "[rollout][setup][sac]") {
+TEST_CASE("WorkerSetup carries SAC's squashed-Gaussian model and its exploration rate", "[rollout][setup][sac]") {
   WorkerSetup setup;
   setup.env_id = "Pendulum-v1";
-  setup.policy_kind = RolloutPolicyKind::kSquashedGaussian;
+  setup.model = small_model(ModelKind::kSquashedGaussian, Space::box({1}, -2.0f, 2.0f));
   setup.epsilon = 1.0;
   const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
-  CHECK(back.policy_kind == RolloutPolicyKind::kSquashedGaussian);
+  CHECK(back.model == setup.model);
   CHECK(back.epsilon == 1.0);
 
   nlohmann::json wrong = nlohmann::json::parse(setup.to_json());
-  wrong["policy_kind"] = "squashed";
-  CHECK_THROWS_WITH(WorkerSetup::from_json(wrong.dump()), Catch::Contains("squashed_gaussian, got 'squashed'"));
+  wrong["model"]["kind"] = "squashed";
+  CHECK_THROWS_WITH(WorkerSetup::from_json(wrong.dump()),
+                    Catch::Contains("worker setup: model.kind: expected one of") && Catch::Contains("got \"squashed\""));
+}
+
+TEST_CASE("The Welcome carries the learner's model spec whole, and a worker checks it against its env",
+          "[rollout][setup][model]") {
+  WorkerSetup setup;
+  setup.env_id = "CartPole-v1";
+  setup.model = small_model(ModelKind::kQNetwork);
+  setup.model.hidden_sizes = {128, 64};
+  setup.model.activation = "relu";
+  setup.model.dueling = true;
+  const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
+  CHECK(back.model == setup.model);
+
+  EnvSpec env;
+  env.id = "CartPole-v1";
+  env.observation_space = Space::box({4}, -1.0f, 1.0f);
+  env.action_space = Space::discrete(2);
+  CHECK(&back.model_for(env) == &back.model);
+  env.observation_space = Space::box({6}, -1.0f, 1.0f);
+  CHECK_THROWS_WITH(back.model_for(env), Catch::Contains("gives observations of 6 floats, the model reads 4"));
+  env.observation_space = Space::box({4}, -1.0f, 1.0f);
+  env.action_space = Space::discrete(3);
+  CHECK_THROWS_WITH(back.model_for(env), Catch::Contains("takes actions in Discrete(3), the model acts in Discrete(2)"));
+
+  nlohmann::json welcome = nlohmann::json::parse(setup.to_json());
+  welcome["model"]["encoder"]["hidden_sizes"][1] = 0;
+  CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()),
+                    Catch::Contains("worker setup: model.encoder.hidden_sizes[1]: 0 is outside [1, 65536]"));
+  welcome.erase("model");  // a learner of an rlx before model specs
+  CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("missing key 'model'"));
 }
 
 }  // namespace

@@ -1,0 +1,103 @@
+#include "algorithms/training_resume.h"
+
+#include <stdexcept>
+
+#include "algorithms/training_checkpoint.h"
+#include "core/config_error.h"
+#include "core/config_schema.h"
+#include "core/log.h"
+#include "core/space_json.h"
+#include "models/model_spec_json.h"
+
+namespace rlx {
+
+namespace {
+
+nlohmann::json counters_manifest(const TrainingCounters& counters) {
+  return {{"training_iteration", counters.iteration},
+          {"timesteps_total", counters.timesteps},
+          {"episodes_total", counters.episodes},
+          {"time_total_s", counters.time_s}};
+}
+
+TrainingCounters counters_from_manifest(const nlohmann::json& counters) {
+  TrainingCounters c;
+  c.iteration = counters.at("training_iteration").get<int64_t>();
+  c.timesteps = counters.at("timesteps_total").get<int64_t>();
+  c.episodes = counters.at("episodes_total").get<int64_t>();
+  c.time_s = counters.at("time_total_s").get<double>();
+  return c;
+}
+
+}  // namespace
+
+nlohmann::json training_manifest(const Experiment& experiment, const EnvSpec& spec, const Algorithm& algorithm,
+                                 const TrainingCounters& counters, const EpisodeWindow& window,
+                                 const nlohmann::json& sampler_state) {
+  return {{"algorithm", algorithm_name(experiment.algorithm)},
+          {"env_spec", env_spec_to_json(spec)},
+          {"model", model_spec_to_json(algorithm.worker_setup().model)},
+          {"experiment", experiment_to_json(experiment)},
+          {"counters", counters_manifest(counters)},
+          {"episode_window", window.to_json()},
+          {"algorithm_state", algorithm.checkpoint_state()},
+          {"sampler_state", sampler_state}};
+}
+
+void check_resume_compatible(const Checkpoint& checkpoint, const Experiment& experiment) {
+  const Experiment saved = experiment_from_json(checkpoint.manifest.at("experiment"),
+                                                (checkpoint.path / kCheckpointManifestName).string());
+  const auto refuse = [&](const std::string& key, const std::string& there, const std::string& here) {
+    throw ConfigError("--resume " + checkpoint.path.string() + ": " + key + " is " + here + " here but " + there +
+                      " in the checkpoint; the learner's shape must match to resume (start a new run to change it)");
+  };
+  if (saved.algorithm != experiment.algorithm) {
+    refuse("algorithm", algorithm_name(saved.algorithm), algorithm_name(experiment.algorithm));
+  }
+  if (saved.env != experiment.env) refuse("env", saved.env, experiment.env);
+  for (const char* key : {"hidden_sizes", "activation", "vf_share_layers", "dueling"}) {
+    if (!find_key(key)->applies_to(experiment.algorithm)) continue;
+    if (saved.config.get(key) != experiment.config.get(key)) {
+      refuse(key, format_value(saved.config.get(key)), format_value(experiment.config.get(key)));
+    }
+  }
+}
+
+ResumePoint restore_training(const Checkpoint& checkpoint, const Experiment& experiment, Algorithm& algorithm,
+                             const std::string& source) {
+  check_resume_compatible(checkpoint, experiment);
+  check_checkpoint_model(checkpoint, algorithm.worker_setup().model);
+  algorithm.restore(checkpoint);
+  if (const auto bad = non_finite_weight(*algorithm.current_weights())) {
+    throw CheckpointRefused(checkpoint.path.string() + " holds non-finite weights (" + *bad +
+                            "); resume from an earlier checkpoint");
+  }
+  ResumePoint point;
+  point.counters = counters_from_manifest(checkpoint.manifest.at("counters"));
+  // The episode window travels with the checkpoint, so the reward criterion and the metric
+  // continue across resumes (a tuner's segments) instead of starting empty.
+  if (const auto window = checkpoint.manifest.find("episode_window"); window != checkpoint.manifest.end()) {
+    point.window = EpisodeWindow::from_json(*window, source);
+  }
+  return point;
+}
+
+void restore_sampler(const Checkpoint& checkpoint, const Experiment& experiment, Sampler& sampler) {
+  const auto state = checkpoint.manifest.find("sampler_state");
+  if (state == checkpoint.manifest.end() || state->is_null() || experiment.config.common().num_workers != 0) return;
+  try {
+    sampler.restore(*state);
+  } catch (const std::invalid_argument& error) {
+    logger().info("note: the envs start afresh ({})", error.what());
+  }
+}
+
+nlohmann::json held_weights_json(const Checkpoint& checkpoint, nlohmann::json counters) {
+  counters.erase("sampler");  // nothing was sampled: the last row's figures stand
+  if (const auto from = checkpoint.manifest.find("exploited_from"); from != checkpoint.manifest.end()) {
+    counters["exploited_from"] = {{"trial", from->value("trial", "")}, {"checkpoint", from->value("checkpoint", "")}};
+  }
+  return counters;
+}
+
+}  // namespace rlx

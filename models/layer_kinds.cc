@@ -1,0 +1,67 @@
+#include "models/layer_kinds.h"
+
+#include <stdexcept>
+
+#include "core/named_registry.h"
+
+namespace rlx {
+
+namespace {
+
+constexpr const char* kMlpEncoder = "mlp";
+
+// The MLP encoder: one dense layer per hidden size, each with the spec's activation.
+std::vector<EncoderLayer> mlp_layers(const ModelSpec& spec) {
+  std::vector<EncoderLayer> layers;
+  for (int64_t width : spec.hidden_sizes) layers.push_back({kDenseLayer, width, parse_activation(spec.activation)});
+  return layers;
+}
+
+NamedRegistry<LayerKind>& layer_kinds() {
+  static NamedRegistry<LayerKind> registry("layer kind");
+  return registry;
+}
+
+NamedRegistry<EncoderKind>& encoder_kinds() {
+  static NamedRegistry<EncoderKind> registry("encoder kind");
+  static const bool built_in = (registry.add(kMlpEncoder, mlp_layers), true);  // once, thread-safe
+  (void)built_in;
+  return registry;
+}
+
+}  // namespace
+
+void register_layer_kind(const std::string& name, LayerKind kind) {
+  if (name == kDenseLayer) throw std::invalid_argument("layer kind 'dense' is built in");
+  if (!kind.output_size || !kind.parameters || !kind.initialize || !kind.forward) {
+    throw std::invalid_argument("layer kind '" + name + "' needs output_size, parameters, initialize and forward");
+  }
+  layer_kinds().add(name, std::move(kind));
+}
+
+const LayerKind& find_layer_kind(const std::string& name) {
+  if (const LayerKind* kind = layer_kinds().find(name)) return *kind;
+  std::vector<std::string> known = layer_kinds().names();
+  known.insert(known.begin(), kDenseLayer);
+  throw std::invalid_argument("unknown layer kind '" + name + "' (known: " + joined_names(known) + ")");
+}
+
+void register_encoder_kind(const std::string& name, EncoderKind kind) {
+  if (!kind) throw std::invalid_argument("encoder kind '" + name + "': an empty function");
+  encoder_kinds().add(name, std::move(kind));
+}
+
+bool encoder_kind_known(const std::string& name) { return encoder_kinds().find(name) != nullptr; }
+
+std::vector<std::string> encoder_kind_names() { return encoder_kinds().names(); }
+
+std::vector<EncoderLayer> encoder_layers(const ModelSpec& spec) {
+  const EncoderKind* kind = encoder_kinds().find(spec.encoder);
+  if (kind == nullptr) {
+    throw std::invalid_argument("unknown encoder kind '" + spec.encoder + "' (known: " +
+                                joined_names(encoder_kind_names()) + ")");
+  }
+  return (*kind)(spec);
+}
+
+}  // namespace rlx

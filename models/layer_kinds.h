@@ -1,0 +1,63 @@
+// Where a new kind of layer or encoder goes. A model's chains (models/network_layout.h) hold
+// "dense" layers and layers of kinds registered here; a ModelSpec's encoder is "mlp" or a kind
+// registered here. A layer kind is described once for the spec (its parameters, width and
+// initialisation) with its torch-free forward (workers, `rlx evaluate`, rlx::Policy), and once
+// for LibTorch (learner/torch_layers.h: autograd on the learner, CPU and CUDA). The hand-written
+// backward passes (learner/*_backprop.h, native/) are speed-ups for dense MLPs only: a model with
+// another kind trains on LibTorch's autograd, and the native learners refuse it.
+// tests/learner/toy_layer_test.cc adds a kind this way. Registration is thread-safe; register
+// before building models that use the kind.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/rng.h"
+#include "models/model_spec.h"
+#include "models/network_layout.h"
+
+namespace rlx {
+
+// A layer kind besides "dense".
+struct LayerKind {
+  // The width of its output for `in` input features.
+  std::function<int64_t(int64_t in)> output_size;
+  // Its parameters' names (the part after "layer."), with their shapes for `in` inputs, in flat order.
+  std::function<std::vector<std::pair<std::string, std::vector<int64_t>>>(int64_t in)> parameters;
+  // Fresh values of its parameters: params[i] points to parameter i's values (layer.parameters order).
+  std::function<void(const LayerSpec& layer, float* const* params, Rng& rng)> initialize;
+  // y[rows, out] = the layer's map of x[rows, in] (the chain applies layer.activation after it);
+  // params[i] points to parameter i's values. y never aliases x.
+  std::function<void(const LayerSpec& layer, const float* const* params, const float* x, int64_t rows, float* y)>
+      forward;
+};
+
+// One layer an encoder kind asks for: a dense layer of `size` units, or a registered kind.
+struct EncoderLayer {
+  std::string kind = kDenseLayer;
+  int64_t size = 0;  // dense: its width; other kinds: ignored (the kind decides)
+  Activation activation = Activation::kNone;
+};
+
+// An encoder kind: the layers, in order, an encoder of a spec is made of.
+using EncoderKind = std::function<std::vector<EncoderLayer>(const ModelSpec& spec)>;
+
+// Adds a layer kind; throws std::invalid_argument when the name is "dense", empty or taken.
+void register_layer_kind(const std::string& name, LayerKind kind);
+// The registered kind; throws std::invalid_argument naming the known kinds otherwise.
+const LayerKind& find_layer_kind(const std::string& name);
+
+// Adds an encoder kind; throws std::invalid_argument when the name is empty or taken ("mlp" is built in).
+void register_encoder_kind(const std::string& name, EncoderKind kind);
+// True when the encoder kind is built in or registered.
+bool encoder_kind_known(const std::string& name);
+// The names of every encoder kind, sorted.
+std::vector<std::string> encoder_kind_names();
+// The layers of the spec's encoder (its `encoder` kind); throws std::invalid_argument naming the
+// known kinds when that kind is unknown.
+std::vector<EncoderLayer> encoder_layers(const ModelSpec& spec);
+
+}  // namespace rlx

@@ -1,0 +1,77 @@
+// ModelSpec: the one description of a policy's networks. Every consumer builds from it: the
+// workers' inference (models/rollout_policy.h), both learner back ends (learner/policy_networks.h
+// with LibTorch, native/ torch-free), `rlx evaluate`, `rlx export` and the .rlxp readers
+// (models/policy.h, python/rlx_policy.py). models/network_layout.h turns a spec into layers and a
+// flat parameter layout. It is built from the typed config (algorithms/model_from_config.h) and
+// travels in one serialised form (models/model_spec_json.h): in the workers' Welcome, in a
+// checkpoint's manifest and in the .rlxp header. Torch-free.
+//
+// Its parts, as RLlib's RLModule names them: an encoder (an MLP of hidden_sizes and activation,
+// or a kind registered in models/layer_kinds.h; one copy per head, or shared), heads (the policy's logits or means and the value;
+// Q-values, plain or dueling; SAC's squashed Gaussian and its Q(s, a) critics) and the
+// initialisation. The next model kinds (image encoders, recurrent cores) add fields here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env_spec.h"
+#include "core/space.h"
+
+namespace rlx {
+
+// Observation normalisation, the same on workers and learners:
+// clip((obs - mean) / sqrt(var + kObsNormEpsilon), -kObsNormClip, kObsNormClip).
+constexpr double kObsNormEpsilon = 1e-8;
+constexpr double kObsNormClip = 10.0;
+
+// Which networks a model has and how a worker acts with them.
+enum class ModelKind {
+  kActorCritic,       // PPO, APPO: policy and value networks; samples (or argmax / mean) actions
+  kQNetwork,          // DQN: Q(s, .); epsilon-greedy actions
+  kSquashedGaussian,  // SAC: tanh-squashed Gaussian policy (workers) and Q(s, a) critics (learner)
+};
+
+// "actor_critic", "q_network" or "squashed_gaussian".
+const char* model_kind_name(ModelKind kind);
+// The kind of a name model_kind_name gives; nullopt for anything else.
+std::optional<ModelKind> parse_model_kind(const std::string& name);
+
+// A policy's networks. Fields a kind does not use are carried but ignored.
+struct ModelSpec {
+  ModelKind kind = ModelKind::kActorCritic;
+  int64_t obs_size = 0;                      // O: flat observation size
+  Space action_space;                        // Discrete(n) or Box (flattened to A = prod(shape))
+  // Encoder: "mlp", or a kind registered in models/layer_kinds.h.
+  std::string encoder = "mlp";
+  std::vector<int64_t> hidden_sizes{64, 64}; // hidden layer widths; empty means a linear model
+  std::string activation = "tanh";           // "tanh" or "relu"
+  bool shared_trunk = false;                 // kActorCritic: one encoder for the policy and value heads
+  // Heads.
+  double log_std_init = 0.0;                 // kActorCritic with Box actions: initial state-independent log-std
+  bool dueling = false;                      // kQNetwork: value + advantage - mean(advantage) heads
+  // Initialisation.
+  bool ortho_init = true;                    // kActorCritic: orthogonal weights with PPO's gains, zero
+                                             // biases; false: PyTorch's nn.Linear default (SB3's ortho_init)
+
+  // A spec of this kind with obs_size and action_space taken from an env spec, other fields default.
+  static ModelSpec for_env(const EnvSpec& spec, ModelKind kind = ModelKind::kActorCritic);
+
+  // Number of policy outputs: n logits for Discrete, A means for Box.
+  int64_t policy_output_size() const;
+
+  // Throws std::invalid_argument naming what is wrong (size, space, hidden width, activation, or
+  // an action space the kind cannot act in).
+  void validate() const;
+
+  // Throws std::invalid_argument unless an env of this spec fits the model: the same flat
+  // observation size and action space; `who` names the env's side in the message.
+  void check_env(const EnvSpec& env, const std::string& who) const;
+
+  bool operator==(const ModelSpec& other) const;
+  bool operator!=(const ModelSpec& other) const { return !(*this == other); }
+};
+
+}  // namespace rlx

@@ -1,0 +1,146 @@
+#include "models/model_spec_json.h"
+
+#include <set>
+#include <stdexcept>
+
+#include "core/space_json.h"
+#include "models/layer_kinds.h"
+
+namespace rlx {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxHiddenLayers = 16;
+constexpr int64_t kMaxWidth = int64_t{1} << 16;
+constexpr int64_t kMaxObservationSize = int64_t{1} << 24;
+constexpr int64_t kMaxActionSize = int64_t{1} << 16;
+
+[[noreturn]] void refuse(const std::string& path, const std::string& what) {
+  throw std::invalid_argument(path + ": " + what);
+}
+
+// The object at path with exactly the keys named (all required).
+const json& object_with_keys(const json& value, const std::string& path, const std::set<std::string>& keys) {
+  if (!value.is_object()) refuse(path, "expected a JSON object, got " + value.dump());
+  for (const auto& item : value.items()) {
+    if (keys.count(item.key()) == 0) {
+      refuse(path + "." + item.key(), "unknown key (a newer rlx's model? this one reads model version " +
+                                          std::to_string(kModelSpecVersion) + ")");
+    }
+  }
+  for (const std::string& key : keys) {
+    if (!value.contains(key)) refuse(path + "." + key, "missing");
+  }
+  return value;
+}
+
+int64_t integer_in(const json& value, const std::string& path, int64_t low, int64_t high) {
+  if (!value.is_number_integer()) refuse(path, "expected an integer, got " + value.dump());
+  const auto number = value.get<int64_t>();
+  if (number < low || number > high) {
+    refuse(path, std::to_string(number) + " is outside [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+  }
+  return number;
+}
+
+bool boolean(const json& value, const std::string& path) {
+  if (!value.is_boolean()) refuse(path, "expected true or false, got " + value.dump());
+  return value.get<bool>();
+}
+
+std::string string_of(const json& value, const std::string& path, const std::set<std::string>& allowed) {
+  std::string choices;
+  for (const std::string& choice : allowed) choices += (choices.empty() ? "" : ", ") + choice;
+  if (!value.is_string() || allowed.count(value.get<std::string>()) == 0) {
+    refuse(path, "expected one of " + choices + ", got " + value.dump());
+  }
+  return value.get<std::string>();
+}
+
+Space action_space_of(const json& value, const std::string& path) {
+  if (value.is_object() && value.contains("shape") && value.at("shape").is_array()) {
+    int64_t count = 1;
+    for (const json& dim : value.at("shape")) count *= integer_in(dim, path + ".shape[]", 1, kMaxActionSize);
+    if (count > kMaxActionSize) refuse(path, "more than " + std::to_string(kMaxActionSize) + " action values");
+  }
+  Space space;
+  try {
+    space = space_from_json(value);
+    space.validate();
+  } catch (const std::invalid_argument& error) {
+    refuse(path, error.what());
+  }
+  if (space.is_discrete() && space.n > kMaxActionSize) refuse(path, "more than " + std::to_string(kMaxActionSize) + " actions");
+  return space;
+}
+
+}  // namespace
+
+json model_spec_to_json(const ModelSpec& spec) {
+  return {{"version", kModelSpecVersion},
+          {"kind", model_kind_name(spec.kind)},
+          {"observation_size", spec.obs_size},
+          {"action_space", space_to_json(spec.action_space)},
+          {"encoder",
+           {{"kind", spec.encoder},
+            {"hidden_sizes", spec.hidden_sizes},
+            {"activation", spec.activation},
+            {"shared", spec.shared_trunk}}},
+          {"heads", {{"log_std_init", spec.log_std_init}, {"dueling", spec.dueling}}},
+          {"init", spec.ortho_init ? "orthogonal" : "torch_default"}};
+}
+
+ModelSpec model_spec_from_json(const json& value, const std::string& where) {
+  if (value.is_object() && value.contains("version")) {
+    const json& version = value.at("version");
+    if (!version.is_number_integer() || version.get<int64_t>() != kModelSpecVersion) {
+      refuse(where + ".version", "model version " + version.dump() + ", this rlx reads version " +
+                                     std::to_string(kModelSpecVersion));
+    }
+  }
+  const json& in = object_with_keys(
+      value, where, {"version", "kind", "observation_size", "action_space", "encoder", "heads", "init"});
+  ModelSpec spec;
+  const std::string kind = string_of(in.at("kind"), where + ".kind", {"actor_critic", "q_network", "squashed_gaussian"});
+  spec.kind = *parse_model_kind(kind);
+  spec.obs_size = integer_in(in.at("observation_size"), where + ".observation_size", 1, kMaxObservationSize);
+  spec.action_space = action_space_of(in.at("action_space"), where + ".action_space");
+
+  const std::string encoder_path = where + ".encoder";
+  const json& encoder = object_with_keys(in.at("encoder"), encoder_path, {"kind", "hidden_sizes", "activation", "shared"});
+  const std::vector<std::string> encoder_kinds = encoder_kind_names();
+  spec.encoder = string_of(encoder.at("kind"), encoder_path + ".kind", {encoder_kinds.begin(), encoder_kinds.end()});
+  const json& widths = encoder.at("hidden_sizes");
+  if (!widths.is_array()) refuse(encoder_path + ".hidden_sizes", "expected a list of integers, got " + widths.dump());
+  if (widths.size() > kMaxHiddenLayers) {
+    refuse(encoder_path + ".hidden_sizes", std::to_string(widths.size()) + " layers, at most " +
+                                               std::to_string(kMaxHiddenLayers));
+  }
+  spec.hidden_sizes.clear();
+  for (size_t i = 0; i < widths.size(); ++i) {
+    spec.hidden_sizes.push_back(
+        integer_in(widths[i], encoder_path + ".hidden_sizes[" + std::to_string(i) + "]", 1, kMaxWidth));
+  }
+  spec.activation = string_of(encoder.at("activation"), encoder_path + ".activation", {"relu", "tanh"});
+  spec.shared_trunk = boolean(encoder.at("shared"), encoder_path + ".shared");
+
+  const std::string heads_path = where + ".heads";
+  const json& heads = object_with_keys(in.at("heads"), heads_path, {"log_std_init", "dueling"});
+  const json& log_std = heads.at("log_std_init");
+  if (!log_std.is_number() || !(log_std.get<double>() >= -20.0 && log_std.get<double>() <= 5.0)) {
+    refuse(heads_path + ".log_std_init", "expected a number in [-20, 5], got " + log_std.dump());
+  }
+  spec.log_std_init = log_std.get<double>();
+  spec.dueling = boolean(heads.at("dueling"), heads_path + ".dueling");
+  spec.ortho_init = string_of(in.at("init"), where + ".init", {"orthogonal", "torch_default"}) == "orthogonal";
+  try {
+    spec.validate();
+  } catch (const std::invalid_argument& error) {
+    refuse(where, error.what());
+  }
+  return spec;
+}
+
+}  // namespace rlx

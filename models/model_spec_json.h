@@ -1,0 +1,34 @@
+// The one serialised form of a ModelSpec (models/model_spec.h): the same JSON object travels in
+// the workers' Welcome (rollout/worker_setup.h), in a checkpoint's manifest ("model") and in the
+// .rlxp header ("model"):
+//
+//   {"version": 1, "kind": "actor_critic" | "q_network" | "squashed_gaussian",
+//    "observation_size": O, "action_space": (core/space_json.h),
+//    "encoder": {"kind": "mlp" (or a registered kind), "hidden_sizes": [64, 64], "activation": "tanh" | "relu", "shared": false},
+//    "heads": {"log_std_init": 0.0, "dueling": false},
+//    "init": "orthogonal" | "torch_default"}
+//
+// A reader refuses a version it does not know and any key it does not know (a newer rlx's
+// model part it could not build), naming it.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/model_spec.h"
+
+namespace rlx {
+
+// The version of the model JSON this build writes and reads.
+constexpr int kModelSpecVersion = 1;
+
+// The spec as JSON (every field, whatever the kind).
+nlohmann::json model_spec_to_json(const ModelSpec& spec);
+
+// Reads and validates model_spec_to_json's form from untrusted input; throws
+// std::invalid_argument naming the key path under `where` ("model.encoder.hidden_sizes[2]"),
+// what was expected and what was found.
+ModelSpec model_spec_from_json(const nlohmann::json& value, const std::string& where = "model");
+
+}  // namespace rlx
