@@ -21,33 +21,6 @@ namespace rlx {
 
 namespace {
 
-// Parameters of a module become views of one flat float32 buffer on device (values kept).
-torch::Tensor flatten_parameters(torch::nn::Module& module, torch::Device device) {
-  module.to(device);
-  torch::NoGradGuard no_grad;
-  torch::Tensor flat = torch::empty({num_flat_parameters(module)}, torch::TensorOptions().dtype(torch::kFloat).device(device));
-  int64_t offset = 0;
-  for (auto& p : module.parameters()) {
-    torch::Tensor view = flat.narrow(0, offset, p.numel()).view(p.sizes());
-    view.copy_(p);
-    p.set_data(view);
-    offset += p.numel();
-  }
-  return flat;
-}
-
-// Gradients of a module become views of one flat buffer shaped like flat_params; backward
-// accumulates into them in place.
-torch::Tensor flatten_gradients(torch::nn::Module& module, const torch::Tensor& flat_params) {
-  torch::Tensor flat = torch::zeros_like(flat_params);
-  int64_t offset = 0;
-  for (auto& p : module.parameters()) {
-    p.mutable_grad() = flat.narrow(0, offset, p.numel()).view(p.sizes());
-    offset += p.numel();
-  }
-  return flat;
-}
-
 // A QNetwork whose initial weights depend only on seed: the default CPU generator is seeded
 // for the construction and restored afterwards.
 std::shared_ptr<QNetwork> seeded_qnetwork(const ModelSpec& config, uint64_t seed) {
@@ -87,8 +60,10 @@ DqnLearner::DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t
   validate(config_);
   online_ = seeded_qnetwork(model_config_, seed_);
   target_ = std::make_shared<QNetwork>(model_config_);
+  online_->to(device_);
   flat_online_ = flatten_parameters(*online_, device_);
   flat_grad_ = flatten_gradients(*online_, flat_online_);
+  target_->to(device_);
   flat_target_ = flatten_parameters(*target_, device_);
   {
     torch::NoGradGuard no_grad;

@@ -117,6 +117,30 @@ void load_flat_parameters(torch::nn::Module& module, const float* params, size_t
   }
 }
 
+torch::Tensor flatten_parameters(torch::nn::Module& module, torch::Device device) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor flat =
+      torch::empty({num_flat_parameters(module)}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  int64_t offset = 0;
+  for (auto& p : module.parameters()) {
+    torch::Tensor view = flat.narrow(0, offset, p.numel()).view(p.sizes());
+    view.copy_(p);
+    p.set_data(view);
+    offset += p.numel();
+  }
+  return flat;
+}
+
+torch::Tensor flatten_gradients(torch::nn::Module& module, const torch::Tensor& flat_params) {
+  torch::Tensor flat = torch::zeros_like(flat_params);
+  int64_t offset = 0;
+  for (auto& p : module.parameters()) {
+    p.mutable_grad() = flat.narrow(0, offset, p.numel()).view(p.sizes());
+    offset += p.numel();
+  }
+  return flat;
+}
+
 torch::Generator make_cpu_generator(uint64_t seed) { return at::detail::createCPUGenerator(seed); }
 
 torch::Tensor normalize_observations(const torch::Tensor& obs, const torch::Tensor& mean, const torch::Tensor& var) {

@@ -38,6 +38,12 @@ void copy_flat_parameters(const torch::nn::Module& module, float* out, size_t co
 std::vector<float> flat_parameters(const torch::nn::Module& module);
 // Overwrites all parameters from count float32 values; throws std::invalid_argument on a count mismatch.
 void load_flat_parameters(torch::nn::Module& module, const float* params, size_t count);
+// Makes every parameter of a module (already on `device`) a view of one new flat float32 buffer
+// on `device`, values kept, in flat order; returns the buffer.
+torch::Tensor flatten_parameters(torch::nn::Module& module, torch::Device device);
+// Makes every parameter's gradient a view of one new zeroed buffer shaped like flat_params (so
+// backward accumulates into it in place); returns the buffer.
+torch::Tensor flatten_gradients(torch::nn::Module& module, const torch::Tensor& flat_params);
 
 // A CPU generator for reproducible sampling.
 torch::Generator make_cpu_generator(uint64_t seed);

@@ -72,20 +72,8 @@ void PpoLearner::refresh_backprop() {
 PpoLearner::~PpoLearner() = default;
 
 void PpoLearner::flatten_parameters() {
-  torch::NoGradGuard no_grad;
-  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
-  const int64_t total = model_->num_parameters();
-  flat_params_ = torch::empty({total}, options);
-  flat_grads_ = torch::zeros({total}, options);
-  int64_t offset = 0;
-  for (auto& p : model_->parameters()) {
-    const int64_t n = p.numel();
-    torch::Tensor view = flat_params_.narrow(0, offset, n).view(p.sizes());
-    view.copy_(p);
-    p.set_data(view);
-    p.mutable_grad() = flat_grads_.narrow(0, offset, n).view(p.sizes());
-    offset += n;
-  }
+  flat_params_ = rlx::flatten_parameters(*model_, device_);
+  flat_grads_ = flatten_gradients(*model_, flat_params_);
   flat_params_.mutable_grad() = flat_grads_;
 }
 
