@@ -16,6 +16,7 @@
 #include "native/dense_backprop.h"
 #include "native/ppo_checks.h"
 #include "native/ppo_fragments.h"
+#include "native/ppo_objective.h"
 #include "native/ppo_state_file.h"
 #include "native/ppo_update_steps.h"
 
@@ -25,7 +26,6 @@ namespace {
 
 constexpr float kClipGradEpsilon = 1e-6f;     // as torch::nn::utils::clip_grad_norm_
 constexpr float kAdvantageEpsilon = 1e-8f;    // as learner/ppo_loss.cc
-constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 
 // PpoLearner's checks: the schema's, and the members no key sets.
 PpoConfig validated(PpoConfig config) {
@@ -192,119 +192,36 @@ void NativePpoLearner::minibatch_gradients(const int64_t* order, int64_t rows, d
     for (int64_t r = 0; r < rows; ++r) advantage[r] = (advantage[r] - mean_f) / denominator;
   }
 
-  // Scalars rounded to float32 as LibTorch applies them to float tensors.
-  const auto low = static_cast<float>(1.0 - clip_param), high = static_cast<float>(1.0 + clip_param);
-  const auto policy_scale = static_cast<float>(-1.0 / b);
-  const auto value_scale = static_cast<float>(2.0 * config_.vf_loss_coeff / b);
-  const auto entropy_scale = static_cast<float>(config_.entropy_coeff / b);
-  const auto vf_clip = static_cast<float>(config_.vf_clip_param);
-  const bool clip_values = config_.vf_clip_param > 0.0;
-
-  // Diagonal Gaussian: the state-independent log-std, its exp(-.), and the per-row entropy.
-  const float* log_std = layout_.discrete ? nullptr : params_.data() + layout_.log_std->offset;
-  std::vector<float>& inv_std = mb_log_p_;  // Box: [p] 1 / std, then [rows, p] z; Discrete: [p] log p
-  std::vector<double> grad_log_std(layout_.discrete ? 0 : static_cast<size_t>(p), 0.0);
-  float gaussian_entropy = 0.0f, gaussian_constant = 0.0f;
-  if (!layout_.discrete) {
-    float log_std_sum = 0.0f;
-    for (int64_t j = 0; j < p; ++j) log_std_sum += log_std[j];
-    gaussian_entropy = log_std_sum + static_cast<float>((0.5 + kHalfLog2Pi) * static_cast<double>(p));
-    gaussian_constant = static_cast<float>(kHalfLog2Pi * static_cast<double>(p));
-    inv_std.resize(static_cast<size_t>(2 * p));
-    for (int64_t j = 0; j < p; ++j) inv_std[static_cast<size_t>(p + j)] = std::exp(-log_std[j]);
-  } else {
-    inv_std.resize(static_cast<size_t>(p));
-  }
-
+  PpoObjectiveBatch batch;
+  batch.rows = rows;
+  batch.outputs = p;
+  batch.discrete = layout_.discrete;
+  batch.policy_out = policy_out;
+  batch.log_std = layout_.discrete ? nullptr : params_.data() + layout_.log_std->offset;
+  batch.values = values;
+  batch.advantages = advantage;
+  batch.order = order;
+  batch.action_indices = action_indices_.data();
+  batch.action_values = action_values_.data();
+  batch.old_log_probs = old_log_probs_.data();
+  batch.returns = returns_.data();
+  batch.old_values = old_values_.data();
   mb_policy_grad_.resize(static_cast<size_t>(rows * p));
   mb_value_grad_.resize(static_cast<size_t>(rows));
-  double policy_sum = 0.0, vf_sum = 0.0, entropy_sum = 0.0, kl_sum = 0.0, clipped_sum = 0.0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto sample = static_cast<size_t>(order[r]);
-    const float* out = policy_out + r * p;
-    float* grad = mb_policy_grad_.data() + r * p;
-    float log_prob, entropy;
-    float* z = layout_.discrete ? nullptr : inv_std.data();  // Box: z of this row in [0, p)
-    if (layout_.discrete) {
-      float max_logit = out[0];
-      for (int64_t j = 1; j < p; ++j) max_logit = std::max(max_logit, out[j]);
-      float sum = 0.0f;
-      for (int64_t j = 0; j < p; ++j) sum += std::exp(out[j] - max_logit);
-      const float log_sum = std::log(sum);
-      entropy = 0.0f;
-      for (int64_t j = 0; j < p; ++j) {
-        inv_std[static_cast<size_t>(j)] = out[j] - max_logit - log_sum;
-        entropy -= std::exp(inv_std[static_cast<size_t>(j)]) * inv_std[static_cast<size_t>(j)];
-      }
-      log_prob = inv_std[static_cast<size_t>(action_indices_[sample])];
-    } else {
-      const float* action = action_values_.data() + sample * static_cast<size_t>(p);
-      float sum = 0.0f;
-      for (int64_t j = 0; j < p; ++j) {
-        z[j] = (action[j] - out[j]) * inv_std[static_cast<size_t>(p + j)];
-        sum += z[j] * z[j] * -0.5f - log_std[j];
-      }
-      log_prob = sum - gaussian_constant;
-      entropy = gaussian_entropy;
-    }
-
-    // Clipped surrogate: where A r is the minimum, d/d log_prob = -A r / B; else 0.
-    const float log_ratio = log_prob - old_log_probs_[sample];
-    const float ratio = std::exp(log_ratio);
-    const float clipped_ratio = std::min(std::max(ratio, low), high);
-    const float unclipped_objective = ratio * advantage[r];
-    const float clipped_objective = clipped_ratio * advantage[r];
-    const bool unclipped_is_min = unclipped_objective <= clipped_objective;
-    const float grad_log_prob = unclipped_is_min ? unclipped_objective * policy_scale : 0.0f;
-    policy_sum -= unclipped_is_min ? unclipped_objective : clipped_objective;
-    kl_sum += ratio - log_ratio;
-    clipped_sum += clipped_ratio != ratio ? 1.0 : 0.0;
-    entropy_sum += entropy;
-
-    // Value loss (e^2, or max(e^2, e_clipped^2) with the clip passing no gradient).
-    const float error = values[r] - returns_[sample];
-    const float squared = error * error;
-    float value_grad = error * value_scale;
-    float vf_term = squared;
-    if (clip_values) {
-      const float old_value = old_values_[sample];
-      const float delta = values[r] - old_value;
-      const float clipped_error = (old_value + std::min(std::max(delta, -vf_clip), vf_clip)) - returns_[sample];
-      const float clipped_squared = clipped_error * clipped_error;
-      const bool unclipped_is_max = squared >= clipped_squared || std::fabs(delta) <= vf_clip;
-      vf_term = unclipped_is_max ? squared : clipped_squared;
-      if (!unclipped_is_max) value_grad = 0.0f;
-    }
-    vf_sum += vf_term;
-    mb_value_grad_[static_cast<size_t>(r)] = value_grad;
-
-    // Into the policy outputs (learner/actor_critic_backprop.h's formulas).
-    if (layout_.discrete) {
-      for (int64_t j = 0; j < p; ++j) {
-        const float log_p = inv_std[static_cast<size_t>(j)];
-        grad[j] = ((log_p + entropy) * entropy_scale - grad_log_prob) * std::exp(log_p);
-      }
-      grad[action_indices_[sample]] += grad_log_prob;
-    } else {
-      for (int64_t j = 0; j < p; ++j) {
-        grad[j] = z[j] * inv_std[static_cast<size_t>(p + j)] * grad_log_prob;
-        grad_log_std[static_cast<size_t>(j)] += static_cast<double>((z[j] * z[j] - 1.0f) * grad_log_prob);
-      }
-    }
-  }
-  if (!layout_.discrete) {
-    for (int64_t j = 0; j < p; ++j) {
-      grads_[layout_.log_std->offset + static_cast<size_t>(j)] =
-          static_cast<float>(grad_log_std[static_cast<size_t>(j)]) - static_cast<float>(config_.entropy_coeff);
-    }
-  }
+  PpoObjectiveGradients gradients;
+  gradients.policy_out = mb_policy_grad_.data();
+  gradients.values = mb_value_grad_.data();
+  gradients.log_std = layout_.discrete ? nullptr : grads_.data() + layout_.log_std->offset;
+  const PpoObjectiveStats objective =
+      ppo_objective(batch, {clip_param, config_.vf_clip_param, config_.vf_loss_coeff, config_.entropy_coeff}, mb_log_p_,
+                    gradients);
   policy_->backward(params_.data(), mb_policy_grad_.data(), rows, grads_.data());
   value_->backward(params_.data(), mb_value_grad_.data(), rows, grads_.data());
-  stats[0] = policy_sum / b;
-  stats[1] = vf_sum / b;
-  stats[2] = entropy_sum / b;
-  stats[3] = kl_sum / b - 1.0;
-  stats[4] = clipped_sum / b;
+  stats[0] = objective.policy_loss;
+  stats[1] = objective.vf_loss;
+  stats[2] = objective.entropy;
+  stats[3] = objective.approx_kl;
+  stats[4] = objective.clip_fraction;
 }
 
 PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
