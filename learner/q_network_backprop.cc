@@ -44,8 +44,8 @@ QNetworkBackprop::Net QNetworkBackprop::views(QNetwork& net, const torch::Tensor
     l.bias = params[spec.name + ".bias"];
     l.activation = spec.activation;
     if (flat_grads.defined()) {
-      l.grad_weight = flat_grads.narrow(0, static_cast<int64_t>(spec.weight_offset), spec.out * spec.in).view({spec.out, spec.in});
-      l.grad_bias = flat_grads.narrow(0, static_cast<int64_t>(spec.bias_offset), spec.out);
+      l.grad_weight = flat_grads.narrow(0, static_cast<int64_t>(spec.weight_offset()), spec.out * spec.in).view({spec.out, spec.in});
+      l.grad_bias = flat_grads.narrow(0, static_cast<int64_t>(spec.bias_offset()), spec.out);
     }
     return l;
   };

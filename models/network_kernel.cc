@@ -87,7 +87,7 @@ void ChainKernel::load(const float* flat) {
   for (size_t l = 0; l < chain_.size(); ++l) {
     const LayerSpec& layer = chain_[l];
     if (layer.dense()) {
-      weights_[l].assign(flat + layer.weight_offset, flat + layer.bias_offset, layer.in, layer.out);
+      weights_[l].assign(flat + layer.weight_offset(), flat + layer.bias_offset(), layer.in, layer.out);
       continue;
     }
     params_[l].clear();

@@ -32,8 +32,6 @@ class FlatBuilder {
     layer.activation = activation;
     layer.init_gain = gain;
     layer.parameters = {add(name + ".weight", {out, in}), add(name + ".bias", {out})};
-    layer.weight_offset = layer.parameters[0].offset;
-    layer.bias_offset = layer.parameters[1].offset;
     return layer;
   }
 
@@ -113,9 +111,9 @@ void init_chain(const LayerChain& chain, std::vector<float>& flat, Rng& rng) {
       for (const ParameterSpec& p : layer.parameters) params.push_back(flat.data() + p.offset);
       find_layer_kind(layer.kind).initialize(layer, params.data(), rng);
     } else if (layer.orthogonal_init) {
-      orthogonal_fill(flat.data() + layer.weight_offset, layer.out, layer.in, layer.init_gain, rng);
+      orthogonal_fill(flat.data() + layer.weight_offset(), layer.out, layer.in, layer.init_gain, rng);
     } else {
-      fan_in_uniform_fill(flat.data() + layer.weight_offset, flat.data() + layer.bias_offset, layer.out, layer.in, rng);
+      fan_in_uniform_fill(flat.data() + layer.weight_offset(), flat.data() + layer.bias_offset(), layer.out, layer.in, rng);
     }
   }
 }

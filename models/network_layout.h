@@ -57,11 +57,12 @@ struct LayerSpec {
   Activation activation = Activation::kNone;
   double init_gain = 1.0;  // dense: orthogonal init gain of W (b starts at zero)
   bool orthogonal_init = true;  // dense: false: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), PyTorch's nn.Linear default
-  size_t weight_offset = 0;  // dense
-  size_t bias_offset = 0;    // dense
   std::vector<ParameterSpec> parameters;  // every kind, dense too (weight, bias), in flat order
 
   bool dense() const { return kind == kDenseLayer; }
+  // A dense layer's W [out, in] and b [out]: where they start in the flat vector.
+  size_t weight_offset() const { return parameters.at(0).offset; }
+  size_t bias_offset() const { return parameters.at(1).offset; }
 };
 
 // Layers applied one after another; empty is the identity.

@@ -50,8 +50,8 @@ json chain_json(const LayerChain& chain) {
                       {"in", layer.in},
                       {"out", layer.out},
                       {"activation", activation_name(layer.activation)},
-                      {"weight_offset", layer.weight_offset},
-                      {"bias_offset", layer.bias_offset}});
+                      {"weight_offset", layer.weight_offset()},
+                      {"bias_offset", layer.bias_offset()}});
   }
   return layers;
 }

@@ -25,11 +25,11 @@ const float* ChainBackprop::forward(const float* params, const float* x, int64_t
   input_ = x;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const LayerSpec& layer = layers_[l];
-    const float* weight = params + layer.weight_offset;
+    const float* weight = params + layer.weight_offset();
     weight_t_[l].resize(static_cast<size_t>(layer.in * layer.out));
     transpose(weight, layer.out, layer.in, weight_t_[l].data());
     outputs_[l].resize(static_cast<size_t>(rows * layer.out));
-    matmul(x, rows, layer.in, weight_t_[l].data(), weight, layer.out, params + layer.bias_offset, outputs_[l].data());
+    matmul(x, rows, layer.in, weight_t_[l].data(), weight, layer.out, params + layer.bias_offset(), outputs_[l].data());
     apply_activation(outputs_[l].data(), rows * layer.out, layer.activation);
     x = outputs_[l].data();
   }
@@ -48,22 +48,22 @@ void ChainBackprop::backward(const float* params, float* grad_output, int64_t ro
       if (layer.in < kWideLayer && layer.out > layer.in) {
         grad_t_.resize(static_cast<size_t>(layer.in * layer.out));
         matmul_transposed_a(h, g, rows, layer.in, layer.out, grad_t_.data());
-        transpose(grad_t_.data(), layer.in, layer.out, flat_grads + layer.weight_offset);
+        transpose(grad_t_.data(), layer.in, layer.out, flat_grads + layer.weight_offset());
       } else {
-        matmul_transposed_a(g, h, rows, layer.out, layer.in, flat_grads + layer.weight_offset);
+        matmul_transposed_a(g, h, rows, layer.out, layer.in, flat_grads + layer.weight_offset());
       }
-      column_sums(g, rows, layer.out, flat_grads + layer.bias_offset);
+      column_sums(g, rows, layer.out, flat_grads + layer.bias_offset());
     }
     // d loss / d h = g W, then through the previous layer's activation.
     if (l == 0) {
       if (grad_input != nullptr) {
-        matmul(g, rows, layer.out, params + layer.weight_offset, weight_t_[l].data(), layer.in, nullptr, grad_input);
+        matmul(g, rows, layer.out, params + layer.weight_offset(), weight_t_[l].data(), layer.in, nullptr, grad_input);
       }
       break;
     }
     std::vector<float>& next = grads_[l % 2];
     next.resize(static_cast<size_t>(rows * layer.in));
-    matmul(g, rows, layer.out, params + layer.weight_offset, weight_t_[l].data(), layer.in, nullptr, next.data());
+    matmul(g, rows, layer.out, params + layer.weight_offset(), weight_t_[l].data(), layer.in, nullptr, next.data());
     activation_backward(next.data(), h, rows * layer.in, layers_[l - 1].activation);
     g = next.data();
   }

@@ -173,7 +173,7 @@ TEST_CASE("ortho_init reaches the initial weights of both PPO back ends", "[algo
       const LayerSpec& first = layout.policy_chain.front();
       double largest_bias = 0.0;
       for (int64_t o = 0; o < first.out; ++o) {
-        largest_bias = std::max(largest_bias, std::abs(static_cast<double>(params[first.bias_offset + static_cast<size_t>(o)])));
+        largest_bias = std::max(largest_bias, std::abs(static_cast<double>(params[first.bias_offset() + static_cast<size_t>(o)])));
       }
       if (ortho) {
         CHECK(largest_bias == 0.0);

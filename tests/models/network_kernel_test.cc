@@ -277,14 +277,14 @@ TEST_CASE("initial_parameters are orthogonal with each layer's gain, zero biases
   for (const rlx::LayerChain* chain : {&layout.policy_chain, &layout.value_chain}) {
     for (const rlx::LayerSpec& layer : *chain) {
       CAPTURE(layer.name);
-      for (int64_t o = 0; o < layer.out; ++o) CHECK(flat[layer.bias_offset + static_cast<size_t>(o)] == 0.0f);
+      for (int64_t o = 0; o < layer.out; ++o) CHECK(flat[layer.bias_offset() + static_cast<size_t>(o)] == 0.0f);
       // W W^T = gain^2 I when out <= in, else W^T W = gain^2 I.
       const bool rows_orthogonal = layer.out <= layer.in;
       const int64_t count = rows_orthogonal ? layer.out : layer.in;
       const int64_t length = rows_orthogonal ? layer.in : layer.out;
       const auto at = [&](int64_t vector, int64_t k) {
         const int64_t r = rows_orthogonal ? vector : k, c = rows_orthogonal ? k : vector;
-        return static_cast<double>(flat[layer.weight_offset + static_cast<size_t>(r * layer.in + c)]);
+        return static_cast<double>(flat[layer.weight_offset() + static_cast<size_t>(r * layer.in + c)]);
       };
       for (int64_t a = 0; a < count; ++a) {
         for (int64_t b = 0; b < count; ++b) {
@@ -324,8 +324,8 @@ TEST_CASE("initial_parameters without ortho_init draw PyTorch's nn.Linear defaul
           CHECK(sum_squares / count == Approx(bound * bound / 3.0).epsilon(0.25));
         }
       };
-      check_uniform(layer.weight_offset, layer.out * layer.in);
-      check_uniform(layer.bias_offset, layer.out);
+      check_uniform(layer.weight_offset(), layer.out * layer.in);
+      check_uniform(layer.bias_offset(), layer.out);
     }
   }
 }

@@ -25,9 +25,9 @@ struct Fixture {
     const SquashedGaussianLayout layout = squashed_gaussian_layout(config);
     weights = initial_parameters(layout, 1);
     const LayerSpec& out = layout.chain.back();
-    for (int64_t i = 0; i < out.out * out.in; ++i) weights[out.weight_offset + static_cast<size_t>(i)] = 0.0f;
+    for (int64_t i = 0; i < out.out * out.in; ++i) weights[out.weight_offset() + static_cast<size_t>(i)] = 0.0f;
     const float biases[4] = {0.5f, -1.0f, -1.0f, -30.0f};  // means 0.5, -1; log-stds -1, -30 (clamped to -20)
-    for (int j = 0; j < 4; ++j) weights[out.bias_offset + static_cast<size_t>(j)] = biases[j];
+    for (int j = 0; j < 4; ++j) weights[out.bias_offset() + static_cast<size_t>(j)] = biases[j];
   }
 };
 

@@ -24,8 +24,8 @@ torch::Tensor flat_tensor(const std::vector<float>& values, bool grad) {
 // The chain on x, reading its weights out of the flat tensor (so gradients land in it).
 torch::Tensor run_chain(const LayerChain& chain, const torch::Tensor& flat, torch::Tensor x) {
   for (const LayerSpec& layer : chain) {
-    const auto w = flat.narrow(0, static_cast<int64_t>(layer.weight_offset), layer.out * layer.in).view({layer.out, layer.in});
-    const auto b = flat.narrow(0, static_cast<int64_t>(layer.bias_offset), layer.out);
+    const auto w = flat.narrow(0, static_cast<int64_t>(layer.weight_offset()), layer.out * layer.in).view({layer.out, layer.in});
+    const auto b = flat.narrow(0, static_cast<int64_t>(layer.bias_offset()), layer.out);
     x = torch::addmm(b, x, w.t());
     if (layer.activation == Activation::kRelu) x = torch::relu(x);
     if (layer.activation == Activation::kTanh) x = torch::tanh(x);
@@ -87,8 +87,8 @@ void check_gradients(const std::string& activation) {
   // on some rows (its bias 2: rows differ around it).
   for (const LayerSpec& layer : actor_layout.chain) {
     if (layer.name != "pi_out") continue;
-    for (int64_t i = 0; i < layer.out * layer.in; ++i) actor[layer.weight_offset + static_cast<size_t>(i)] *= 200.0f;
-    actor[layer.bias_offset + 3] = 2.0f;
+    for (int64_t i = 0; i < layer.out * layer.in; ++i) actor[layer.weight_offset() + static_cast<size_t>(i)] *= 200.0f;
+    actor[layer.bias_offset() + 3] = 2.0f;
   }
   std::vector<float> critics = initial_parameters(critic_layout, 2);
   const std::vector<float> second = initial_parameters(critic_layout, 3);

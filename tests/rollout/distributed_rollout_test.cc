@@ -46,7 +46,6 @@ ReceiverOptions cartpole_receiver(int credits, uint64_t max_lag) {
 }
 
 std::shared_ptr<Weights> cartpole_weights(uint64_t version) {
-  const EnvSpec& spec = global_env_registry().spec("CartPole-v1");
   ActorCriticPolicy policy(cartpole_setup(0).model, 1);
   auto weights = std::make_shared<Weights>();
   weights->policy_version = version;
