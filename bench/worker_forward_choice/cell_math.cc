@@ -8,7 +8,9 @@
 namespace wfc {
 namespace {
 
-// exp(t) for t in [-87, 0].
+// exp(t) for t in [-87, 0]: a copy of models/network_kernel.cc's (there in an anonymous
+// namespace), so that this standalone measurement links nothing of rlx. The recurrent cores of
+// models/ must share that one instead of copying it again.
 __attribute__((always_inline)) inline float exp_nonpositive(float t) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693145751953125f;
