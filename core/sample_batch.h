@@ -9,17 +9,21 @@
 
 namespace rlx {
 
-// Columns are flat row-major arrays; [T, K, ...] means step-major, env-minor.
+// Columns are flat row-major arrays; [T, K, ...] means step-major, env-minor. An observation has
+// two parts (core/observation_layout.h): O floats in obs and B bytes in obs_u8 (uint8 leaves and
+// the action mask); most spaces have B = 0, pixel spaces O = 0.
 struct SampleBatch {
   uint64_t worker_id = 0;
   uint64_t policy_version = 0;  // version of the weights that chose these actions
   int32_t num_steps = 0;        // T
   int32_t num_envs = 0;         // K
   int64_t obs_size = 0;         // O
-  int64_t action_size = 0;      // A for Box actions; 0 for Discrete
+  int64_t action_size = 0;      // A for Box actions; 0 for indexed ones (Discrete, MultiDiscrete, MultiBinary)
+  int64_t obs_byte_size = 0;    // B
+  int64_t action_components = 1;// D: indices per action (1 for Discrete); 1 for Box
 
   std::vector<float> obs;                // [T, K, O] observation the action was chosen on
-  std::vector<int64_t> action_indices;   // [T, K] Discrete actions (empty for Box)
+  std::vector<int64_t> action_indices;   // [T, K, D] indexed actions, each from 0 (empty for Box)
   std::vector<float> action_values;      // [T, K, A] Box actions as sampled, before clipping (empty for Discrete)
   std::vector<float> rewards;            // [T, K]
   std::vector<uint8_t> terminated;       // [T, K] 1 where the step ended the episode in a terminal state
@@ -29,19 +33,30 @@ struct SampleBatch {
   std::vector<float> bootstrap_obs;      // [K, O] observation after the fragment's last step
   std::vector<int32_t> final_obs_index;  // [D] flat t * K + k of the steps that ended an episode
   std::vector<float> final_obs;          // [D, O] last observation of each such episode
+  std::vector<uint8_t> obs_u8;           // [T, K, B] the observations' bytes
+  std::vector<uint8_t> bootstrap_obs_u8; // [K, B]
+  std::vector<uint8_t> final_obs_u8;     // [D, B]
 
   bool discrete() const { return action_size == 0; }
   int64_t num_transitions() const { return int64_t{num_steps} * num_envs; }
 
-  // Sizes every column for T steps of K envs (log_probs/values only when with_policy_outputs).
-  void resize(int32_t steps, int32_t envs, int64_t obs_dim, int64_t action_dim, bool with_policy_outputs) {
+  // Sizes every column for T steps of K envs (log_probs/values only when with_policy_outputs),
+  // observations of obs_dim floats and obs_bytes bytes, actions of action_dim floats (Box) or, when
+  // action_dim is 0, of `components` indices.
+  void resize(int32_t steps, int32_t envs, int64_t obs_dim, int64_t action_dim, bool with_policy_outputs,
+              int64_t obs_bytes = 0, int64_t components = 1) {
     num_steps = steps;
     num_envs = envs;
     obs_size = obs_dim;
     action_size = action_dim;
+    obs_byte_size = obs_bytes;
+    action_components = action_dim == 0 ? components : 1;
     const auto n = static_cast<size_t>(num_transitions());
     obs.resize(n * obs_dim);
-    action_indices.resize(action_dim == 0 ? n : 0);
+    obs_u8.resize(n * static_cast<size_t>(obs_bytes));
+    bootstrap_obs_u8.resize(static_cast<size_t>(envs) * static_cast<size_t>(obs_bytes));
+    final_obs_u8.clear();
+    action_indices.resize(action_dim == 0 ? n * static_cast<size_t>(action_components) : 0);
     action_values.resize(n * action_dim);
     rewards.resize(n);
     terminated.resize(n);
@@ -57,9 +72,15 @@ struct SampleBatch {
   void validate() const {
     const auto n = static_cast<size_t>(num_transitions());
     const auto o = static_cast<size_t>(obs_size);
-    if (num_steps < 0 || num_envs < 0 || obs_size < 0 || action_size < 0) throw std::invalid_argument("SampleBatch has a negative dimension");
+    const auto b = static_cast<size_t>(obs_byte_size);
+    if (num_steps < 0 || num_envs < 0 || obs_size < 0 || action_size < 0 || obs_byte_size < 0 || action_components < 1) {
+      throw std::invalid_argument("SampleBatch has a negative dimension");
+    }
     check("obs", obs.size(), n * o);
-    check("action_indices", action_indices.size(), discrete() ? n : 0);
+    check("obs_u8", obs_u8.size(), n * b);
+    check("bootstrap_obs_u8", bootstrap_obs_u8.size(), static_cast<size_t>(num_envs) * b);
+    check("final_obs_u8", final_obs_u8.size(), final_obs_index.size() * b);
+    check("action_indices", action_indices.size(), discrete() ? n * static_cast<size_t>(action_components) : 0);
     check("action_values", action_values.size(), n * static_cast<size_t>(action_size));
     check("rewards", rewards.size(), n);
     check("terminated", terminated.size(), n);

@@ -1,13 +1,19 @@
 // The environment API: Gymnasium semantics over caller-owned buffers, no allocation per step.
-// This header (with core/space.h, core/env_spec.h, core/rng.h, core/rgb_image.h) is all a plugin
-// needs.
+// This header (with core/space.h, core/env_spec.h, core/observation_layout.h, core/rng.h,
+// core/rgb_image.h) is all a plugin needs.
+//
+// An observation of any space is stored in two parts (core/observation_layout.h): floats (float32
+// Boxes, Discrete and MultiDiscrete values) and bytes (uint8 Boxes, MultiBinary, then the action
+// mask when the spec declares one). An env writes them through an ObsSpan: obs[i] and obs.data()
+// are the floats, obs.bytes() the bytes, obs.action_mask() the mask.
 //
 // The contract is checked where it cannot cost a plugin author a debugging session: an env
-// writes its observation through an ObsSpan (index-checked), into a buffer of the Env's own
-// with a guard zone behind it; after every reset and step the Env verifies that nothing reached
-// the floats right behind the observation, that every element was written and is finite and
-// that the reward is finite, and only then copies the observation out. A breach throws
-// EnvOutputError naming the env, the call, the step and the element.
+// writes its observation, index-checked, into buffers of the Env's own with guard zones behind
+// them; after every reset and step the Env verifies that nothing reached the slots right behind
+// either part, that every float was written and is finite, that Discrete values, MultiBinary bits
+// and bounded uint8 elements lie in their space, that the mask allows an action, and that the
+// reward is finite, and only then copies the observation out. A breach throws EnvOutputError
+// naming the env, the call, the step and the element.
 #pragma once
 
 #include <algorithm>
@@ -21,15 +27,20 @@
 #include <vector>
 
 #include "core/env_spec.h"
+#include "core/observation_layout.h"
 #include "core/rgb_image.h"
 #include "core/rng.h"
+#include "envs/observation_writer.h"
 
 namespace rlx {
 
-// One action: `index` for Discrete spaces, `values` (action_space.size() floats) for Box.
+// One action: `index` for Discrete spaces (a value of the space: start .. start + n - 1),
+// `values` (action_space.size() floats) for Box, `indices` (action_space.size() values of the
+// space, each element's start included) for MultiDiscrete and MultiBinary.
 struct Action {
   int64_t index = 0;
   const float* values = nullptr;
+  const int64_t* indices = nullptr;
 };
 
 // What one step returns besides the observation.
@@ -86,41 +97,6 @@ class NonFiniteEnvOutput : public EnvOutputError {
   using EnvOutputError::EnvOutputError;
 };
 
-// ObsSpan's index error; the Env turns it into an EnvOutputError naming the env and the call.
-class ObsIndexError : public std::out_of_range {
- public:
-  ObsIndexError(int64_t index, int64_t size)
-      : std::out_of_range("observation index " + std::to_string(index) + " is outside the observation's " +
-                          std::to_string(size) + " elements"),
-        index_(index) {}
-  int64_t index() const { return index_; }
-
- private:
-  int64_t index_;
-};
-
-// The observation buffer an env writes: size() floats, bounds-checked by operator[].
-class ObsSpan {
- public:
-  ObsSpan(float* data, int64_t size) : data_(data), size_(size) {}
-
-  int64_t size() const { return size_; }
-  // Element i; throws ObsIndexError when i lies outside [0, size()).
-  float& operator[](int64_t i) const {
-    if (__builtin_expect(static_cast<uint64_t>(i) >= static_cast<uint64_t>(size_), 0)) throw_index_error(i);
-    return data_[i];
-  }
-  // The first element, for bulk writes of at most size() floats (a longer write is caught by the
-  // Env's guard zone after the call).
-  float* data() const { return data_; }
-
- private:
-  // Out of line, so that the checked writes stay small in the envs' hot loops.
-  [[noreturn]] __attribute__((noinline, cold)) void throw_index_error(int64_t i) const { throw ObsIndexError(i, size_); }
-
-  float* data_;
-  int64_t size_;
-};
 
 // An env's whole dynamic state, for an exact resume: its generator, its step counter and the
 // env's own exact_state().
@@ -136,10 +112,7 @@ struct EnvSnapshot {
 // step_episode (and optionally the state hooks).
 class Env {
  public:
-  explicit Env(EnvSpec spec) : spec_(std::move(spec)) {
-    const auto size = static_cast<size_t>(spec_.observation_space.size());
-    scratch_.assign(size + size + kGuardFloats, unwritten_marker());  // the guard zone stays marked
-  }
+  explicit Env(EnvSpec spec) : spec_(std::move(spec)), writer_(spec_) {}
   virtual ~Env() = default;
   Env(const Env&) = delete;
   Env& operator=(const Env&) = delete;
@@ -147,11 +120,14 @@ class Env {
   // The env's static description.
   const EnvSpec& spec() const { return spec_; }
 
-  // Starts an episode and writes the first observation into obs (observation_space.size()
-  // floats). A seed restarts the env's generator; without one the stream continues (an env
+  // The storage of one observation: its floats, its bytes and the action mask's place.
+  const ObservationLayout& observation_layout() const { return writer_.layout(); }
+
+  // Starts an episode and writes the first observation into obs (observation_layout()'s floats
+  // and bytes; a float* will do when there are no bytes). A seed restarts the env's generator; without one the stream continues (an env
   // never seeded is seeded from std::random_device, as Gymnasium does). Throws EnvContractError
   // (EnvOutputError) when the env breaks the contract; obs is then left untouched.
-  void reset(std::optional<uint64_t> seed, float* obs) {
+  void reset(std::optional<uint64_t> seed, const ObsRow& obs) {
     reset_seed_ = seed;
     if (seed) {
       rng_.seed_with(*seed);
@@ -173,7 +149,7 @@ class Env {
   // Advances one step and writes the next observation into obs. Sets truncated when the
   // spec's time limit is reached (a termination on the same step wins, as in Gymnasium).
   // Throws EnvOutputError (NonFiniteEnvOutput for NaN/inf) with obs left untouched.
-  StepResult step(const Action& action, float* obs) {
+  StepResult step(const Action& action, const ObsRow& obs) {
     StepResult result;
     try {
       result = step_episode(action, begin_write());
@@ -197,7 +173,7 @@ class Env {
   // Overwrites the physical state and writes the matching observation into obs. Throws
   // std::invalid_argument on a wrong size, std::logic_error when unsupported, EnvOutputError
   // like step().
-  void set_state(const std::vector<double>& state, float* obs) {
+  void set_state(const std::vector<double>& state, const ObsRow& obs) {
     try {
       set_physical_state(state, begin_write());
     } catch (const ObsIndexError& error) {
@@ -286,38 +262,12 @@ class Env {
   std::optional<uint64_t> reset_seed() const { return reset_seed_; }
 
  private:
-  // Floats of guard zone beyond the observation's own size (which is guarded too), and how many
-  // of them, right behind the observation, every call checks.
-  static constexpr size_t kGuardFloats = 16;
-  static constexpr size_t kCheckedGuardFloats = 4;
-  // A NaN no arithmetic produces: marks elements the env has not written.
-  static constexpr uint32_t kUnwrittenBits = 0x7fa5a5a5u;
-  // A float's exponent bits; all set means infinity or NaN.
-  static constexpr uint32_t kExponentBits = 0x7f800000u;
-
-  static uint32_t bits_of(float value) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof(bits));
-    return bits;
-  }
-  static float unwritten_marker() {
-    float marker;
-    std::memcpy(&marker, &kUnwrittenBits, sizeof(marker));
-    return marker;
-  }
-
-  // Marks the observation part of the scratch buffer unwritten and hands it out. (The guard zone
-  // behind it is marked once: a correct env never writes it, and a write there ends the env.)
-  ObsSpan begin_write() {
-    const int64_t size = spec_.observation_space.size();
-    std::fill(scratch_.begin(), scratch_.begin() + size, unwritten_marker());
-    return ObsSpan(scratch_.data(), size);
-  }
+  // Hands the hook the observation's buffers (the floats marked unwritten).
+  ObsSpan begin_write() { return writer_.begin(); }
 
   EnvOutputError out_of_bounds(const char* call, const ObsIndexError& error) const {
-    return EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(error.index()) + "]",
-                          "is outside the observation's " + std::to_string(spec_.observation_space.size()) +
-                              " elements (observation_space " + spec_.observation_space.to_string() + ")");
+    return EnvOutputError(spec_.id, call, elapsed_steps_, writer_.index_field(error.part(), error.index()),
+                          "is outside " + writer_.index_bound(error.part(), error.size()) + writer_.space_text());
   }
 
   // Throws the EnvOutputError of a malformed render_image().
@@ -336,41 +286,17 @@ class Env {
     }
   }
 
-  // Checks what the hook wrote (size, completeness, finiteness, reward) and copies it to obs. One
-  // branch-free pass decides; only a breach takes the slow scan that names it.
-  void finish_write(const char* call, double reward, float* obs) const {
-    const auto size = static_cast<size_t>(spec_.observation_space.size());
-    const float* data = scratch_.data();
-    // A write past the end reaches the floats right behind the observation first: the next
-    // kCheckedGuardFloats decide (the rest of the zone only absorbs longer writes).
-    uint32_t guard_changed = 0, non_finite = 0;  // the unwritten marker is a NaN, so non_finite covers it
-    for (size_t i = size; i < size + kCheckedGuardFloats; ++i) guard_changed |= bits_of(data[i]) ^ kUnwrittenBits;
-    for (size_t i = 0; i < size; ++i) non_finite |= static_cast<uint32_t>((bits_of(data[i]) & kExponentBits) == kExponentBits);
-    if ((guard_changed | non_finite) != 0 || !std::isfinite(reward)) throw_breach(call, reward);
-    std::memcpy(obs, data, size * sizeof(float));
+  // Checks what the hook wrote and copies it to obs; throws the EnvOutputError (NonFiniteEnvOutput
+  // for NaN or inf) naming the first breach, with obs untouched.
+  void finish_write(const char* call, double reward, const ObsRow& obs) {
+    if (__builtin_expect(writer_.finish(reward, obs), 1)) return;
+    throw_breach(call, reward);
   }
 
-  // Throws the EnvOutputError that names the first breach finish_write found (out of line: cold).
   [[noreturn]] __attribute__((noinline, cold)) void throw_breach(const char* call, double reward) const {
-    const auto size = static_cast<size_t>(spec_.observation_space.size());
-    const std::string space = " (observation_space " + spec_.observation_space.to_string() + ")";
-    for (size_t i = size; i < scratch_.size(); ++i) {
-      if (bits_of(scratch_[i]) != kUnwrittenBits) {
-        throw EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
-                             "was written, past the observation's " + std::to_string(size) + " elements" + space);
-      }
-    }
-    for (size_t i = 0; i < size; ++i) {
-      if (bits_of(scratch_[i]) == kUnwrittenBits) {
-        throw EnvOutputError(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
-                             "was never written" + space);
-      }
-      if (!std::isfinite(scratch_[i])) {
-        throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "observation[" + std::to_string(i) + "]",
-                                 "is " + std::to_string(scratch_[i]) + ", not finite");
-      }
-    }
-    throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, "reward", "is " + std::to_string(reward) + ", not finite");
+    const ObservationBreach breach = writer_.breach(reward);
+    if (breach.non_finite) throw NonFiniteEnvOutput(spec_.id, call, elapsed_steps_, breach.field, breach.what);
+    throw EnvOutputError(spec_.id, call, elapsed_steps_, breach.field, breach.what);
   }
 
   EnvSpec spec_;
@@ -378,7 +304,7 @@ class Env {
   bool seeded_ = false;
   std::optional<uint64_t> reset_seed_;
   int elapsed_steps_ = 0;
-  std::vector<float> scratch_;  // [2 O + guard]: the observation, then the guard zone
+  ObservationWriter writer_;
 };
 
 }  // namespace rlx

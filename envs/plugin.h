@@ -38,7 +38,8 @@ namespace rlx {
 
 // Version of the plugin ABI; bumped whenever the headers a plugin compiles against change
 // incompatibly.
-constexpr int kEnvPluginAbiVersion = 4;  // 3: Env::reset_seed(); 4: Env::render() and its hooks
+constexpr int kEnvPluginAbiVersion = 5;  // 3: Env::reset_seed(); 4: Env::render() and its hooks;
+                                         // 5: every Gymnasium space, byte observations, action masks
 
 // Names of the two symbols every plugin exports (see RLX_ENV_PLUGIN).
 constexpr const char* kEnvPluginAbiVersionSymbol = "rlx_env_plugin_abi_version";

@@ -12,14 +12,7 @@ namespace rlx {
 void EnvRegistry::add(const EnvSpec& spec, EnvFactory factory) {
   if (spec.id.empty()) throw std::invalid_argument("cannot register an environment with an empty id");
   if (!factory) throw std::invalid_argument("environment '" + spec.id + "' was registered without a factory");
-  if (!spec.observation_space.is_box()) {
-    throw std::invalid_argument("environment '" + spec.id + "' must have a Box observation space");
-  }
-  spec.observation_space.validate();
-  spec.action_space.validate();
-  if (spec.max_episode_steps < 0) {
-    throw std::invalid_argument("environment '" + spec.id + "' has a negative max_episode_steps");
-  }
+  spec.validate();
   if (entries_.count(spec.id)) throw std::invalid_argument("environment id '" + spec.id + "' is already registered");
   // Every instance must carry the spec it was registered with: workers, learners and
   // checkpoints size everything from the registered spec.

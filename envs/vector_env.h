@@ -10,13 +10,17 @@
 
 namespace rlx {
 
-// Actions for all K envs: `indices` [K] for Discrete spaces, `values` [K, action size] for Box.
+// Actions for all K envs: `indices` [K, D] for Discrete (D = 1), MultiDiscrete and MultiBinary
+// spaces (D = action_space.size()), each counted from 0 (the space's start is added on the way to
+// the env); `values` [K, action size] for Box.
 struct ActionBatch {
   const int64_t* indices = nullptr;
   const float* values = nullptr;
 };
 
 // Caller-owned outputs of one VectorEnv::step, each with K rows.
+// Observations have two parts (core/observation_layout.h): floats [K, obs size] and bytes
+// [K, obs bytes]; the byte buffers may be null when obs_bytes() is 0.
 struct VectorStepBuffers {
   float* obs = nullptr;              // [K, obs size]: next obs, or the reset obs where an episode ended
   float* rewards = nullptr;          // [K]
@@ -25,6 +29,8 @@ struct VectorStepBuffers {
   float* final_obs = nullptr;        // [K, obs size]: last obs of an episode that ended (rows where done)
   double* episode_returns = nullptr; // [K]: return of an episode that ended (rows where done); optional
   int32_t* episode_lengths = nullptr;// [K]: length of an episode that ended (rows where done); optional
+  uint8_t* obs_bytes = nullptr;      // [K, obs bytes]: obs's bytes
+  uint8_t* final_obs_bytes = nullptr;// [K, obs bytes]: final_obs's bytes
 };
 
 // What VectorEnv does when an env returns a non-finite observation or reward during a step.
@@ -43,11 +49,18 @@ class VectorEnv {
 
   int num_envs() const { return static_cast<int>(envs_.size()); }
   const EnvSpec& spec() const { return envs_.front()->spec(); }
+  const ObservationLayout& observation_layout() const { return envs_.front()->observation_layout(); }
+  // Floats of one observation.
   int64_t obs_size() const { return obs_size_; }
+  // Bytes of one observation (its uint8 leaves and action mask).
+  int64_t obs_bytes() const { return obs_bytes_; }
+  // Floats of one Box action; 0 for the other action spaces.
   int64_t action_size() const { return action_size_; }
+  // Indices of one action: 1 for Discrete, action_space.size() for MultiDiscrete and MultiBinary; 0 for Box.
+  int64_t action_indices() const { return action_indices_; }
 
-  // Resets every env, env i with seed + i, and writes obs [K, obs size].
-  void reset(uint64_t seed, float* obs);
+  // Resets every env, env i with seed + i, and writes obs [K, obs size] and obs_bytes [K, obs bytes].
+  void reset(uint64_t seed, float* obs, uint8_t* obs_bytes = nullptr);
 
   // Steps every env once with its action and fills the buffers (see VectorStepBuffers). An env
   // that breaks its contract throws its EnvOutputError prefixed with "env i" (envs before it
@@ -66,6 +79,7 @@ class VectorEnv {
     std::vector<EnvSnapshot> envs;
     std::vector<double> running_returns;
     std::vector<float> last_obs;  // [K, O] kDropEpisode's last finite observations
+    std::vector<uint8_t> last_obs_bytes;  // [K, B] their bytes
   };
   std::optional<Snapshot> snapshot() const;
   // Restores a snapshot() of a VectorEnv of the same env and size; throws std::invalid_argument
@@ -76,13 +90,21 @@ class VectorEnv {
   Env& env(int i) { return *envs_.at(static_cast<size_t>(i)); }
 
  private:
+  // Env i's action of the batch, as its space's values.
+  Action action_of(const ActionBatch& actions, size_t i);
+
   std::vector<std::unique_ptr<Env>> envs_;
   std::vector<double> running_returns_;
   NonFinitePolicy non_finite_;
   std::vector<float> last_obs_;  // [K, O] with kDropEpisode: the observation each env acts on next
+  std::vector<uint8_t> last_obs_bytes_;  // [K, B] its bytes
   int64_t episodes_dropped_ = 0;
   int64_t obs_size_ = 0;
+  int64_t obs_bytes_ = 0;
   int64_t action_size_ = 0;
+  int64_t action_indices_ = 0;
+  std::vector<int64_t> action_starts_;  // [D] the value of index 0 of each action element
+  std::vector<int64_t> action_scratch_; // [D] one env's action as its space's values
 };
 
 }  // namespace rlx

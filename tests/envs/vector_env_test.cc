@@ -127,10 +127,23 @@ TEST_CASE("EnvRegistry refuses duplicates and lists known ids for unknown ones",
   CHECK_THROWS_AS(registry.spec("Countr-v0"), rlx::UnknownEnvError);
   CHECK_THROWS_WITH(registry.spec("Countr-v0"),
                     Catch::Contains("did you mean 'Counter-v0'?") && Catch::Contains("--env-plugin PATH"));
-  rlx::EnvSpec discrete_obs = CounterEnv::make_spec();
-  discrete_obs.id = "Bad-v0";
-  discrete_obs.observation_space = rlx::Space::discrete(2);
-  CHECK_THROWS_AS(registry.add(discrete_obs, [] { return std::make_unique<CounterEnv>(3); }), std::invalid_argument);
+  // Actions rlx cannot act in, and a mask without a Discrete or MultiDiscrete action, are refused by name.
+  rlx::EnvSpec tuple_actions = CounterEnv::make_spec();
+  tuple_actions.id = "Bad-v0";
+  tuple_actions.action_space = rlx::Space::tuple({rlx::Space::discrete(2), rlx::Space::discrete(3)});
+  CHECK_THROWS_WITH(registry.add(tuple_actions, [] { return std::make_unique<CounterEnv>(3); }),
+                    Catch::Contains("environment 'Bad-v0': action_space Tuple(Discrete(2), Discrete(3)) is not supported"));
+  rlx::EnvSpec masked_box = CounterEnv::make_spec();
+  masked_box.id = "Bad-v1";
+  masked_box.action_space = rlx::Space::box({2}, -1, 1);
+  masked_box.action_mask = true;
+  CHECK_THROWS_WITH(registry.add(masked_box, [] { return std::make_unique<CounterEnv>(3); }),
+                    Catch::Contains("an action mask needs a Discrete or MultiDiscrete action space"));
+  rlx::EnvSpec bad_bounds = CounterEnv::make_spec();
+  bad_bounds.id = "Bad-v2";
+  bad_bounds.observation_space.kind = rlx::SpaceKind::kDict;  // malformed: a Dict without subspaces
+  CHECK_THROWS_WITH(registry.add(bad_bounds, [] { return std::make_unique<CounterEnv>(3); }),
+                    Catch::Contains("environment 'Bad-v2': observation_space: Dict space has no subspaces"));
 }
 
 TEST_CASE("Env::step adds the time limit as Gymnasium's TimeLimit does", "[envs]") {
