@@ -79,6 +79,8 @@ nlohmann::json LocalSampler::checkpoint_state() const {
           {"running_returns", snapshot->envs.running_returns},
           {"last_obs", snapshot->envs.last_obs},
           {"current_obs", snapshot->current_obs},
+          {"last_obs_u8", snapshot->envs.last_obs_bytes},
+          {"current_obs_u8", snapshot->current_obs_u8},
           {"policy_rng", rng_to_json(snapshot->policy_rng)},
           {"env_steps", snapshot->env_steps},
           {"episodes_dropped_nonfinite", stats_.episodes_dropped_nonfinite}};
@@ -98,6 +100,9 @@ void LocalSampler::restore(const nlohmann::json& state) {
     snapshot.envs.running_returns = state.at("running_returns").get<std::vector<double>>();
     snapshot.envs.last_obs = state.at("last_obs").get<std::vector<float>>();
     snapshot.current_obs = state.at("current_obs").get<std::vector<float>>();
+    // Byte parts: absent in the checkpoints of an rlx before byte observations (none had any).
+    snapshot.envs.last_obs_bytes = state.value("last_obs_u8", std::vector<uint8_t>{});
+    snapshot.current_obs_u8 = state.value("current_obs_u8", std::vector<uint8_t>{});
     snapshot.policy_rng = rng_from_json(state.at("policy_rng"));
     snapshot.env_steps = state.at("env_steps").get<int64_t>();
     collector_->restore(snapshot);

@@ -19,7 +19,7 @@ class TimedPolicy : public RolloutPolicy {
  public:
   explicit TimedPolicy(RolloutPolicy& inner) : RolloutPolicy(inner.config(), inner.config().kind, 0), inner_(inner) {}
 
-  void act(const float* obs, int num_envs, const ActOutput& out) override {
+  void act(const ObsBatch& obs, int num_envs, const ActOutput& out) override {
     const auto start = Clock::now();
     inner_.act(obs, num_envs, out);
     seconds_ += std::chrono::duration<double>(Clock::now() - start).count();

@@ -4,6 +4,8 @@
 
 #include "core/named_registry.h"
 #include "core/rng.h"
+#include "learner/torch_conv2d.h"
+#include "models/conv2d_layer.h"
 #include "models/layer_kinds.h"
 
 namespace rlx {
@@ -12,6 +14,10 @@ namespace {
 
 NamedRegistry<TorchLayerForward>& torch_layers() {
   static NamedRegistry<TorchLayerForward> registry("layer kind's LibTorch forward");
+  // The built-in kinds' forwards (models/layer_kinds.h), once, thread-safe; referenced from here,
+  // so no process that links rlx_learner (a static library) can lose them.
+  static const bool built_in = (registry.add(kConv2dLayer, torch_conv2d), true);
+  (void)built_in;
   return registry;
 }
 

@@ -22,7 +22,7 @@ using TorchLayerForward =
     std::function<torch::Tensor(const LayerSpec& layer, const std::vector<torch::Tensor>& params, const torch::Tensor& x)>;
 
 // Adds the LibTorch forward of a kind registered in models/layer_kinds.h; throws
-// std::invalid_argument when it has one already.
+// std::invalid_argument when it has one already ("conv2d"'s is built in: learner/torch_conv2d.h).
 void register_torch_layer(const std::string& kind, TorchLayerForward forward);
 // The kind's LibTorch forward; throws std::invalid_argument naming the kind when it has none.
 const TorchLayerForward& find_torch_layer(const std::string& kind);

@@ -20,27 +20,50 @@ int64_t argmax(const float* row, int64_t n) {
   return best;
 }
 
-int64_t sample_categorical(const float* logits, int64_t n, Rng& rng, bool deterministic, float* log_prob) {
+void mask_logits(const float* logits, const uint8_t* mask, int64_t n, float* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = mask[j] != 0 ? logits[j] : kMaskedLogit;
+}
+
+int64_t sample_categorical(const float* logits, int64_t n, Rng& rng, bool deterministic, float* log_prob,
+                           const uint8_t* mask) {
+  // Masked logits (mask_logits) without the copy: a masked action's exp(kMaskedLogit - max) is 0.
+  auto logit = [&](int64_t j) { return mask == nullptr || mask[j] != 0 ? logits[j] : kMaskedLogit; };
+  int64_t best = 0;
+  for (int64_t j = 1; j < n; ++j) {
+    if (logit(j) > logit(best)) best = j;
+  }
+  const float max_logit = logit(best);
   // exp(logit - max) in double; log-prob = logit - max - log(sum).
-  const float max_logit = logits[argmax(logits, n)];
   double total = 0.0;
-  for (int64_t j = 0; j < n; ++j) total += std::exp(static_cast<double>(logits[j]) - max_logit);
-  int64_t action = n - 1;
-  if (deterministic) {
-    action = argmax(logits, n);
-  } else {
+  for (int64_t j = 0; j < n; ++j) total += std::exp(static_cast<double>(logit(j)) - max_logit);
+  int64_t action = best;  // also where rounding leaves the draw past the last legal action
+  if (!deterministic) {
     const double target = rng.uniform() * total;
     double cumulative = 0.0;
     for (int64_t j = 0; j < n; ++j) {
-      cumulative += std::exp(static_cast<double>(logits[j]) - max_logit);
-      if (target < cumulative) {
+      const double weight = std::exp(static_cast<double>(logit(j)) - max_logit);
+      cumulative += weight;
+      if (target < cumulative && weight > 0.0) {
         action = j;
         break;
       }
     }
   }
-  *log_prob = static_cast<float>(logits[action] - max_logit - std::log(total));
+  *log_prob = static_cast<float>(logit(action) - max_logit - std::log(total));
   return action;
+}
+
+float sample_multi_categorical(const float* logits, const int64_t* categories, int64_t elements, Rng& rng,
+                               bool deterministic, int64_t* actions, const uint8_t* mask) {
+  double log_prob = 0.0;
+  for (int64_t e = 0; e < elements; ++e) {
+    float one = 0.0f;
+    actions[e] = sample_categorical(logits, categories[e], rng, deterministic, &one, mask);
+    log_prob += one;
+    logits += categories[e];
+    if (mask != nullptr) mask += categories[e];
+  }
+  return static_cast<float>(log_prob);
 }
 
 float sample_diagonal_gaussian(const float* mean, const float* std, const float* log_std, int64_t size, Rng& rng,
@@ -75,9 +98,21 @@ float sample_squashed_gaussian(const float* mean, const float* log_std, int64_t 
   return static_cast<float>(log_prob);
 }
 
-int64_t epsilon_greedy(const float* q, int64_t n, double epsilon, Rng& rng) {
+int64_t epsilon_greedy(const float* q, int64_t n, double epsilon, Rng& rng, const uint8_t* mask) {
   const bool explore = rng.uniform() < epsilon;
-  return explore ? rng.uniform_int(n) : argmax(q, n);
+  if (mask == nullptr) return explore ? rng.uniform_int(n) : argmax(q, n);
+  int64_t legal = 0, best = -1;
+  for (int64_t j = 0; j < n; ++j) {
+    if (mask[j] == 0) continue;
+    ++legal;
+    if (best < 0 || q[j] > q[best]) best = j;
+  }
+  if (!explore || legal == 0) return best < 0 ? argmax(q, n) : best;
+  int64_t pick = rng.uniform_int(legal);
+  for (int64_t j = 0; j < n; ++j) {
+    if (mask[j] != 0 && pick-- == 0) return j;
+  }
+  return best;
 }
 
 }  // namespace rlx

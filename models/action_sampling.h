@@ -12,9 +12,25 @@ namespace rlx {
 // Index of the first largest of row[0..n).
 int64_t argmax(const float* row, int64_t n);
 
-// An action from Categorical(softmax(logits[0..n))): an inverse-CDF draw of one uniform, or the
-// argmax (drawing nothing) when deterministic. Writes log pi(action) to *log_prob.
-int64_t sample_categorical(const float* logits, int64_t n, Rng& rng, bool deterministic, float* log_prob);
+// The logit of an action its mask forbids: exp of it is 0 beside any legal logit, and unlike
+// -inf it keeps p * log p (the entropy) finite. SB3's MaskablePPO uses the same value. Every
+// back end masks with it (the learners' losses, the readers).
+constexpr float kMaskedLogit = -1e8f;
+
+// out[0..n) = logits where mask is nonzero, kMaskedLogit elsewhere.
+void mask_logits(const float* logits, const uint8_t* mask, int64_t n, float* out);
+
+// An action from Categorical(softmax(masked logits[0..n))) (mask_logits; mask null: none): an
+// inverse-CDF draw of one uniform, or the argmax (drawing nothing) when deterministic; never a
+// masked action. Writes log pi(action) to *log_prob.
+int64_t sample_categorical(const float* logits, int64_t n, Rng& rng, bool deterministic, float* log_prob,
+                           const uint8_t* mask = nullptr);
+
+// A MultiDiscrete action: one sample_categorical per element e over its categories[e] logits
+// (laid one after another), with its segment of the mask. Writes actions[0..elements); returns
+// the summed log-prob.
+float sample_multi_categorical(const float* logits, const int64_t* categories, int64_t elements, Rng& rng,
+                               bool deterministic, int64_t* actions, const uint8_t* mask = nullptr);
 
 // An action from N(mean, diag(std^2)) into action[0..size): mean + std * z with size standard
 // normal draws, or the mean (drawing nothing) when deterministic. Returns log pi(action).
@@ -32,8 +48,9 @@ float sample_squashed_gaussian(const float* mean, const float* log_std, int64_t 
 // log(1 - tanh(u)^2), stably for any u: 2 (log 2 - u - softplus(-2u)).
 double log_one_minus_tanh_squared(double u);
 
-// With probability epsilon a uniform action, else argmax(q[0..n)). Draws the coin every time,
-// so the stream does not depend on the Q-values.
-int64_t epsilon_greedy(const float* q, int64_t n, double epsilon, Rng& rng);
+// With probability epsilon a uniform action, else argmax(q[0..n)), both among the legal actions
+// when a mask is given (nonzero = legal). Draws the coin every time, so the stream does not
+// depend on the Q-values.
+int64_t epsilon_greedy(const float* q, int64_t n, double epsilon, Rng& rng, const uint8_t* mask = nullptr);
 
 }  // namespace rlx

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/named_registry.h"
+#include "models/conv2d_layer.h"
 
 namespace rlx {
 
@@ -19,6 +20,10 @@ std::vector<EncoderLayer> mlp_layers(const ModelSpec& spec) {
 
 NamedRegistry<LayerKind>& layer_kinds() {
   static NamedRegistry<LayerKind> registry("layer kind");
+  // The built-in kinds, once, thread-safe; referenced from here, so no process that links
+  // rlx_models (a static library) can lose them.
+  static const bool built_in = (registry.add(kConv2dLayer, conv2d_layer_kind()), true);
+  (void)built_in;
   return registry;
 }
 

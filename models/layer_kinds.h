@@ -6,11 +6,13 @@
 // backward passes (learner/*_backprop.h, native/) are speed-ups for dense MLPs only: a model with
 // another kind trains on LibTorch's autograd, and the native learners refuse it.
 // tests/learner/toy_layer_test.cc adds a kind this way. Registration is thread-safe; register
-// before building models that use the kind.
+// before building models that use the kind. Built in, in every process that links rlx_models:
+// "conv2d" (models/conv2d_layer.h; its LibTorch forward is learner/torch_conv2d.h).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,12 +23,14 @@
 
 namespace rlx {
 
-// A layer kind besides "dense".
+// A layer kind besides "dense". output_size and parameters are asked before the layer's `out` and
+// `parameters` are set: they read its `in` and `attributes`, and throw std::invalid_argument
+// naming the layer and the attribute when those do not fit the kind.
 struct LayerKind {
-  // The width of its output for `in` input features.
-  std::function<int64_t(int64_t in)> output_size;
-  // Its parameters' names (the part after "layer."), with their shapes for `in` inputs, in flat order.
-  std::function<std::vector<std::pair<std::string, std::vector<int64_t>>>(int64_t in)> parameters;
+  // The width of its output for the layer's `in` input features and attributes.
+  std::function<int64_t(const LayerSpec& layer)> output_size;
+  // Its parameters' names (the part after "layer."), with their shapes, in flat order.
+  std::function<std::vector<std::pair<std::string, std::vector<int64_t>>>(const LayerSpec& layer)> parameters;
   // Fresh values of its parameters: params[i] points to parameter i's values (layer.parameters order).
   std::function<void(const LayerSpec& layer, float* const* params, Rng& rng)> initialize;
   // y[rows, out] = the layer's map of x[rows, in] (the chain applies layer.activation after it);
@@ -40,12 +44,14 @@ struct EncoderLayer {
   std::string kind = kDenseLayer;
   int64_t size = 0;  // dense: its width; other kinds: ignored (the kind decides)
   Activation activation = Activation::kNone;
+  std::map<std::string, int64_t> attributes = {};  // other kinds: the layer's LayerSpec::attributes; dense: empty
 };
 
 // An encoder kind: the layers, in order, an encoder of a spec is made of.
 using EncoderKind = std::function<std::vector<EncoderLayer>(const ModelSpec& spec)>;
 
-// Adds a layer kind; throws std::invalid_argument when the name is "dense", empty or taken.
+// Adds a layer kind; throws std::invalid_argument when the name is "dense", empty or taken
+// ("conv2d", models/conv2d_layer.h, is built in).
 void register_layer_kind(const std::string& name, LayerKind kind);
 // The registered kind; throws std::invalid_argument naming the known kinds otherwise.
 const LayerKind& find_layer_kind(const std::string& name);

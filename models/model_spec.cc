@@ -1,5 +1,6 @@
 #include "models/model_spec.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/layer_kinds.h"
@@ -22,21 +23,75 @@ std::optional<ModelKind> parse_model_kind(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// An unset observation space: what a default Space is.
+bool is_unset(const Space& space) { return space == Space(); }
+
+// What of a space a model depends on: everything but the bounds of float32 Boxes (uint8 bounds
+// scale the input, so they stay).
+Space model_view(Space space) {
+  if (space.is_float_box()) {
+    std::fill(space.low.begin(), space.low.end(), -kInf);
+    std::fill(space.high.begin(), space.high.end(), kInf);
+  }
+  for (Space& child : space.children) child = model_view(std::move(child));
+  return space;
+}
+
+}  // namespace
+
 ModelSpec ModelSpec::for_env(const EnvSpec& spec, ModelKind kind) {
   ModelSpec model;
   model.kind = kind;
-  model.obs_size = spec.observation_space.size();
+  model.observation_space = spec.observation_space;
+  model.obs_size = spec.observation_space.flat_size();
+  model.action_mask = spec.action_mask;
   model.action_space = spec.action_space;
   return model;
 }
 
+Space ModelSpec::input_space() const {
+  if (is_unset(observation_space)) return Space::box({obs_size}, -kInf, kInf);
+  return observation_space;
+}
+
+ObservationLayout ModelSpec::observation_layout() const {
+  return rlx::observation_layout(input_space(), action_mask ? action_mask_size(action_space) : 0);
+}
+
 int64_t ModelSpec::policy_output_size() const {
-  return action_space.is_discrete() ? action_space.n : action_space.size();
+  if (action_space.is_box()) return action_space.size();
+  int64_t total = 0;
+  for (int64_t count : action_categories()) total += count;
+  return total;
+}
+
+std::vector<int64_t> ModelSpec::action_categories() const {
+  if (action_space.is_discrete()) return {action_space.n};
+  if (action_space.is_multi_discrete()) return action_space.nvec;
+  if (action_space.is_multi_binary()) return std::vector<int64_t>(static_cast<size_t>(action_space.size()), 2);
+  return {};
 }
 
 void ModelSpec::validate() const {
   if (obs_size <= 0) throw std::invalid_argument("policy model needs obs_size > 0, got " + std::to_string(obs_size));
-  action_space.validate();
+  action_space.validate("action_space");
+  if (!is_unset(observation_space)) {
+    observation_space.validate("observation_space");
+    if (observation_space.flat_size() != obs_size) {
+      throw std::invalid_argument("policy model reads " + std::to_string(obs_size) + " inputs, its observation space " +
+                                  observation_space.to_string() + " flattens to " +
+                                  std::to_string(observation_space.flat_size()));
+    }
+  }
+  if (!action_space.is_float_box() && !action_space.is_discrete() && !action_space.is_multi_discrete() &&
+      !action_space.is_multi_binary()) {
+    throw std::invalid_argument("a policy model cannot act in " + action_space.to_string());
+  }
+  if (action_mask && !action_space.is_discrete() && !action_space.is_multi_discrete()) {
+    throw std::invalid_argument("an action mask needs a Discrete or MultiDiscrete action space, got " + action_space.to_string());
+  }
   for (int64_t width : hidden_sizes) {
     if (width <= 0) throw std::invalid_argument("policy model hidden size must be positive, got " + std::to_string(width));
   }
@@ -51,16 +106,20 @@ void ModelSpec::validate() const {
   if (kind == ModelKind::kQNetwork && !action_space.is_discrete()) {
     throw std::invalid_argument("a q_network model needs a Discrete action space, got " + action_space.to_string());
   }
-  if (kind == ModelKind::kSquashedGaussian && action_space.is_discrete()) {
+  if (kind == ModelKind::kSquashedGaussian && !action_space.is_box()) {
     throw std::invalid_argument("a squashed_gaussian model needs a Box action space, got " + action_space.to_string());
   }
 }
 
 void ModelSpec::check_env(const EnvSpec& env, const std::string& who) const {
-  if (env.observation_space.size() != obs_size) {
-    throw std::invalid_argument(who + " env " + env.id + " gives observations of " +
-                                std::to_string(env.observation_space.size()) + " floats, the model reads " +
-                                std::to_string(obs_size));
+  if (is_unset(observation_space) ? env.observation_space.flat_size() != obs_size || !env.observation_space.is_float_box()
+                                  : model_view(env.observation_space) != model_view(observation_space)) {
+    throw std::invalid_argument(who + " env " + env.id + " gives observations in " + env.observation_space.to_string() +
+                                ", the model reads " + input_space().to_string());
+  }
+  if (env.action_mask != action_mask) {
+    throw std::invalid_argument(who + " env " + env.id + (env.action_mask ? " masks its actions, the model does not"
+                                                                          : " masks no actions, the model expects a mask"));
   }
   if (!(env.action_space == action_space)) {
     throw std::invalid_argument(who + " env " + env.id + " takes actions in " + env.action_space.to_string() +
@@ -69,7 +128,8 @@ void ModelSpec::check_env(const EnvSpec& env, const std::string& who) const {
 }
 
 bool ModelSpec::operator==(const ModelSpec& other) const {
-  return kind == other.kind && obs_size == other.obs_size && action_space == other.action_space &&
+  return kind == other.kind && obs_size == other.obs_size && input_space() == other.input_space() &&
+         action_mask == other.action_mask && action_space == other.action_space &&
          encoder == other.encoder && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
          log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/env_spec.h"
+#include "core/observation_layout.h"
 #include "core/space.h"
 
 namespace rlx {
@@ -42,8 +43,13 @@ std::optional<ModelKind> parse_model_kind(const std::string& name);
 // A policy's networks. Fields a kind does not use are carried but ignored.
 struct ModelSpec {
   ModelKind kind = ModelKind::kActorCritic;
-  int64_t obs_size = 0;                      // O: flat observation size
-  Space action_space;                        // Discrete(n) or Box (flattened to A = prod(shape))
+  int64_t obs_size = 0;                      // O: the network's input width, the observation flattened
+                                             // (core/observation_layout.h)
+  // The observation space; unset (a default Space) means a float32 Box of obs_size (a spec of
+  // an older rlx, or one built by hand for tests).
+  Space observation_space;
+  bool action_mask = false;                  // observations carry a mask of legal actions
+  Space action_space;                        // Discrete(n), MultiDiscrete, MultiBinary, or Box (A = prod(shape))
   // Encoder: "mlp", or a kind registered in models/layer_kinds.h.
   std::string encoder = "mlp";
   std::vector<int64_t> hidden_sizes{64, 64}; // hidden layer widths; empty means a linear model
@@ -56,18 +62,30 @@ struct ModelSpec {
   bool ortho_init = true;                    // kActorCritic: orthogonal weights with PPO's gains, zero
                                              // biases; false: PyTorch's nn.Linear default (SB3's ortho_init)
 
-  // A spec of this kind with obs_size and action_space taken from an env spec, other fields default.
+  // A spec of this kind with the observation space, mask and action space taken from an env
+  // spec (obs_size its flat size), other fields default.
   static ModelSpec for_env(const EnvSpec& spec, ModelKind kind = ModelKind::kActorCritic);
 
-  // Number of policy outputs: n logits for Discrete, A means for Box.
+  // The observation space: observation_space, or Box(-inf, inf, (obs_size,)) when it is unset.
+  Space input_space() const;
+  // Where each part of an observation lies and how it flattens into the network's input.
+  ObservationLayout observation_layout() const;
+
+  // Number of policy outputs: n logits for Discrete, the sum of nvec for MultiDiscrete, 2 per
+  // element for MultiBinary (each bit a two-way categorical), A means for Box.
   int64_t policy_output_size() const;
+  // True for actions drawn as categorical indices (Discrete, MultiDiscrete, MultiBinary).
+  bool indexed_actions() const { return !action_space.is_box(); }
+  // The categorical sizes of an indexed action, one per element: {n}, nvec, or 2 per bit.
+  std::vector<int64_t> action_categories() const;
 
   // Throws std::invalid_argument naming what is wrong (size, space, hidden width, activation, or
   // an action space the kind cannot act in).
   void validate() const;
 
-  // Throws std::invalid_argument unless an env of this spec fits the model: the same flat
-  // observation size and action space; `who` names the env's side in the message.
+  // Throws std::invalid_argument unless an env of this spec fits the model: the same observation
+  // space (or, for a spec without one, flat size), mask and action space; `who` names the env's
+  // side in the message.
   void check_env(const EnvSpec& env, const std::string& who) const;
 
   bool operator==(const ModelSpec& other) const;

@@ -66,13 +66,8 @@ Space action_space_of(const json& value, const std::string& path) {
     if (count > kMaxActionSize) refuse(path, "more than " + std::to_string(kMaxActionSize) + " action values");
   }
   Space space;
-  try {
-    space = space_from_json(value);
-    space.validate();
-  } catch (const std::invalid_argument& error) {
-    refuse(path, error.what());
-  }
-  if (space.is_discrete() && space.n > kMaxActionSize) refuse(path, "more than " + std::to_string(kMaxActionSize) + " actions");
+  space = space_from_json(value, path);
+  if (space.flat_size() > kMaxActionSize) refuse(path, "more than " + std::to_string(kMaxActionSize) + " actions");
   return space;
 }
 
@@ -82,6 +77,8 @@ json model_spec_to_json(const ModelSpec& spec) {
   return {{"version", kModelSpecVersion},
           {"kind", model_kind_name(spec.kind)},
           {"observation_size", spec.obs_size},
+          {"observation_space", space_to_json(spec.input_space())},
+          {"action_mask", spec.action_mask},
           {"action_space", space_to_json(spec.action_space)},
           {"encoder",
            {{"kind", spec.encoder},
@@ -93,20 +90,27 @@ json model_spec_to_json(const ModelSpec& spec) {
 }
 
 ModelSpec model_spec_from_json(const json& value, const std::string& where) {
+  int64_t version = kModelSpecVersion;
   if (value.is_object() && value.contains("version")) {
-    const json& version = value.at("version");
-    if (!version.is_number_integer() || version.get<int64_t>() != kModelSpecVersion) {
-      refuse(where + ".version", "model version " + version.dump() + ", this rlx reads version " +
+    const json& given = value.at("version");
+    if (!given.is_number_integer() || given.get<int64_t>() < 1 || given.get<int64_t>() > kModelSpecVersion) {
+      refuse(where + ".version", "model version " + given.dump() + ", this rlx reads versions 1 to " +
                                      std::to_string(kModelSpecVersion));
     }
+    version = given.get<int64_t>();
   }
-  const json& in = object_with_keys(
-      value, where, {"version", "kind", "observation_size", "action_space", "encoder", "heads", "init"});
+  std::set<std::string> keys = {"version", "kind", "observation_size", "action_space", "encoder", "heads", "init"};
+  if (version >= 2) keys.insert({"observation_space", "action_mask"});  // version 1: a float32 Box, no mask
+  const json& in = object_with_keys(value, where, keys);
   ModelSpec spec;
   const std::string kind = string_of(in.at("kind"), where + ".kind", {"actor_critic", "q_network", "squashed_gaussian"});
   spec.kind = *parse_model_kind(kind);
   spec.obs_size = integer_in(in.at("observation_size"), where + ".observation_size", 1, kMaxObservationSize);
   spec.action_space = action_space_of(in.at("action_space"), where + ".action_space");
+  if (version >= 2) {
+    spec.observation_space = space_from_json(in.at("observation_space"), where + ".observation_space");
+    spec.action_mask = boolean(in.at("action_mask"), where + ".action_mask");
+  }
 
   const std::string encoder_path = where + ".encoder";
   const json& encoder = object_with_keys(in.at("encoder"), encoder_path, {"kind", "hidden_sizes", "activation", "shared"});

@@ -2,14 +2,16 @@
 // the workers' Welcome (rollout/worker_setup.h), in a checkpoint's manifest ("model") and in the
 // .rlxp header ("model"):
 //
-//   {"version": 1, "kind": "actor_critic" | "q_network" | "squashed_gaussian",
-//    "observation_size": O, "action_space": (core/space_json.h),
+//   {"version": 2, "kind": "actor_critic" | "q_network" | "squashed_gaussian",
+//    "observation_size": O (the flattened input), "observation_space": (core/space_json.h),
+//    "action_mask": false, "action_space": (core/space_json.h),
 //    "encoder": {"kind": "mlp" (or a registered kind), "hidden_sizes": [64, 64], "activation": "tanh" | "relu", "shared": false},
 //    "heads": {"log_std_init": 0.0, "dueling": false},
 //    "init": "orthogonal" | "torch_default"}
 //
 // A reader refuses a version it does not know and any key it does not know (a newer rlx's
-// model part it could not build), naming it.
+// model part it could not build), naming it. Version 1 (rlx before every space) had neither
+// observation_space nor action_mask: a float32 Box of O, no mask.
 #pragma once
 
 #include <string>
@@ -20,8 +22,8 @@
 
 namespace rlx {
 
-// The version of the model JSON this build writes and reads.
-constexpr int kModelSpecVersion = 1;
+// The version of the model JSON this build writes (it reads 1 too).
+constexpr int kModelSpecVersion = 2;  // 2: observation_space, action_mask
 
 // The spec as JSON (every field, whatever the kind).
 nlohmann::json model_spec_to_json(const ModelSpec& spec);

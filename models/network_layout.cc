@@ -35,17 +35,21 @@ class FlatBuilder {
     return layer;
   }
 
-  // A layer of a registered kind reading `in` features.
-  LayerSpec registered(const std::string& kind, const std::string& name, int64_t in, Activation activation) {
-    const LayerKind& registered_kind = find_layer_kind(kind);
+  // A layer of a registered kind reading `in` features, with its attributes.
+  LayerSpec registered(const EncoderLayer& encoder_layer, const std::string& name, int64_t in, double gain) {
+    const LayerKind& registered_kind = find_layer_kind(encoder_layer.kind);
     LayerSpec layer;
-    layer.kind = kind;
+    layer.kind = encoder_layer.kind;
     layer.name = name;
     layer.in = in;
-    layer.out = registered_kind.output_size(in);
-    if (layer.out <= 0) throw std::invalid_argument("layer kind '" + kind + "' gives no outputs for " + std::to_string(in) + " inputs");
-    layer.activation = activation;
-    for (auto& [suffix, shape] : registered_kind.parameters(in)) layer.parameters.push_back(add(name + "." + suffix, shape));
+    layer.attributes = encoder_layer.attributes;
+    layer.out = registered_kind.output_size(layer);
+    if (layer.out <= 0) {
+      throw std::invalid_argument("layer kind '" + layer.kind + "' gives no outputs for " + std::to_string(in) + " inputs");
+    }
+    layer.activation = encoder_layer.activation;
+    layer.init_gain = gain;
+    for (auto& [suffix, shape] : registered_kind.parameters(layer)) layer.parameters.push_back(add(name + "." + suffix, shape));
     return layer;
   }
 
@@ -55,8 +59,11 @@ class FlatBuilder {
     for (size_t i = 0; i < layers.size(); ++i) {
       const std::string name = prefix + "_" + std::to_string(i);
       const EncoderLayer& layer = layers[i];
+      if (layer.kind == kDenseLayer && !layer.attributes.empty()) {
+        throw std::invalid_argument("encoder '" + spec.encoder + "': dense layer " + name + " takes no attributes");
+      }
       chain.push_back(layer.kind == kDenseLayer ? dense(name, in, layer.size, layer.activation, kHiddenGain)
-                                                : registered(layer.kind, name, in, layer.activation));
+                                                : registered(layer, name, in, kHiddenGain));
       in = chain.back().out;
     }
     return in;
@@ -69,7 +76,22 @@ class FlatBuilder {
   size_t next_ = 0;
 };
 
-// Orthonormal rows or columns (whichever are fewer) scaled by gain, into W [out, in].
+void init_chain(const LayerChain& chain, std::vector<float>& flat, Rng& rng) {
+  for (const LayerSpec& layer : chain) {
+    if (!layer.dense()) {
+      std::vector<float*> params;
+      for (const ParameterSpec& p : layer.parameters) params.push_back(flat.data() + p.offset);
+      find_layer_kind(layer.kind).initialize(layer, params.data(), rng);
+    } else if (layer.orthogonal_init) {
+      orthogonal_fill(flat.data() + layer.weight_offset(), layer.out, layer.in, layer.init_gain, rng);
+    } else {
+      fan_in_uniform_fill(flat.data() + layer.weight_offset(), flat.data() + layer.bias_offset(), layer.out, layer.in, rng);
+    }
+  }
+}
+
+}  // namespace
+
 void orthogonal_fill(float* weight, int64_t out, int64_t in, double gain, Rng& rng) {
   const int64_t vectors = std::min(out, in);  // orthonormal vectors of length `length`
   const int64_t length = std::max(out, in);
@@ -97,28 +119,11 @@ void orthogonal_fill(float* weight, int64_t out, int64_t in, double gain, Rng& r
   }
 }
 
-// PyTorch's nn.Linear default (kaiming_uniform_ with a = sqrt(5)): W and b ~ U(-1/sqrt(in), 1/sqrt(in)).
 void fan_in_uniform_fill(float* weight, float* bias, int64_t out, int64_t in, Rng& rng) {
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
   for (int64_t i = 0; i < out * in; ++i) weight[i] = static_cast<float>(rng.uniform(-bound, bound));
   for (int64_t i = 0; i < out; ++i) bias[i] = static_cast<float>(rng.uniform(-bound, bound));
 }
-
-void init_chain(const LayerChain& chain, std::vector<float>& flat, Rng& rng) {
-  for (const LayerSpec& layer : chain) {
-    if (!layer.dense()) {
-      std::vector<float*> params;
-      for (const ParameterSpec& p : layer.parameters) params.push_back(flat.data() + p.offset);
-      find_layer_kind(layer.kind).initialize(layer, params.data(), rng);
-    } else if (layer.orthogonal_init) {
-      orthogonal_fill(flat.data() + layer.weight_offset(), layer.out, layer.in, layer.init_gain, rng);
-    } else {
-      fan_in_uniform_fill(flat.data() + layer.weight_offset(), flat.data() + layer.bias_offset(), layer.out, layer.in, rng);
-    }
-  }
-}
-
-}  // namespace
 
 Activation parse_activation(const std::string& name) {
   if (name == "tanh") return Activation::kTanh;
@@ -142,7 +147,7 @@ ActorCriticLayout actor_critic_layout(const ModelSpec& config) {
   ActorCriticLayout layout;
   layout.obs_size = config.obs_size;
   layout.policy_outputs = config.policy_output_size();
-  layout.discrete = config.action_space.is_discrete();
+  layout.discrete = config.indexed_actions();  // categorical logits, one set per action element
   layout.log_std_init = config.log_std_init;
   FlatBuilder flat(layout.parameters);
   if (!layout.discrete) layout.log_std = flat.add("log_std", {layout.policy_outputs});
@@ -188,7 +193,7 @@ namespace {
 // Throws std::invalid_argument unless the config is valid and its actions are a Box.
 void check_box_actions(const ModelSpec& config, const char* network) {
   config.validate();
-  if (config.action_space.is_discrete()) {
+  if (!config.action_space.is_box()) {
     throw std::invalid_argument(std::string(network) + " needs a Box action space, got " + config.action_space.to_string());
   }
 }

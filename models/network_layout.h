@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "models/model_spec.h"
 
 namespace rlx {
+
+class Rng;
 
 // Orthogonal-init gains (PPO implementation details): hidden layers, policy output, value output.
 constexpr double kHiddenGain = 1.4142135623730951;  // sqrt(2)
@@ -54,8 +57,11 @@ struct LayerSpec {
   std::string name;  // its parameters are name.weight and name.bias (dense) or name.<kind's names>
   int64_t in = 0;
   int64_t out = 0;
+  // What `in` alone cannot say about a registered kind (conv2d: height, width, channels, kernel,
+  // ...; models/conv2d_layer.h); empty for dense layers.
+  std::map<std::string, int64_t> attributes;
   Activation activation = Activation::kNone;
-  double init_gain = 1.0;  // dense: orthogonal init gain of W (b starts at zero)
+  double init_gain = 1.0;  // dense (and conv2d): orthogonal init gain of W (b starts at zero)
   bool orthogonal_init = true;  // dense: false: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), PyTorch's nn.Linear default
   std::vector<ParameterSpec> parameters;  // every kind, dense too (weight, bias), in flat order
 
@@ -78,8 +84,8 @@ int64_t chain_output_size(const LayerChain& chain, int64_t input_size);
 // With separate networks the trunk is empty; with a shared trunk the chains are the two heads.
 struct ActorCriticLayout {
   int64_t obs_size = 0;
-  int64_t policy_outputs = 0;  // n logits (Discrete) or A means (Box)
-  bool discrete = true;
+  int64_t policy_outputs = 0;  // logits (ModelSpec::policy_output_size) or A means (Box)
+  bool discrete = true;        // categorical logits (Discrete, MultiDiscrete, MultiBinary actions)
   std::optional<ParameterSpec> log_std;  // Box actions: state-independent log-std [A]
   double log_std_init = 0.0;
   LayerChain trunk;
@@ -132,6 +138,13 @@ QNetworkLayout q_network_layout(const ModelSpec& config);
 // SAC's policy and critic for a config; throw std::invalid_argument on a bad config or Discrete actions.
 SquashedGaussianLayout squashed_gaussian_layout(const ModelSpec& config);
 ContinuousQLayout continuous_q_layout(const ModelSpec& config);
+
+// weight [out, in] = gain * orthonormal rows (out <= in) or columns (out > in): a Gaussian matrix
+// orthonormalised by modified Gram-Schmidt, the draws from rng.
+void orthogonal_fill(float* weight, int64_t out, int64_t in, double gain, Rng& rng);
+// PyTorch's nn.Linear default (kaiming_uniform_ with a = sqrt(5)): weight [out, in] and bias [out]
+// ~ U(-1/sqrt(in), 1/sqrt(in)), the weight drawn first.
+void fan_in_uniform_fill(float* weight, float* bias, int64_t out, int64_t in, Rng& rng);
 
 // Freshly initialised flat parameters: orthogonal weights with each layer's gain (a Gaussian
 // matrix orthonormalised by Gram-Schmidt) and zero biases, or, for a layer without

@@ -42,6 +42,7 @@ json chain_json(const LayerChain& chain) {
                         {"name", layer.name},
                         {"in", layer.in},
                         {"out", layer.out},
+                        {"attributes", json(layer.attributes)},
                         {"activation", activation_name(layer.activation)},
                         {"parameters", parameters}});
       continue;
@@ -85,6 +86,53 @@ json layout_json(const ModelSpec& model) {
     }
   }
   return out;
+}
+
+// The first difference between a header's "chains" and the ones rlx builds, naming the chain,
+// the layer and its field or attribute; "" when they are equal.
+std::string chains_difference(const json& file, const json& expected) {
+  if (!file.is_object()) return "the file's are " + file.dump();
+  for (const auto& [chain, layers] : file.items()) {
+    if (!expected.contains(chain)) return "the file has a chain \"" + chain + "\" the model does not";
+  }
+  for (const auto& [chain, want_layers] : expected.items()) {
+    if (!file.contains(chain)) return "the file lacks chain \"" + chain + "\"";
+    const json& layers = file.at(chain);
+    if (!layers.is_array() || layers.size() != want_layers.size()) {
+      return "chain \"" + chain + "\" has " + (layers.is_array() ? std::to_string(layers.size()) : layers.dump()) +
+             " layers in the file, " + std::to_string(want_layers.size()) + " in the model";
+    }
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const json& have = layers[i];
+      const json& want = want_layers[i];
+      if (have == want) continue;
+      const std::string where = "chain \"" + chain + "\" layer " + std::to_string(i) + " (" + want.at("name").dump() + ")";
+      if (!have.is_object()) return where + " is " + have.dump();
+      for (const auto& [key, value] : have.items()) {
+        if (!want.contains(key)) return where + ": the file has a \"" + key + "\" the model does not";
+      }
+      for (const auto& [key, value] : want.items()) {
+        if (!have.contains(key)) return where + ": the file lacks \"" + key + "\"";
+        const json& got = have.at(key);
+        if (key == "attributes" && got.is_object()) {
+          for (const auto& [attribute, got_value] : got.items()) {
+            if (!value.contains(attribute)) {
+              return where + ": attribute \"" + attribute + "\" is " + got_value.dump() + " in the file, not in the model";
+            }
+          }
+          for (const auto& [attribute, want_value] : value.items()) {
+            if (!got.contains(attribute) || got.at(attribute) != want_value) {
+              return where + ": attribute \"" + attribute + "\" is " +
+                     (got.contains(attribute) ? got.at(attribute).dump() : std::string("missing")) + " in the file, " +
+                     want_value.dump() + " in the model";
+            }
+          }
+        }
+        if (got != value) return where + ": \"" + key + "\" is " + got.dump() + " in the file, " + value.dump() + " in the model";
+      }
+    }
+  }
+  return "";
 }
 
 // A version-1 header's model: "policy", "observation_size", "action_space" and "network".
@@ -248,7 +296,12 @@ PolicyFile decode_policy_file(std::string_view bytes, const std::string& name) {
     if (header.at("format") != "rlx-policy") refuse(name, "header format is " + header.at("format").dump());
     file.model = version == 1 ? version_1_model(header) : model_spec_from_json(header.at("model"), "model");
     const json expected = layout_json(file.model);
-    for (const char* key : {"chains", "log_std_offset", "num_parameters"}) {
+    const std::string chains = chains_difference(header.at("chains"), expected.at("chains"));
+    if (!chains.empty()) {
+      refuse(name, "its \"chains\" differ from the network rlx builds for its model " +
+                       model_spec_to_json(file.model).dump() + ": " + chains);
+    }
+    for (const char* key : {"log_std_offset", "num_parameters"}) {
       if (header.at(key) != expected.at(key)) {
         refuse(name, std::string("its \"") + key + "\" differ from the network rlx builds for its model " +
                          model_spec_to_json(file.model).dump() + ": file " + header.at(key).dump() + ", expected " +

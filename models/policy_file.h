@@ -13,8 +13,10 @@
 // "chains" (each chain's dense
 // layers with name, in, out, activation, weight_offset, bias_offset into the parameters: the
 // layout of models/network_layout.h spelled out, so that a reader needs no copy of it; a layer
-// of a registered kind (models/layer_kinds.h) has "kind" and "parameters" [{name, shape,
-// offset}] in place of the two offsets, and only readers that know its kind run it),
+// of a registered kind (models/layer_kinds.h) has "kind", "attributes" ({name: integer}: a
+// "conv2d" layer's height, width, in_channels, out_channels, kernel, stride, padding) and
+// "parameters" [{name, shape, offset}] in place of the two offsets, and only readers that know
+// its kind run it),
 // "log_std_offset" (actor_critic with Box actions), "arrays" ({"parameters" | "obs_mean" |
 // "obs_var": {"offset", "count"}} in floats from the data's start), "obs_normalization"
 // (null, or {"epsilon", "clip", "count"}), "epsilon" (q_network: stochastic act's exploration
@@ -59,8 +61,9 @@ struct PolicyFile {
 std::string encode_policy_file(const PolicyFile& file);
 
 // Parses and checks bytes read from name (for messages): magic, version, length, checksum, the
-// header's fields, and that its chains are the layout models/ builds for its network. Throws
-// PolicyFileError naming name and the first thing wrong.
+// header's fields, and that its chains are the layout models/ builds for its network (every
+// layer's fields and attributes). Throws PolicyFileError naming name and the first thing wrong
+// (for a chain: the chain, the layer and its field or attribute).
 PolicyFile decode_policy_file(std::string_view bytes, const std::string& name);
 
 // Reads and decodes a file; throws PolicyFileError when it cannot be read or decoded.

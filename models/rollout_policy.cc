@@ -11,10 +11,12 @@ namespace rlx {
 
 namespace {
 
-void check_act_args(const float* obs, int num_envs, bool discrete, const ActOutput& out, bool policy_outputs,
-                    bool values) {
+void check_act_args(const ObsBatch& obs, const ObservationLayout& layout, int num_envs, bool discrete,
+                    const ActOutput& out, bool policy_outputs, bool values) {
   if (num_envs < 1) throw std::invalid_argument("RolloutPolicy::act needs num_envs >= 1, got " + std::to_string(num_envs));
-  if (obs == nullptr) throw std::invalid_argument("RolloutPolicy::act got a null observation buffer");
+  if ((layout.float_slots > 0 && obs.floats == nullptr) || (layout.byte_slots > 0 && obs.bytes == nullptr)) {
+    throw std::invalid_argument("RolloutPolicy::act got a null observation buffer");
+  }
   if (discrete ? out.action_indices == nullptr : out.action_values == nullptr) {
     throw std::invalid_argument(std::string("RolloutPolicy::act needs an ") +
                                 (discrete ? "action_indices" : "action_values") + " buffer");
@@ -77,12 +79,18 @@ void ObsNormalizer::apply(const float* in, int64_t rows, float* out) const {
 RolloutPolicy::RolloutPolicy(ModelSpec config, ModelKind kind, uint64_t seed) : config_(std::move(config)), rng_(seed) {
   config_.kind = kind;
   config_.validate();
+  layout_ = config_.observation_layout();
 }
 
-const float* RolloutPolicy::prepare_obs(const float* obs, int num_envs) {
-  if (!normalizer_.active()) return obs;
+const float* RolloutPolicy::prepare_obs(const ObsBatch& obs, int num_envs) {
+  if (layout_.flat_is_floats && !normalizer_.active()) return obs.floats;
   normalized_obs_.resize(static_cast<size_t>(num_envs * config_.obs_size));  // grows once, then reused
-  normalizer_.apply(obs, num_envs, normalized_obs_.data());
+  const float* flat = obs.floats;
+  if (!layout_.flat_is_floats) {
+    flatten_observations(layout_, obs.floats, obs.bytes, num_envs, normalized_obs_.data());
+    flat = normalized_obs_.data();
+  }
+  if (normalizer_.active()) normalizer_.apply(flat, num_envs, normalized_obs_.data());
   return normalized_obs_.data();
 }
 
@@ -92,22 +100,27 @@ ActorCriticPolicy::ActorCriticPolicy(const ModelSpec& config, uint64_t seed, boo
     : RolloutPolicy(config, ModelKind::kActorCritic, seed),
       kernel_(actor_critic_layout(config_)),
       deterministic_(deterministic),
-      values_wanted_(values) {
+      values_wanted_(values),
+      categories_(config_.action_categories()) {
   weights_ = initial_parameters(kernel_.layout(), seed);
   kernel_.load(weights_.data());
 }
 
-void ActorCriticPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
+void ActorCriticPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& out) {
   const bool discrete = kernel_.layout().discrete;
-  check_act_args(obs, num_envs, discrete, out, true, values_wanted_);
+  check_act_args(obs, observation_layout(), num_envs, discrete, out, true, values_wanted_);
   const float* input = prepare_obs(obs, num_envs);
   const int64_t width = kernel_.layout().policy_outputs;
   policy_out_.resize(static_cast<size_t>(num_envs * width));  // grows once, then reused
   kernel_.forward(input, num_envs, policy_out_.data(), values_wanted_ ? out.values : nullptr);
+  const auto elements = static_cast<int64_t>(categories_.size());
   for (int k = 0; k < num_envs; ++k) {
     const float* row = policy_out_.data() + k * width;
-    if (discrete) {
-      out.action_indices[k] = sample_categorical(row, width, rng_, deterministic_, &out.log_probs[k]);
+    if (discrete && elements == 1 && config_.action_space.is_discrete()) {
+      out.action_indices[k] = sample_categorical(row, width, rng_, deterministic_, &out.log_probs[k], mask_of(obs, k));
+    } else if (discrete) {
+      out.log_probs[k] = sample_multi_categorical(row, categories_.data(), elements, rng_, deterministic_,
+                                                  out.action_indices + k * elements, mask_of(obs, k));
     } else {
       out.log_probs[k] = sample_diagonal_gaussian(row, kernel_.std().data(), kernel_.log_std().data(), width, rng_,
                                                   deterministic_, out.action_values + k * width);
@@ -143,13 +156,15 @@ void EpsilonGreedyQPolicy::set_epsilon(double epsilon) {
   epsilon_ = epsilon;
 }
 
-void EpsilonGreedyQPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
-  check_act_args(obs, num_envs, true, out, false, false);
+void EpsilonGreedyQPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& out) {
+  check_act_args(obs, observation_layout(), num_envs, true, out, false, false);
   const float* input = prepare_obs(obs, num_envs);
   const int64_t n = kernel_.layout().num_actions;
   q_values_.resize(static_cast<size_t>(num_envs * n));
   kernel_.forward(input, num_envs, q_values_.data());
-  for (int k = 0; k < num_envs; ++k) out.action_indices[k] = epsilon_greedy(q_values_.data() + k * n, n, epsilon_, rng_);
+  for (int k = 0; k < num_envs; ++k) {
+    out.action_indices[k] = epsilon_greedy(q_values_.data() + k * n, n, epsilon_, rng_, mask_of(obs, k));
+  }
 }
 
 void EpsilonGreedyQPolicy::load_weights(const float* params, size_t count, uint64_t version) {
@@ -197,8 +212,8 @@ void SquashedGaussianPolicy::set_epsilon(double epsilon) {
   epsilon_ = epsilon;
 }
 
-void SquashedGaussianPolicy::act(const float* obs, int num_envs, const ActOutput& out) {
-  check_act_args(obs, num_envs, false, out, false, false);
+void SquashedGaussianPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& out) {
+  check_act_args(obs, observation_layout(), num_envs, false, out, false, false);
   const int64_t a = layout_.action_size;
   // Uniform actions need no forward pass (before SAC's learning starts every action is one).
   const float* outputs = epsilon_ >= 1.0 ? nullptr : kernel_.run(prepare_obs(obs, num_envs), num_envs);

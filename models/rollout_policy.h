@@ -14,9 +14,17 @@
 
 namespace rlx {
 
+// K observations as stored (core/observation_layout.h): floats [K, float_slots] and bytes
+// [K, byte_slots] (null when the layout has none). A float* converts to it.
+struct ObsBatch {
+  const float* floats = nullptr;
+  const uint8_t* bytes = nullptr;
+  ObsBatch(const float* float_part, const uint8_t* byte_part = nullptr) : floats(float_part), bytes(byte_part) {}  // NOLINT: implicit
+};
+
 // Caller-owned outputs of RolloutPolicy::act, each with K rows.
 struct ActOutput {
-  int64_t* action_indices = nullptr;  // [K] for Discrete actions
+  int64_t* action_indices = nullptr;  // [K, D] for indexed actions (D = action_components())
   float* action_values = nullptr;     // [K, A] for Box actions, as sampled (unclipped)
   float* log_probs = nullptr;         // [K] log pi(a|s), when has_policy_outputs()
   float* values = nullptr;            // [K] V(s), when has_values()
@@ -47,9 +55,10 @@ class RolloutPolicy {
  public:
   virtual ~RolloutPolicy() = default;
 
-  // Chooses actions for obs [num_envs, O] (raw, unnormalised) with one forward call and fills
-  // out's buffers: action_indices or action_values, and log_probs/values when has_policy_outputs().
-  virtual void act(const float* obs, int num_envs, const ActOutput& out) = 0;
+  // Chooses actions for num_envs stored observations (raw, unnormalised) with one forward call
+  // and fills out's buffers: action_indices or action_values, and log_probs/values when
+  // has_policy_outputs(). Never chooses an action the observation's mask forbids.
+  virtual void act(const ObsBatch& obs, int num_envs, const ActOutput& out) = 0;
   // Overwrites the weights from a flat float32 vector (see policy_model.h for the order) and
   // records its version; throws std::invalid_argument when count differs from num_parameters().
   virtual void load_weights(const float* params, size_t count, uint64_t version) = 0;
@@ -66,9 +75,14 @@ class RolloutPolicy {
   uint64_t version() const { return version_; }
   // The model spec, its kind that of this policy.
   const ModelSpec& config() const { return config_; }
+  // The network's input width (the observation flattened).
   int64_t obs_size() const { return config_.obs_size; }
-  // A for Box actions, 0 for Discrete (the SampleBatch convention).
-  int64_t action_size() const { return config_.action_space.is_discrete() ? 0 : config_.action_space.size(); }
+  // Where each part of a stored observation lies.
+  const ObservationLayout& observation_layout() const { return layout_; }
+  // A for Box actions, 0 for indexed ones (the SampleBatch convention).
+  int64_t action_size() const { return config_.indexed_actions() ? 0 : config_.action_space.size(); }
+  // Indices per action: 1 for Discrete, action_space.size() for MultiDiscrete and MultiBinary.
+  int64_t action_components() const { return config_.indexed_actions() ? config_.action_space.size() : 1; }
 
   // Normalise observations before the network with learner-shipped running statistics.
   void set_obs_normalizer(const std::vector<float>& mean, const std::vector<float>& var, double count) {
@@ -85,14 +99,20 @@ class RolloutPolicy {
  protected:
   // The spec with its kind set to the policy's own; seed starts the action-sampling generator.
   RolloutPolicy(ModelSpec config, ModelKind kind, uint64_t seed);
-  // obs itself, or a normalised copy in a reused buffer when a normalizer is set.
-  const float* prepare_obs(const float* obs, int num_envs);
+  // The network's input [num_envs, obs_size]: the floats themselves when they are the flat input
+  // and no normalizer is set, else the flattened (and normalised) observations in a reused buffer.
+  const float* prepare_obs(const ObsBatch& obs, int num_envs);
+  // Row k's action mask, or null when observations carry none.
+  const uint8_t* mask_of(const ObsBatch& obs, int k) const {
+    return layout_.mask_size == 0 ? nullptr : obs.bytes + k * layout_.byte_slots + layout_.mask_offset;
+  }
   void set_version(uint64_t version) { version_ = version; }
 
   ModelSpec config_;
   Rng rng_;  // draws sampled actions and exploration
 
  private:
+  ObservationLayout layout_;
   ObsNormalizer normalizer_;
   std::vector<float> normalized_obs_;
   uint64_t version_ = 0;
@@ -107,7 +127,7 @@ class ActorCriticPolicy : public RolloutPolicy {
   // normally arrive via load_weights). Without values, act() leaves out V(s) and the value head.
   ActorCriticPolicy(const ModelSpec& config, uint64_t seed, bool deterministic = false, bool values = true);
 
-  void act(const float* obs, int num_envs, const ActOutput& out) override;
+  void act(const ObsBatch& obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
   size_t num_parameters() const override;
   std::vector<float> weights() const override;
@@ -123,6 +143,7 @@ class ActorCriticPolicy : public RolloutPolicy {
   ActorCriticKernel kernel_;
   std::vector<float> weights_;
   std::vector<float> policy_out_, values_;  // [K, P] and [K] scratch
+  std::vector<int64_t> categories_;         // indexed actions: the categorical size of each element
   bool deterministic_ = false;
   bool values_wanted_ = true;
 };
@@ -135,7 +156,7 @@ class EpsilonGreedyQPolicy : public RolloutPolicy {
   // Weights start as initial_parameters of the layout, seeded with seed.
   EpsilonGreedyQPolicy(const ModelSpec& config, double epsilon, uint64_t seed);
 
-  void act(const float* obs, int num_envs, const ActOutput& out) override;
+  void act(const ObsBatch& obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
   size_t num_parameters() const override;
   std::vector<float> weights() const override;
@@ -163,7 +184,7 @@ class SquashedGaussianPolicy : public RolloutPolicy {
   // <= 1. Weights start as initial_parameters of the layout, seeded with seed.
   SquashedGaussianPolicy(const ModelSpec& config, double epsilon, uint64_t seed, bool deterministic = false);
 
-  void act(const float* obs, int num_envs, const ActOutput& out) override;
+  void act(const ObsBatch& obs, int num_envs, const ActOutput& out) override;
   void load_weights(const float* params, size_t count, uint64_t version) override;
   size_t num_parameters() const override;
   std::vector<float> weights() const override;

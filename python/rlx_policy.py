@@ -48,13 +48,20 @@ def _activation(name):
     raise PolicyFileError("unknown activation %r" % name)
 
 
+def _bounds(value, size):
+    """A Box's bounds as float32 [size]: one value for every element, or a list of one per element;
+    each a number or "inf" / "-inf", which float() reads too."""
+    if isinstance(value, list):
+        if len(value) != size:
+            raise PolicyFileError("a Box of %d elements with %d bounds" % (size, len(value)))
+        return np.array([float(v) for v in value], dtype=np.float32)
+    return np.full(size, float(value), dtype=np.float32)
+
+
 class _Dense:
     """One layer y = activation(x W^T + b), W [out, in] from the flat parameters."""
 
     def __init__(self, spec, params):
-        if spec.get("kind", "dense") != "dense":  # a layer kind rlx registered in C++ only
-            raise PolicyFileError("layer %s is of kind %r, which this reader cannot run (only dense layers)"
-                                  % (spec["name"], spec["kind"]))
         n_in, n_out = int(spec["in"]), int(spec["out"])
         w, b = int(spec["weight_offset"]), int(spec["bias_offset"])
         if w + n_in * n_out > params.size or b + n_out > params.size:
@@ -67,8 +74,69 @@ class _Dense:
         return self.activation(x @ self.weight_t + self.bias).astype(np.float32, copy=False)
 
 
+class _Conv2d:
+    """A "conv2d" layer (rlx's models/conv2d_layer.h): images channels-last (HWC), flattened
+    row-major, in and out; zero padding on every side; weight [out_channels, kernel, kernel,
+    in_channels], so that one output pixel is its HWC input patch times one weight row, plus bias."""
+
+    _ATTRIBUTES = ("height", "width", "in_channels", "out_channels", "kernel", "stride", "padding")
+
+    def __init__(self, spec, params):
+        name, attributes = spec["name"], spec["attributes"]
+        unknown = sorted(set(attributes) - set(self._ATTRIBUTES))
+        if unknown:
+            raise PolicyFileError("conv2d layer %s: unknown attribute %r" % (name, unknown[0]))
+        h, w, c, o, k, s, p = (int(attributes[key]) for key in self._ATTRIBUTES)
+        if min(h, w, c, o, k, s) < 1 or p < 0 or k > h + 2 * p or k > w + 2 * p:
+            raise PolicyFileError("conv2d layer %s: bad attributes %s" % (name, json.dumps(attributes)))
+        self.shape, self.kernel, self.stride, self.padding = (h, w, c), k, s, p
+        self.out_hw = ((h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1)
+        if int(spec["in"]) != h * w * c or int(spec["out"]) != self.out_hw[0] * self.out_hw[1] * o:
+            raise PolicyFileError("conv2d layer %s: in %s and out %s do not fit its attributes %s"
+                                  % (name, spec["in"], spec["out"], json.dumps(attributes)))
+        tensors = {entry["name"]: entry for entry in spec["parameters"]}
+
+        def tensor(suffix, shape):
+            entry = tensors.get(name + "." + suffix)
+            if entry is None or [int(d) for d in entry["shape"]] != shape:
+                raise PolicyFileError("conv2d layer %s: no parameter %s.%s of shape %s" % (name, name, suffix, shape))
+            offset, count = int(entry["offset"]), int(np.prod(shape))
+            if offset < 0 or offset + count > params.size:
+                raise PolicyFileError("layer %s reaches past the parameters" % name)
+            return params[offset:offset + count]
+        self.weight_t = tensor("weight", [o, k, k, c]).reshape(o, k * k * c).T.copy()  # [patch, o]
+        self.bias = tensor("bias", [o]).copy()
+        self.activation = _activation(spec["activation"])
+
+    def __call__(self, x):
+        (h, w, c), k, s, p = self.shape, self.kernel, self.stride, self.padding
+        images = x.reshape(-1, h, w, c)
+        if p:
+            images = np.pad(images, ((0, 0), (p, p), (p, p), (0, 0)))
+        images = np.ascontiguousarray(images, dtype=np.float32)
+        out_h, out_w = self.out_hw
+        n, row, col, channel = images.strides
+        patches = np.lib.stride_tricks.as_strided(  # [N, out_h, out_w, k, k, c], read-only views
+            images, shape=(images.shape[0], out_h, out_w, k, k, c),
+            strides=(n, row * s, col * s, row, col, channel), writeable=False)
+        y = patches.reshape(-1, k * k * c) @ self.weight_t + self.bias
+        return self.activation(y.reshape(images.shape[0], -1)).astype(np.float32, copy=False)
+
+
+# The layer kinds this reader runs; a file with another kind (registered in C++ only) is refused.
+_LAYER_KINDS = {"dense": _Dense, "conv2d": _Conv2d}
+
+
+def _layer(spec, params):
+    kind = spec.get("kind", "dense")
+    if kind not in _LAYER_KINDS:
+        raise PolicyFileError("layer %s is of kind %r, which this reader cannot run (it runs %s layers)"
+                              % (spec["name"], kind, " and ".join(sorted(_LAYER_KINDS))))
+    return _LAYER_KINDS[kind](spec, params)
+
+
 def _chain(specs, params):
-    layers = [_Dense(spec, params) for spec in specs]
+    layers = [_layer(spec, params) for spec in specs]
 
     def run(x):
         for layer in layers:
@@ -141,10 +209,9 @@ class Policy:
             self.action_size = int(space["n"])
             self.action_low = self.action_high = None
         else:
-            # Bounds are numbers or "inf" / "-inf", which float() reads too.
-            self.action_low = np.array([float(v) for v in space["low"]], dtype=np.float32)
-            self.action_high = np.array([float(v) for v in space["high"]], dtype=np.float32)
-            self.action_size = int(self.action_low.size)
+            self.action_size = int(np.prod([int(d) for d in space["shape"]]))
+            self.action_low = _bounds(space["low"], self.action_size)
+            self.action_high = _bounds(space["high"], self.action_size)
         params = array("parameters")
         chains = header["chains"]
         norm = header["obs_normalization"]
@@ -164,7 +231,7 @@ class Policy:
                 self._std_dev = np.exp(self._log_std).astype(np.float32)
         elif self.kind == "q_network":
             self._trunk = _chain(chains["trunk"], params)
-            self._heads = [_Dense(spec, params) for spec in chains["heads"]]
+            self._heads = [_layer(spec, params) for spec in chains["heads"]]
         elif self.kind == "squashed_gaussian":
             self._policy = _chain(chains["policy"], params)
         else:

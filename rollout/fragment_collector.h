@@ -50,6 +50,7 @@ class FragmentCollector {
     std::vector<float> current_obs;  // [K, O]
     Rng::State policy_rng;
     int64_t env_steps = 0;
+    std::vector<uint8_t> current_obs_u8;  // [K, B] their bytes
   };
   std::optional<Snapshot> snapshot() const;
   // Continues from a snapshot() of a collector over the same env, K and policy kind; throws
@@ -69,11 +70,15 @@ class FragmentCollector {
   int fragment_length_;
   bool discrete_;
   int64_t obs_size_;
-  int64_t action_size_;  // A, 0 for Discrete
+  int64_t obs_bytes_;
+  int64_t action_size_;  // A, 0 for indexed actions
+  int64_t action_components_;  // D: indices per action, 1 for Box
   std::vector<float> action_low_, action_high_;
   std::vector<float> current_obs_;     // [K, O] the observation the next step acts on
   std::vector<float> clipped_actions_; // [K, A]
   std::vector<float> final_obs_;       // [K, O] scratch for VectorEnv::step
+  std::vector<uint8_t> current_obs_u8_;// [K, B] its bytes
+  std::vector<uint8_t> final_obs_u8_;  // [K, B]
   std::vector<double> episode_returns_;
   std::vector<int32_t> episode_lengths_;
   std::vector<FinishedEpisode> finished_;

@@ -39,9 +39,9 @@ void register_toy_kinds() {
   std::call_once(once, [] {
     // The spec and the torch-free forward.
     LayerKind toy;
-    toy.output_size = [](int64_t in) { return in; };
-    toy.parameters = [](int64_t in) {
-      return std::vector<std::pair<std::string, std::vector<int64_t>>>{{"scale", {in}}, {"shift", {in}}};
+    toy.output_size = [](const LayerSpec& layer) { return layer.in; };
+    toy.parameters = [](const LayerSpec& layer) {
+      return std::vector<std::pair<std::string, std::vector<int64_t>>>{{"scale", {layer.in}}, {"shift", {layer.in}}};
     };
     toy.initialize = [](const LayerSpec& layer, float* const* params, Rng& rng) {
       for (int64_t i = 0; i < layer.in; ++i) {

@@ -71,10 +71,17 @@ TEST_CASE("a damaged or foreign model spec is refused with its key path", "[mode
   CHECK(refusal(spec) == "model.encoder.kind: expected one of mlp, got \"cnn\"");
   spec = good;
   spec["core"] = {{"kind", "lstm"}};
-  CHECK(refusal(spec) == "model.core: unknown key (a newer rlx's model? this one reads model version 1)");
+  CHECK(refusal(spec) == "model.core: unknown key (a newer rlx's model? this one reads model version 2)");
   spec = good;
-  spec["version"] = 2;
-  CHECK(refusal(spec) == "model.version: model version 2, this rlx reads version 1");
+  spec["version"] = 3;
+  CHECK(refusal(spec) == "model.version: model version 3, this rlx reads versions 1 to 2");
+  spec = good;
+  spec["observation_space"]["spaces"] = {{{"key", "g"}, {"space", {{"type", "Graph"}}}}};
+  spec["observation_space"]["type"] = "Dict";
+  CHECK_THAT(refusal(spec), Catch::StartsWith("model.observation_space['g']: space type must be"));
+  spec = good;
+  spec["action_mask"] = true;  // a Box action space takes no mask
+  CHECK_THAT(refusal(spec), Catch::Contains("an action mask needs a Discrete or MultiDiscrete action space"));
   spec = good;
   spec.erase("heads");
   CHECK(refusal(spec) == "model.heads: missing");
@@ -94,4 +101,35 @@ TEST_CASE("a damaged or foreign model spec is refused with its key path", "[mode
 }
 
 }  // namespace
+
+TEST_CASE("A version-1 model (rlx before every space) reads as a float32 Box of its size, no mask", "[models]") {
+  nlohmann::json v1 = model_spec_to_json(box_actor_critic());
+  v1["version"] = 1;
+  v1.erase("observation_space");
+  v1.erase("action_mask");
+  const ModelSpec spec = model_spec_from_json(v1, "model");
+  CHECK(spec == box_actor_critic());
+  CHECK(spec.input_space() == rlx::Space::box({spec.obs_size}, -rlx::kInf, rlx::kInf));
+  CHECK_FALSE(spec.action_mask);
+  v1["action_mask"] = false;  // a version-2 key in a version-1 model
+  CHECK_THROWS_WITH(model_spec_from_json(v1, "model"), Catch::Contains("model.action_mask: unknown key"));
+}
+
+TEST_CASE("A model of a Dict observation with a masked MultiDiscrete action survives JSON", "[models]") {
+  using rlx::Space;
+  rlx::EnvSpec env;
+  env.id = "Board-v0";
+  env.observation_space = Space::dict({{"board", Space::box({3, 3, 2}, 0, 1, rlx::ScalarType::kUint8)},
+                                       {"turn", Space::discrete(2)}});
+  env.action_space = Space::multi_discrete({3, 3});
+  env.action_mask = true;
+  const ModelSpec spec = ModelSpec::for_env(env);
+  CHECK(spec.obs_size == 18 + 2);
+  CHECK(spec.policy_output_size() == 6);
+  CHECK(model_spec_from_json(model_spec_to_json(spec), "model") == spec);
+  CHECK_NOTHROW(spec.check_env(env, "a worker's"));
+  env.action_mask = false;
+  CHECK_THROWS_WITH(spec.check_env(env, "a worker's"), Catch::Contains("masks no actions, the model expects a mask"));
+}
+
 }  // namespace rlx

@@ -95,7 +95,7 @@ TEST_CASE("The Welcome carries the learner's model spec whole, and a worker chec
   env.action_space = Space::discrete(2);
   CHECK(&back.model_for(env) == &back.model);
   env.observation_space = Space::box({6}, -1.0f, 1.0f);
-  CHECK_THROWS_WITH(back.model_for(env), Catch::Contains("gives observations of 6 floats, the model reads 4"));
+  CHECK_THROWS_WITH(back.model_for(env), Catch::Contains("gives observations in Box(-1, 1, (6,), float32), the model reads Box(-inf, inf, (4,), float32)"));
   env.observation_space = Space::box({4}, -1.0f, 1.0f);
   env.action_space = Space::discrete(3);
   CHECK_THROWS_WITH(back.model_for(env), Catch::Contains("takes actions in Discrete(3), the model acts in Discrete(2)"));
