@@ -324,4 +324,13 @@ struct Space {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// The categorical sizes of an indexed action space, one per element: {n} for Discrete, nvec for
+// MultiDiscrete, 2 per bit for MultiBinary; empty for a Box.
+inline std::vector<int64_t> action_categories(const Space& space) {
+  if (space.is_discrete()) return {space.n};
+  if (space.is_multi_discrete()) return space.nvec;
+  if (space.is_multi_binary()) return std::vector<int64_t>(static_cast<size_t>(space.size()), 2);
+  return {};
+}
+
 }  // namespace rlx

@@ -67,12 +67,7 @@ int64_t ModelSpec::policy_output_size() const {
   return total;
 }
 
-std::vector<int64_t> ModelSpec::action_categories() const {
-  if (action_space.is_discrete()) return {action_space.n};
-  if (action_space.is_multi_discrete()) return action_space.nvec;
-  if (action_space.is_multi_binary()) return std::vector<int64_t>(static_cast<size_t>(action_space.size()), 2);
-  return {};
-}
+std::vector<int64_t> ModelSpec::action_categories() const { return rlx::action_categories(action_space); }
 
 void ModelSpec::validate() const {
   if (obs_size <= 0) throw std::invalid_argument("policy model needs obs_size > 0, got " + std::to_string(obs_size));
@@ -128,7 +123,9 @@ void ModelSpec::check_env(const EnvSpec& env, const std::string& who) const {
 }
 
 bool ModelSpec::operator==(const ModelSpec& other) const {
-  return kind == other.kind && obs_size == other.obs_size && input_space() == other.input_space() &&
+  // Float32 Box bounds do not shape the networks: a spec of an older rlx (no observation space)
+  // equals one of the same env written today.
+  return kind == other.kind && obs_size == other.obs_size && model_view(input_space()) == model_view(other.input_space()) &&
          action_mask == other.action_mask && action_space == other.action_space &&
          encoder == other.encoder && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
          log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;

@@ -88,6 +88,7 @@ struct ModelSpec {
   // side in the message.
   void check_env(const EnvSpec& env, const std::string& who) const;
 
+  // Equal when they build the same networks (float32 Box bounds aside) and act alike.
   bool operator==(const ModelSpec& other) const;
   bool operator!=(const ModelSpec& other) const { return !(*this == other); }
 };

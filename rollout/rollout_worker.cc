@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -11,6 +12,7 @@
 #include "core/log.h"
 #include "envs/python_env.h"
 #include "envs/registry.h"
+#include "transport/sample_receiver.h"
 #include "envs/vector_env.h"
 #include "rollout/fragment_collector.h"
 #include "rollout/policy_factory.h"
@@ -98,9 +100,12 @@ void RolloutWorker::send_hello() {
   hello.worker_id = options_.worker_id;
   hello.env_id = spec.id;
   hello.num_envs = collector_->num_envs();
-  hello.obs_size = spec.observation_space.size();
-  hello.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
-  hello.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
+  const ExpectedEnv expected = ExpectedEnv::of(spec);  // the learner holds this worker's env to the same
+  hello.obs_size = expected.obs_size;
+  hello.obs_bytes = expected.obs_bytes;
+  hello.action_size = expected.action_size;
+  hello.num_actions = expected.num_actions;
+  hello.action_components = std::max<int64_t>(1, static_cast<int64_t>(expected.action_categories.size()));
   hello.pid = ::getpid();
   hello.hostname = local_host_name();
   send(encode_hello(hello, ++sequence_));

@@ -144,12 +144,22 @@ Check decode_hello(const Columns& columns, const MessageInfo& info, const Decode
   if (!num_actions) return bad_field("num_actions");
   auto pid = json_int(parsed, "pid", 0, std::numeric_limits<int64_t>::max());
   if (!pid) return bad_field("pid");
+  const std::optional<int64_t> obs_bytes =
+      parsed.contains("obs_bytes") ? json_int(parsed, "obs_bytes", 0, limits.max_obs_size) : std::optional<int64_t>(0);
+  if (!obs_bytes) return bad_field("obs_bytes");
+  const std::optional<int64_t> components =
+      parsed.contains("action_components")
+          ? json_int(parsed, "action_components", 1, *action_size == 0 ? limits.max_action_size : 1)
+          : std::optional<int64_t>(1);
+  if (!components) return bad_field("action_components");
   hello.env_id = std::move(*env_id);
   hello.hostname = std::move(*hostname);
   hello.num_envs = *num_envs;
   hello.obs_size = *obs_size;
   hello.action_size = *action_size;
   hello.num_actions = *num_actions;
+  hello.obs_bytes = *obs_bytes;
+  hello.action_components = *components;
   hello.pid = *pid;
   out = std::move(hello);
   return std::nullopt;
@@ -158,18 +168,22 @@ Check decode_hello(const Columns& columns, const MessageInfo& info, const Decode
 // Shapes of a fragment's columns: present columns checked for dtype and rank.
 struct FragmentColumns {
   const ColumnDescriptor *obs, *action_indices, *action_values, *rewards, *terminated, *truncated, *log_probs, *values,
-      *bootstrap_obs, *final_obs_index, *final_obs;
+      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8;
 };
 
 Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
   if (auto bad = c.allow_only({ColumnId::kObs, ColumnId::kActionIndices, ColumnId::kActionValues, ColumnId::kRewards,
                                ColumnId::kTerminated, ColumnId::kTruncated, ColumnId::kLogProbs, ColumnId::kValues,
-                               ColumnId::kBootstrapObs, ColumnId::kFinalObsIndex, ColumnId::kFinalObs})) {
+                               ColumnId::kBootstrapObs, ColumnId::kFinalObsIndex, ColumnId::kFinalObs, ColumnId::kObsU8,
+                               ColumnId::kBootstrapObsU8, ColumnId::kFinalObsU8})) {
     return bad;
   }
   Check bad;
+  // Action indices are [T, K] (one per action) or [T, K, D] (MultiDiscrete, MultiBinary).
+  const ColumnDescriptor* indices = c.find(ColumnId::kActionIndices);
+  const uint8_t index_rank = indices != nullptr && indices->ndim == 3 ? 3 : 2;
   if ((bad = c.get(ColumnId::kObs, DType::kFloat32, 3, true, f.obs)) ||
-      (bad = c.get(ColumnId::kActionIndices, DType::kInt64, 2, false, f.action_indices)) ||
+      (bad = c.get(ColumnId::kActionIndices, DType::kInt64, index_rank, false, f.action_indices)) ||
       (bad = c.get(ColumnId::kActionValues, DType::kFloat32, 3, false, f.action_values)) ||
       (bad = c.get(ColumnId::kRewards, DType::kFloat32, 2, true, f.rewards)) ||
       (bad = c.get(ColumnId::kTerminated, DType::kUInt8, 2, true, f.terminated)) ||
@@ -178,8 +192,15 @@ Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
       (bad = c.get(ColumnId::kValues, DType::kFloat32, 2, false, f.values)) ||
       (bad = c.get(ColumnId::kBootstrapObs, DType::kFloat32, 2, true, f.bootstrap_obs)) ||
       (bad = c.get(ColumnId::kFinalObsIndex, DType::kInt32, 1, true, f.final_obs_index)) ||
-      (bad = c.get(ColumnId::kFinalObs, DType::kFloat32, 2, true, f.final_obs))) {
+      (bad = c.get(ColumnId::kFinalObs, DType::kFloat32, 2, true, f.final_obs)) ||
+      (bad = c.get(ColumnId::kObsU8, DType::kUInt8, 3, false, f.obs_u8)) ||
+      (bad = c.get(ColumnId::kBootstrapObsU8, DType::kUInt8, 2, false, f.bootstrap_obs_u8)) ||
+      (bad = c.get(ColumnId::kFinalObsU8, DType::kUInt8, 2, false, f.final_obs_u8))) {
     return bad;
+  }
+  const bool any_bytes = f.obs_u8 || f.bootstrap_obs_u8 || f.final_obs_u8;
+  if (any_bytes && !(f.obs_u8 && f.bootstrap_obs_u8 && f.final_obs_u8)) {
+    return reject(RejectReason::kMissingColumn, "fragment has some of its byte columns but not all");
   }
   if (!f.action_indices && !f.action_values) return reject(RejectReason::kMissingColumn, "fragment has no actions");
   if (f.action_indices && f.action_values) return reject(RejectReason::kUnexpectedColumn, "fragment has both action kinds");
@@ -206,6 +227,18 @@ Check check_fragment_dims(const FragmentColumns& f, const DecodeLimits& limits) 
   const int64_t d = f.final_obs_index->dims[0];
   if (d > n) return reject(RejectReason::kLimitExceeded, "more final observations than steps");
   if (!dims_are(f.final_obs, d, o)) return reject(RejectReason::kInconsistentDims, "final_obs is not [D, O]");
+  if (f.action_indices && f.action_indices->ndim == 3) {
+    const int64_t components = f.action_indices->dims[2];
+    if (components < 1) return reject(RejectReason::kInconsistentDims, "action_indices with D = 0");
+    if (components > limits.max_action_size) return reject(RejectReason::kLimitExceeded, "fragment action components");
+  }
+  if (f.obs_u8) {
+    const int64_t b = f.obs_u8->dims[2];
+    if (b < 1 || !dims_are(f.obs_u8, t, k)) return reject(RejectReason::kInconsistentDims, "obs_u8 is not [T, K, B]");
+    if (b > limits.max_obs_size) return reject(RejectReason::kLimitExceeded, "fragment obs bytes");
+    if (!dims_are(f.bootstrap_obs_u8, k, b)) return reject(RejectReason::kInconsistentDims, "bootstrap_obs_u8 is not [K, B]");
+    if (!dims_are(f.final_obs_u8, d, b)) return reject(RejectReason::kInconsistentDims, "final_obs_u8 is not [D, B]");
+  }
   return std::nullopt;
 }
 
@@ -238,7 +271,14 @@ Check decode_fragment(const Columns& columns, const MessageInfo& info, const Dec
   b.num_envs = static_cast<int32_t>(f.obs->dims[1]);
   b.obs_size = f.obs->dims[2];
   b.action_size = f.action_values ? f.action_values->dims[2] : 0;
+  b.action_components = f.action_indices && f.action_indices->ndim == 3 ? f.action_indices->dims[2] : 1;
+  b.obs_byte_size = f.obs_u8 ? f.obs_u8->dims[2] : 0;
   columns.copy(f.obs, b.obs);
+  if (f.obs_u8) {
+    columns.copy(f.obs_u8, b.obs_u8);
+    columns.copy(f.bootstrap_obs_u8, b.bootstrap_obs_u8);
+    columns.copy(f.final_obs_u8, b.final_obs_u8);
+  }
   if (f.action_indices) columns.copy(f.action_indices, b.action_indices);
   if (f.action_values) columns.copy(f.action_values, b.action_values);
   columns.copy(f.rewards, b.rewards);

@@ -26,10 +26,13 @@ std::vector<zmq::message_t> encode_hello(const Hello& hello, uint64_t sequence) 
   require(hello.obs_size >= 0 && hello.action_size >= 0 && hello.pid >= 0, "Hello sizes and pid must be >= 0");
   require(hello.action_size == 0 ? hello.num_actions >= 1 : hello.num_actions == 0,
           "Hello num_actions must be >= 1 for Discrete actions (action_size 0) and 0 for Box actions");
+  require(hello.obs_bytes >= 0 && (hello.action_size == 0 ? hello.action_components >= 1 : hello.action_components == 1),
+          "Hello obs_bytes must be >= 0 and action_components >= 1 (1 for Box actions)");
   const nlohmann::json info = {{"env_id", hello.env_id},     {"num_envs", hello.num_envs},
                                {"obs_size", hello.obs_size}, {"action_size", hello.action_size},
                                {"num_actions", hello.num_actions}, {"pid", hello.pid},
-                               {"hostname", hello.hostname}};
+                               {"hostname", hello.hostname}, {"obs_bytes", hello.obs_bytes},
+                               {"action_components", hello.action_components}};
   // Strict UTF-8: invalid bytes in a string are misuse and throw json's type_error (a std::exception).
   const std::string text = info.dump();
   require(text.size() <= kMaxHelloInfoBytes, "Hello info exceeds 4096 bytes");
@@ -52,12 +55,19 @@ std::vector<zmq::message_t> encode_sample_fragment(std::shared_ptr<const SampleB
   }
   for (int64_t action : b.action_indices) require(action >= 0, "SampleBatch action index is negative");
   const std::shared_ptr<const void> owner = batch;
-  const int64_t t = b.num_steps, k = b.num_envs, o = b.obs_size, a = b.action_size;
+  const int64_t t = b.num_steps, k = b.num_envs, o = b.obs_size, a = b.action_size, bytes = b.obs_byte_size;
   const auto d = static_cast<int64_t>(b.final_obs_index.size());
   FrameBuilder builder(MessageType::kSampleFragment, b.worker_id, sequence, b.policy_version);
   builder.add_shared(ColumnId::kObs, {t, k, o}, b.obs, owner);
-  if (b.discrete()) {
-    builder.add_shared(ColumnId::kActionIndices, {t, k}, b.action_indices, owner);
+  if (bytes > 0) {
+    builder.add_shared(ColumnId::kObsU8, {t, k, bytes}, b.obs_u8, owner);
+    builder.add_shared(ColumnId::kBootstrapObsU8, {k, bytes}, b.bootstrap_obs_u8, owner);
+    builder.add_shared(ColumnId::kFinalObsU8, {d, bytes}, b.final_obs_u8, owner);
+  }
+  if (b.discrete() && b.action_components == 1) {
+    builder.add_shared(ColumnId::kActionIndices, {t, k}, b.action_indices, owner);  // the form before MultiDiscrete
+  } else if (b.discrete()) {
+    builder.add_shared(ColumnId::kActionIndices, {t, k, b.action_components}, b.action_indices, owner);
   } else {
     builder.add_shared(ColumnId::kActionValues, {t, k, a}, b.action_values, owner);
   }

@@ -1,5 +1,6 @@
 #include "transport/fragment_contract.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -10,7 +11,7 @@ namespace {
 constexpr const char* kFaultNames[kNumFragmentFaults] = {
     "wrong_steps", "wrong_envs",       "wrong_obs_size", "wrong_action_shape", "missing_policy_outputs",
     "unexpected_policy_outputs",        "bad_flag",       "final_obs_mismatch", "non_finite",
-    "episode_too_long", "unpublished_version", "no_credit"};
+    "episode_too_long", "unpublished_version", "no_credit", "illegal_action"};
 
 FragmentRefusal refuse(FragmentFault fault, std::string detail) { return {fault, std::move(detail)}; }
 
@@ -70,6 +71,34 @@ std::optional<FragmentRefusal> check_episode_ends(const SampleBatch& batch) {
   return std::nullopt;
 }
 
+// Every action index lies in its element's categories and, with a mask, is legal in the
+// observation it was chosen on.
+std::optional<FragmentRefusal> check_actions(const SampleBatch& batch, const FragmentContract& contract) {
+  const auto& categories = contract.action_categories;
+  const size_t components = categories.size();
+  const size_t n = static_cast<size_t>(batch.num_transitions());
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t* action = batch.action_indices.data() + i * components;
+    const uint8_t* mask = contract.mask_size == 0 ? nullptr
+                                                  : batch.obs_u8.data() + i * static_cast<size_t>(contract.obs_bytes) +
+                                                        static_cast<size_t>(contract.mask_offset);
+    for (size_t e = 0; e < components; ++e) {
+      if (action[e] < 0 || action[e] >= categories[e]) {
+        return refuse(FragmentFault::kIllegalAction, "step " + std::to_string(i) + " action element " + std::to_string(e) +
+                                                         " is " + std::to_string(action[e]) + ", outside [0, " +
+                                                         std::to_string(categories[e]) + ")");
+      }
+      if (mask != nullptr && mask[action[e]] == 0) {
+        return refuse(FragmentFault::kIllegalAction, "step " + std::to_string(i) + " took action " +
+                                                         std::to_string(action[e]) + " (element " + std::to_string(e) +
+                                                         "), which its observation's mask forbids");
+      }
+      if (mask != nullptr) mask += categories[e];
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* fragment_fault_name(FragmentFault fault) { return kFaultNames[static_cast<size_t>(fault)]; }
@@ -84,8 +113,15 @@ std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const Fr
   if (batch.obs_size != contract.obs_size) {
     return refuse(FragmentFault::kWrongObsSize, mismatch("observation size", batch.obs_size, contract.obs_size));
   }
+  if (batch.obs_byte_size != contract.obs_bytes) {
+    return refuse(FragmentFault::kWrongObsSize, mismatch("observation bytes", batch.obs_byte_size, contract.obs_bytes));
+  }
   if (batch.action_size != contract.action_size) {
     return refuse(FragmentFault::kWrongActionShape, mismatch("action size", batch.action_size, contract.action_size));
+  }
+  const auto components = std::max<int64_t>(1, static_cast<int64_t>(contract.action_categories.size()));
+  if (batch.discrete() && batch.action_components != components) {
+    return refuse(FragmentFault::kWrongActionShape, mismatch("action elements", batch.action_components, components));
   }
   try {
     batch.validate();  // the decoder checked this; a fragment built in memory may not be
@@ -102,6 +138,9 @@ std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const Fr
     return refuse(FragmentFault::kUnexpectedPolicyOutputs, "the algorithm takes no log_probs or values");
   }
   if (auto refusal = check_episode_ends(batch)) return refusal;
+  if (batch.discrete() && !contract.action_categories.empty()) {
+    if (auto refusal = check_actions(batch, contract)) return refusal;
+  }
   return check_finite(batch);
 }
 
@@ -110,17 +149,20 @@ size_t fragment_bytes(const SampleBatch& batch) {
          batch.action_values.size() * sizeof(float) + batch.rewards.size() * sizeof(float) + batch.terminated.size() +
          batch.truncated.size() + batch.log_probs.size() * sizeof(float) + batch.values.size() * sizeof(float) +
          batch.bootstrap_obs.size() * sizeof(float) + batch.final_obs_index.size() * sizeof(int32_t) +
-         batch.final_obs.size() * sizeof(float);
+         batch.final_obs.size() * sizeof(float) + batch.obs_u8.size() + batch.bootstrap_obs_u8.size() +
+         batch.final_obs_u8.size();
 }
 
 size_t max_fragment_bytes(const FragmentContract& contract) {
   const auto n = static_cast<size_t>(contract.num_steps) * static_cast<size_t>(contract.num_envs);
-  const auto o = static_cast<size_t>(contract.obs_size);
-  const size_t action_bytes = contract.action_size == 0 ? sizeof(int64_t) : static_cast<size_t>(contract.action_size) * sizeof(float);
-  const size_t per_step = o * sizeof(float) + action_bytes + sizeof(float) + 2 * sizeof(uint8_t) +
+  const size_t row = static_cast<size_t>(contract.obs_size) * sizeof(float) + static_cast<size_t>(contract.obs_bytes);
+  const size_t action_bytes = contract.action_size == 0
+                                  ? std::max<size_t>(contract.action_categories.size(), 1) * sizeof(int64_t)
+                                  : static_cast<size_t>(contract.action_size) * sizeof(float);
+  const size_t per_step = row + action_bytes + sizeof(float) + 2 * sizeof(uint8_t) +
                           (contract.policy_outputs ? 2 * sizeof(float) : 0) +
-                          sizeof(int32_t) + o * sizeof(float);  // a final observation at every step, at most
-  return sizeof(SampleBatch) + n * per_step + static_cast<size_t>(contract.num_envs) * o * sizeof(float);
+                          sizeof(int32_t) + row;  // a final observation at every step, at most
+  return sizeof(SampleBatch) + n * per_step + static_cast<size_t>(contract.num_envs) * row;
 }
 
 }  // namespace rlx

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/sample_batch.h"
 #include "transport/reason_counters.h"
@@ -29,9 +30,10 @@ enum class FragmentFault : uint8_t {
   kEpisodeTooLong,          // an episode ran past the env's time limit
   kUnpublishedVersion,      // a policy version the learner never published
   kNoCredit,                // sent beyond the credits granted
+  kIllegalAction,           // an action index outside its space, or one its observation's mask forbids
 };
 
-constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kNoCredit) + 1;
+constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kIllegalAction) + 1;
 
 // snake_case name of a fault ("wrong_steps").
 const char* fragment_fault_name(FragmentFault fault);
@@ -46,9 +48,14 @@ struct FragmentRefusal {
 struct FragmentContract {
   int32_t num_steps = 0;        // T, the granted fragment length
   int32_t num_envs = 0;         // K, as the worker's hello announced (and the learner accepted)
-  int64_t obs_size = 0;         // O
-  int64_t action_size = 0;      // A for Box actions, 0 for Discrete
+  int64_t obs_size = 0;         // O: floats per observation
+  int64_t action_size = 0;      // A for Box actions, 0 for indexed ones
   bool policy_outputs = false;  // log_probs required, values optional (PPO), or both forbidden (DQN)
+  int64_t obs_bytes = 0;        // B: bytes per observation
+  std::vector<int64_t> action_categories;  // indexed actions: each element's categories (D = their count;
+                                           // empty: one element, its range left to the decoder's limits)
+  int64_t mask_offset = 0;      // the action mask's first byte in an observation's bytes
+  int64_t mask_size = 0;        // its bytes (the sum of action_categories); 0: no mask
 };
 
 // The first way batch breaks contract, or nothing when it keeps it. Reads every value once.

@@ -21,9 +21,11 @@ struct Hello {
   uint16_t protocol_version = kProtocolVersion; // header protocol_version
   std::string env_id;
   int64_t num_envs = 0;      // K
-  int64_t obs_size = 0;      // O
-  int64_t action_size = 0;   // A for Box actions; 0 for Discrete
-  int64_t num_actions = 0;   // n for Discrete actions; 0 for Box
+  int64_t obs_size = 0;      // O: floats per observation
+  int64_t action_size = 0;   // A for Box actions; 0 for indexed ones
+  int64_t num_actions = 0;   // indexed actions: the sum of their categories (n for Discrete); 0 for Box
+  int64_t obs_bytes = 0;     // B: bytes per observation (absent in an older worker's hello: 0)
+  int64_t action_components = 1;  // D: indices per action (absent in an older worker's hello: 1)
   int64_t pid = 0;
   std::string hostname;
 };

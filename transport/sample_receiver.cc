@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/observation_layout.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
 #include "transport/zap_authenticator.h"
@@ -34,7 +35,12 @@ FragmentContract contract_for(const ReceiverOptions& options, int64_t num_envs) 
   contract.num_steps = options.fragment_length;
   contract.num_envs = static_cast<int32_t>(num_envs);
   contract.obs_size = options.env.obs_size;
+  contract.obs_bytes = options.env.obs_bytes;
   contract.action_size = options.env.action_size;
+  contract.action_categories = options.env.action_categories;
+  if (contract.action_categories.empty() && options.env.num_actions > 0) contract.action_categories = {options.env.num_actions};
+  contract.mask_offset = options.env.mask_offset;
+  contract.mask_size = options.env.mask_size;
   contract.policy_outputs = options.policy_outputs;
   return contract;
 }
@@ -334,8 +340,9 @@ void SampleReceiver::welcome(const std::string& identity, uint64_t sender_id) {
 void SampleReceiver::handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence) {
   auto it = workers_.find(identity);
   const ExpectedEnv& env = options_.env;
-  const bool matches = hello.env_id == env.env_id && hello.obs_size == env.obs_size &&
+  const bool matches = hello.env_id == env.env_id && hello.obs_size == env.obs_size && hello.obs_bytes == env.obs_bytes &&
                        hello.action_size == env.action_size && hello.num_actions == env.num_actions &&
+                       hello.action_components == std::max<int64_t>(1, static_cast<int64_t>(env.action_categories.size())) &&
                        hello.num_envs >= 1 && hello.num_envs <= options_.max_envs_per_worker;
   if (it == workers_.end() || !matches) {
     // Not welcomed first, or stepping another env: tell it to stop.
@@ -563,10 +570,15 @@ void SampleReceiver::send_credits(const std::string& identity, Worker& worker, i
 
 ExpectedEnv ExpectedEnv::of(const EnvSpec& spec) {
   ExpectedEnv env;
+  const ObservationLayout layout = observation_layout(spec);
   env.env_id = spec.id;
-  env.obs_size = spec.observation_space.size();
-  env.action_size = spec.action_space.is_discrete() ? 0 : spec.action_space.size();
-  env.num_actions = spec.action_space.is_discrete() ? spec.action_space.n : 0;
+  env.obs_size = layout.float_slots;
+  env.obs_bytes = layout.byte_slots;
+  env.action_size = spec.action_space.is_box() ? spec.action_space.size() : 0;
+  env.action_categories = rlx::action_categories(spec.action_space);
+  for (int64_t count : env.action_categories) env.num_actions += count;
+  env.mask_offset = layout.mask_offset;
+  env.mask_size = layout.mask_size;
   env.max_episode_steps = spec.max_episode_steps;
   return env;
 }

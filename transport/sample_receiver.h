@@ -49,10 +49,14 @@ class ZapAuthenticator;
 // What every worker's env must look like (from the learner's EnvSpec).
 struct ExpectedEnv {
   std::string env_id;
-  int64_t obs_size = 0;
-  int64_t action_size = 0;   // A for Box, 0 for Discrete
-  int64_t num_actions = 0;   // n for Discrete, 0 for Box
+  int64_t obs_size = 0;      // floats per observation
+  int64_t action_size = 0;   // A for Box, 0 for indexed actions
+  int64_t num_actions = 0;   // indexed actions: the sum of their categories (n for Discrete); 0 for Box
   int max_episode_steps = 0;  // the env's time limit (0: none); a longer episode is refused
+  int64_t obs_bytes = 0;     // bytes per observation (uint8 leaves, action mask)
+  std::vector<int64_t> action_categories;  // indexed actions: each element's categories (empty: {num_actions})
+  int64_t mask_offset = 0;   // the action mask in an observation's bytes
+  int64_t mask_size = 0;
 
   // The contract of an env with this spec.
   static ExpectedEnv of(const EnvSpec& spec);

@@ -46,6 +46,9 @@ enum class ColumnId : uint16_t {
   kBootstrapObs = 9,
   kFinalObsIndex = 10,
   kFinalObs = 11,
+  kObsU8 = 12,           // [T, K, B] the observations' bytes (uint8 leaves, action mask), when B > 0
+  kBootstrapObsU8 = 13,  // [K, B]
+  kFinalObsU8 = 14,      // [D, B]
   kHelloInfo = 20,
   kWelcomeInfo = 21,
   kEpisodeReturns = 30,

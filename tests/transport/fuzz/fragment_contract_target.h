@@ -17,7 +17,15 @@
 namespace rlx {
 
 // The contract the target checks against: CartPole, T = 16, K = 4, PPO's columns.
-inline FragmentContract fuzz_contract() { return FragmentContract{16, 4, 4, 0, true}; }
+inline FragmentContract fuzz_contract() {
+  FragmentContract contract;
+  contract.num_steps = 16;
+  contract.num_envs = 4;
+  contract.obs_size = 4;
+  contract.action_categories = {2};
+  contract.policy_outputs = true;
+  return contract;
+}
 
 // Aborts (a crash for the fuzzer and the test) when an accepted fragment breaks the contract.
 inline void require_kept(bool kept) {
