@@ -1,9 +1,10 @@
 // Python environments: `env: python:my_package.my_module:MyEnv` names a Gymnasium-style class
 // (reset(seed=, options=) -> (obs, info); step(action) -> (obs, reward, terminated, truncated,
-// info); Box or Discrete spaces, read by duck typing), constructed with the experiment's
-// env_config as keyword arguments. CPython runs inside the process that steps the envs; it is
-// embedded by a bridge module (rlx-python-envs.so, built from envs/python/) that this loader
-// dlopens only when a Python env is named, so rlx itself never links libpython.
+// info); Box, Discrete, MultiDiscrete, MultiBinary, Tuple and Dict spaces, read by duck typing;
+// RLlib's or SB3's action masks), constructed with the experiment's env_config as keyword
+// arguments. CPython runs inside the process that steps the envs; it is embedded by a bridge
+// module (rlx-python-envs.so, built from envs/python/) that this loader dlopens only when a
+// Python env is named, so rlx itself never links libpython.
 #pragma once
 
 #include <stdexcept>
@@ -58,9 +59,9 @@ class ScopedPythonRenderMode {
 // env_config_json is a JSON object's text ("{}" for none). Registering the same id again with the
 // same env_config does nothing. Throws ConfigError for a malformed id, a module or class that
 // cannot be found, an env_config that is no JSON object, an id registered with another
-// env_config, or an unsupported space (naming the env, the attribute and what was expected);
-// PythonEnvError when the constructor raises; std::runtime_error when the bridge module cannot
-// be loaded. Thread-safe.
+// env_config, or a space rlx cannot read or act in (naming the env, the space's path and what
+// was expected); PythonEnvError when the constructor raises; std::runtime_error when the bridge
+// module cannot be loaded. Thread-safe.
 void register_python_env(const std::string& env_id, const std::string& env_config_json = "{}");
 
 }  // namespace rlx

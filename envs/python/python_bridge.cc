@@ -2,7 +2,9 @@
 // Gymnasium-style env classes as rlx Envs (envs/python_env.h), reading them by duck typing so
 // that `gymnasium` need not be installed. Loaded by envs/python_env_loader.cc with dlopen.
 //
-// This file holds the Env class and the registration; python_values.h reads Python's values.
+// This file holds the Env class (actions, action masks) and the registration; python_spaces.h
+// reads the spaces, python_observation.h writes the observations, python_values.h reads Python's
+// values.
 // Every call into Python takes the GIL for its duration (the interpreter starts with it released),
 // so envs may be stepped from any thread. Python objects that rlx code copies around (the class
 // inside a factory) are held through share(), whose last owner drops them under the GIL.
@@ -22,6 +24,8 @@
 #include "envs/env.h"
 #include "envs/plugin.h"
 #include "envs/python/python_bridge.h"
+#include "envs/python/python_observation.h"
+#include "envs/python/python_spaces.h"
 #include "envs/python/python_values.h"
 #include "envs/python_env.h"
 
@@ -76,24 +80,46 @@ std::pair<std::string, std::string> split_env_id(const std::string& env_id) {
   return {rest.substr(0, colon), rest.substr(colon + 1)};
 }
 
+// The env's action_masks method (sb3-contrib's MaskablePPO convention), found through
+// Gymnasium's wrappers (get_wrapper_attr) where it has them; None when it has none. ConfigError
+// when it has one and actions rlx does not mask. Needs the GIL.
+py::object action_masks_method(const std::string& env_id, py::handle env, const Space& action_space) {
+  constexpr const char* kName = "action_masks";
+  py::object method = py::none();
+  if (py::hasattr(env, "get_wrapper_attr")) {
+    try {
+      method = env.attr("get_wrapper_attr")(kName);
+    } catch (py::error_already_set& error) {
+      if (!error.matches(PyExc_AttributeError)) throw python_error(env_id + ": get_wrapper_attr('action_masks')", error);
+    }
+  } else if (py::hasattr(env, kName)) {
+    method = env.attr(kName);
+  }
+  if (method.is_none() || !PyCallable_Check(method.ptr())) return py::none();
+  if (!action_space.is_discrete() && !action_space.is_multi_discrete()) {
+    throw ConfigError(env_id + ": the env has action_masks() (sb3-contrib's convention), and rlx masks Discrete and "
+                      "MultiDiscrete actions, not " + action_space.to_string());
+  }
+  return method;
+}
+
 // A Gymnasium-style Python env object as an rlx Env.
 class PythonEnv final : public Env {
  public:
-  // Reads the instance's spaces and time limit (ConfigError when unsupported); render_hint is
-  // what a render() that returns None is told. Needs the GIL.
+  // Reads the instance's spaces, action mask and time limit (ConfigError when unsupported);
+  // render_hint is what a render() that returns None is told. Needs the GIL.
   static std::unique_ptr<PythonEnv> wrap(const std::string& env_id, py::object env, std::string render_hint) {
     PythonSpace observation = read_space(env_id, env, "observation_space");
-    PythonSpace action = read_space(env_id, env, "action_space");
-    if (!observation.space.is_box()) {
-      throw ConfigError(env_id + ": observation_space is " + observation.space.to_string() +
-                        "; rlx needs a Box observation space (one-hot encode a Discrete observation)");
-    }
+    const PythonSpace action = read_space(env_id, env, "action_space");
     if (action.space.is_box() && action.dtype != "float32" && action.dtype != "float64") {
       throw ConfigError(env_id + ": action_space is a Box of " + action.dtype +
-                        "; rlx's continuous actions are float32 or float64");
+                        "; rlx acts in Boxes of float32 or float64 (continuous actions), Discrete, MultiDiscrete and MultiBinary");
     }
     EnvSpec spec;
     spec.id = env_id;
+    std::optional<ObservationMask> observation_mask = take_observation_mask(env_id, observation, action.space);
+    py::object mask_method = observation_mask ? py::object(py::none()) : action_masks_method(env_id, env, action.space);
+    spec.action_mask = observation_mask || !mask_method.is_none();
     spec.observation_space = observation.space;
     spec.action_space = action.space;
     const py::object limit = spec_field(env, "max_episode_steps");
@@ -105,8 +131,13 @@ class PythonEnv final : public Env {
     }
     const py::object threshold = spec_field(env, "reward_threshold");
     if (!threshold.is_none()) spec.reward_threshold = threshold.cast<double>();
-    return std::unique_ptr<PythonEnv>(
-        new PythonEnv(std::move(spec), std::move(env), observation, action, std::move(render_hint)));
+    try {
+      spec.validate();  // refuses the action spaces rlx cannot act in (Tuple, Dict), naming the env
+    } catch (const std::invalid_argument& error) {
+      throw ConfigError(error.what());
+    }
+    return std::unique_ptr<PythonEnv>(new PythonEnv(std::move(spec), std::move(env), observation, action.dtype,
+                                                    std::move(observation_mask), std::move(mask_method), std::move(render_hint)));
   }
 
   ~PythonEnv() override {
@@ -118,6 +149,8 @@ class PythonEnv final : public Env {
         error.discard_as_unraisable(env_.attr("close"));  // a destructor cannot throw: Python prints it
       }
     }
+    reader_.reset();
+    mask_method_ = py::object();
     reset_ = py::object();
     step_ = py::object();
     render_ = py::object();
@@ -211,20 +244,18 @@ class PythonEnv final : public Env {
   }
 
  private:
-  PythonEnv(EnvSpec spec, py::object env, const PythonSpace& observation, const PythonSpace& action,
-            std::string render_hint)
+  PythonEnv(EnvSpec spec, py::object env, const PythonSpace& observation, const std::string& action_dtype,
+            std::optional<ObservationMask> observation_mask, py::object mask_method, std::string render_hint)
       : Env(std::move(spec)),
         env_(std::move(env)),
         reset_(env_.attr("reset")),
         step_(env_.attr("step")),
-        observation_shape_(observation.space.shape),
-        action_start_(action.start),
-        render_hint_(std::move(render_hint)) {
+        mask_method_(std::move(mask_method)),
+        render_hint_(std::move(render_hint)),
+        float64_actions_(action_dtype == "float64"),
+        action_shape_(this->spec().action_space.shape) {
     if (py::hasattr(env_, "render") && PyCallable_Check(env_.attr("render").ptr())) render_ = env_.attr("render");
-    if (this->spec().action_space.is_box()) {
-      float64_actions_ = action.dtype == "float64";
-      action_shape_ = action.space.shape;
-    }
+    reader_.emplace(observation, this->spec().observation_space, observation_layout(), std::move(observation_mask));
   }
 
   // The episode step a call under way counts as (the Env counts a step once it returns; a reset
@@ -235,7 +266,7 @@ class PythonEnv final : public Env {
   }
 
   // An EnvOutputError about what the call returned (field: "return value", "reward", ...).
-  EnvOutputError contract_error(const char* method, const char* field, const std::string& what) const {
+  EnvOutputError contract_error(const char* method, const std::string& field, const std::string& what) const {
     return EnvOutputError(spec().id, method, call_step(method), field, what);
   }
 
@@ -249,20 +280,42 @@ class PythonEnv final : public Env {
     return truth != 0;
   }
 
-  void write_observation(const char* method, PyObject* observation, ObsSpan obs) const {
-    const auto count = static_cast<size_t>(obs.size());
-    if (auto problem = read_numbers(observation, observation_shape_, count, /*broadcast=*/false, obs.data())) {
-      throw EnvOutputError(spec().id, method, call_step(method), "observation",
-                           *problem + ", expected shape " + shape_text(observation_shape_) + " (observation_space " +
-                               spec().observation_space.to_string() + ")");
+  // Writes the observation a call returned into obs, and the action mask: the observation's own
+  // (RLlib's) or action_masks()'s (SB3's). Needs the GIL.
+  void write_observation(const char* method, PyObject* observation, const ObsSpan& obs) const {
+    std::optional<ObservationProblem> problem;
+    try {
+      problem = reader_->write(observation, obs);
+    } catch (py::error_already_set& error) {
+      throw python_error(spec().id + ": " + method + ": reading the observation", error);
+    }
+    if (problem) throw contract_error(method, problem->field, problem->what);
+    if (mask_method_.is_none()) return;
+    const auto mask = py::reinterpret_steal<py::object>(PyObject_CallObject(mask_method_.ptr(), nullptr));
+    if (!mask) {
+      py::error_already_set error;
+      throw python_error(spec().id + ": action_masks", error);
+    }
+    const auto count = static_cast<size_t>(obs.action_mask().size());
+    if (auto trouble = read_bytes(mask, /*shape: any*/ nullptr, count, ByteValues::kTruth, obs.action_mask().data())) {
+      throw contract_error(method, "action_masks()",
+                           *trouble + ", expected " + std::to_string(count) + " elements, one per action of " +
+                               spec().action_space.to_string());
     }
   }
 
-  // The action as the env takes it: an int (plus the Discrete's start), or a fresh NumPy array of
-  // the Box's dtype and shape (fresh: the env may keep it). Needs the GIL.
+  // The action as the env takes it: an int (a value of the Discrete), a NumPy int64 array of the
+  // space's shape (MultiDiscrete, MultiBinary), or a NumPy array of the Box's dtype and shape; each
+  // array fresh, as the env may keep it. Needs the GIL.
   py::object python_action(const Action& action) {
-    if (spec().action_space.is_discrete()) return py::int_(action.index + action_start_);
-    const auto count = static_cast<size_t>(spec().action_space.size());
+    const Space& space = spec().action_space;
+    if (space.is_discrete()) return py::int_(action.index);
+    const auto count = static_cast<size_t>(space.size());
+    if (!space.is_box()) {
+      py::array_t<int64_t> array(action_shape_);
+      std::copy(action.indices, action.indices + count, array.mutable_data());
+      return std::move(array);
+    }
     if (float64_actions_) {
       py::array_t<double> array(action_shape_);
       std::copy(action.values, action.values + count, array.mutable_data());
@@ -274,12 +327,12 @@ class PythonEnv final : public Env {
   }
 
   py::object env_, reset_, step_;
-  py::object render_;  // null when the object has no render method
-  std::vector<int64_t> observation_shape_;
-  int64_t action_start_ = 0;
+  py::object render_;       // null when the object has no render method
+  py::object mask_method_;  // action_masks (SB3's convention), None when the mask is not read from it
   std::string render_hint_;  // why a render() may return None, and what to do
   bool float64_actions_ = false;  // Box: float64 actions, else float32
-  std::vector<int64_t> action_shape_;
+  std::vector<int64_t> action_shape_;  // Box, MultiDiscrete, MultiBinary: the array's shape
+  std::optional<ObservationReader> reader_;  // emplaced once the Env's spec is in place
 };
 
 // Puts dirs in front of sys.path, each once. Needs the GIL.

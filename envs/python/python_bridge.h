@@ -12,7 +12,7 @@
 namespace rlx {
 
 // Bumped whenever this interface or the layout of what crosses it changes.
-constexpr int kPythonBridgeAbiVersion = 2;  // 2: PythonEnvRegistration, render()
+constexpr int kPythonBridgeAbiVersion = 3;  // 2: PythonEnvRegistration, render(); 3: every space, action masks (EnvSpec, ObsSpan)
 
 constexpr const char* kPythonBridgeAbiVersionSymbol = "rlx_python_bridge_abi_version";
 constexpr const char* kPythonRegisterEnvSymbol = "rlx_python_register_env";

@@ -5,10 +5,10 @@
 #include <pybind11/numpy.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <sstream>
 #include <utility>
-
-#include "core/config_error.h"
 
 namespace rlx::python_bridge {
 namespace {
@@ -44,13 +44,13 @@ std::optional<ElementType> element_type(const char* format, Py_ssize_t itemsize)
 }
 
 template <typename T>
-float element_at(const char* address) {
+double element_at(const char* address) {
   T value;
   std::memcpy(&value, address, sizeof(T));
-  return static_cast<float>(value);
+  return static_cast<double>(value);
 }
 
-float read_element(ElementType type, const char* address) {
+double read_element(ElementType type, const char* address) {
   switch (type) {
     case ElementType::kFloat32: return element_at<float>(address);
     case ElementType::kFloat64: return element_at<double>(address);
@@ -62,9 +62,25 @@ float read_element(ElementType type, const char* address) {
     case ElementType::kUInt16: return element_at<uint16_t>(address);
     case ElementType::kUInt32: return element_at<uint32_t>(address);
     case ElementType::kUInt64: return element_at<uint64_t>(address);
-    case ElementType::kBool: return *address != 0 ? 1.0f : 0.0f;
+    case ElementType::kBool: return *address != 0 ? 1.0 : 0.0;
   }
-  return 0.0f;
+  return 0.0;
+}
+
+// Calls visit(i, address) for the first `count` elements of a buffer, in C order through its strides.
+template <typename Visit>
+void for_each_element(const Py_buffer& view, size_t count, Visit visit) {
+  const char* base = static_cast<const char*>(view.buf);
+  for (size_t i = 0; i < count; ++i) {
+    size_t rest = i;
+    Py_ssize_t offset = 0;
+    for (int d = view.ndim - 1; d >= 0; --d) {
+      const auto extent = static_cast<size_t>(view.shape[d]);
+      offset += static_cast<Py_ssize_t>(rest % extent) * view.strides[d];
+      rest /= extent;
+    }
+    visit(i, base + offset);
+  }
 }
 
 // A buffer view (PEP 3118), released on destruction. Needs the GIL throughout.
@@ -130,6 +146,51 @@ bool read_numpy_fast(PyObject* object, const std::vector<int64_t>& shape, size_t
   return false;
 }
 
+// The fast path for bytes: an aligned C-contiguous NumPy array of uint8 or bool of exactly
+// `shape` (nullptr: any shape of `count` elements), copied straight from its memory (bool and
+// kTruth as 0/1). False when the object is anything else. Needs the GIL.
+bool read_numpy_bytes_fast(PyObject* object, const std::vector<int64_t>* shape, size_t count, ByteValues values, uint8_t* out) {
+  namespace npy = py::detail;
+  if (!have_numpy() || !npy::npy_api::get().PyArray_Check_(object)) return false;
+  const npy::PyArray_Proxy* array = npy::array_proxy(object);
+  const int type = npy::array_descriptor_proxy(array->descr)->type_num;
+  constexpr int kLayout = npy::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | npy::npy_api::NPY_ARRAY_ALIGNED_;
+  if ((array->flags & kLayout) != kLayout || (type != npy::npy_api::NPY_UBYTE_ && type != npy::npy_api::NPY_BOOL_)) return false;
+  if (shape != nullptr) {
+    if (array->nd != static_cast<int>(shape->size()) || !std::equal(shape->begin(), shape->end(), array->dimensions)) return false;
+  } else {
+    int64_t elements = 1;
+    for (int d = 0; d < array->nd; ++d) elements *= array->dimensions[d];
+    if (elements != static_cast<int64_t>(count)) return false;
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(array->data);
+  if (values == ByteValues::kExact || type == npy::npy_api::NPY_BOOL_) {
+    std::memcpy(out, data, count);
+  } else {
+    for (size_t i = 0; i < count; ++i) out[i] = data[i] != 0;
+  }
+  return true;
+}
+
+// value as a byte: kExact needs an integer in [0, 255], kTruth takes any nonzero value as 1.
+// False (out untouched) when value is no byte.
+bool to_byte(double value, ByteValues values, uint8_t& out) {
+  if (values == ByteValues::kTruth) {
+    out = value != 0;
+    return true;
+  }
+  if (!(value >= 0 && value <= 255 && value == std::floor(value))) return false;
+  out = static_cast<uint8_t>(value);
+  return true;
+}
+
+// "has element 2 = 300, not a byte (an integer in [0, 255])".
+std::string not_a_byte(size_t i, double value) {
+  std::ostringstream text;
+  text << "has element " << i << " = " << value << ", not a byte (an integer in [0, 255])";
+  return text.str();
+}
+
 }  // namespace
 
 // str(object), or its type's name when str() itself raises. Needs the GIL.
@@ -193,30 +254,16 @@ std::optional<std::string> read_numbers(py::handle object, const std::vector<int
     const std::optional<ElementType> type = element_type(view.format, view.itemsize);
     if (!type) return std::string("has an unsupported element format '") + (view.format ? view.format : "") + "'";
     if (view.ndim == 0 && broadcast) {
-      std::fill(out, out + count, read_element(*type, static_cast<const char*>(view.buf)));
+      std::fill(out, out + count, static_cast<float>(read_element(*type, static_cast<const char*>(view.buf))));
       return std::nullopt;
     }
-    std::vector<int64_t> got(view.shape, view.shape + view.ndim);
-    if (got != shape) {
-      std::string text = "has shape (";
-      for (size_t i = 0; i < got.size(); ++i) text += (i ? ", " : "") + std::to_string(got[i]);
-      return text + (got.size() == 1 ? ",)" : ")");
-    }
-    const char* base = static_cast<const char*>(view.buf);
+    const std::vector<int64_t> got(view.shape, view.shape + view.ndim);
+    if (got != shape) return "has shape " + shape_text(got);
     if (*type == ElementType::kFloat32 && PyBuffer_IsContiguous(&view, 'C')) {
-      std::memcpy(out, base, count * sizeof(float));
+      std::memcpy(out, view.buf, count * sizeof(float));
       return std::nullopt;
     }
-    for (size_t i = 0; i < count; ++i) {  // C order through the strides
-      size_t rest = i;
-      Py_ssize_t offset = 0;
-      for (int d = view.ndim - 1; d >= 0; --d) {
-        const auto extent = static_cast<size_t>(view.shape[d]);
-        offset += static_cast<Py_ssize_t>(rest % extent) * view.strides[d];
-        rest /= extent;
-      }
-      out[i] = read_element(*type, base + offset);
-    }
+    for_each_element(view, count, [&](size_t i, const char* address) { out[i] = static_cast<float>(read_element(*type, address)); });
     return std::nullopt;
   }
   if (PyFloat_Check(object.ptr()) || PyLong_Check(object.ptr()) || PyBool_Check(object.ptr())) {
@@ -246,6 +293,53 @@ std::optional<std::string> read_numbers(py::handle object, const std::vector<int
   return std::string("is ") + describe_value(object) + ", not an array or list of numbers";
 }
 
+// Reads `count` bytes (kExact: integers in [0, 255]; kTruth: nonzero as 1) from a NumPy array or
+// buffer, a flat list or tuple, or one number for a scalar shape. Needs the GIL.
+std::optional<std::string> read_bytes(py::handle object, const std::vector<int64_t>* shape, size_t count, ByteValues values,
+                                      uint8_t* out) {
+  if (read_numpy_bytes_fast(object.ptr(), shape, count, values, out)) return std::nullopt;
+  const bool scalar = shape != nullptr && shape->empty();
+  BufferView buffer;
+  if (buffer.open(object.ptr())) {
+    const Py_buffer& view = buffer.view();
+    const std::optional<ElementType> type = element_type(view.format, view.itemsize);
+    if (!type) return std::string("has an unsupported element format '") + (view.format ? view.format : "") + "'";
+    const std::vector<int64_t> got(view.shape, view.shape + view.ndim);
+    int64_t elements = 1;
+    for (int64_t extent : got) elements *= extent;
+    if (shape != nullptr ? got != *shape : elements != static_cast<int64_t>(count)) return "has shape " + shape_text(got);
+    std::optional<std::string> problem;
+    for_each_element(view, count, [&](size_t i, const char* address) {
+      const double value = read_element(*type, address);
+      if (!problem && !to_byte(value, values, out[i])) problem = not_a_byte(i, value);
+    });
+    return problem;
+  }
+  PyObject* items = object.ptr();
+  const bool sequence = PyList_Check(items) || PyTuple_Check(items);
+  if (!sequence && (PyFloat_Check(items) || PyLong_Check(items))) {
+    if (!scalar) return std::string("is a single number");
+    const double value = PyFloat_AsDouble(items);
+    if (value == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return to_byte(value, values, out[0]) ? std::nullopt : std::optional<std::string>(not_a_byte(0, value));
+  }
+  if (!sequence) return std::string("is ") + describe_value(object) + ", not an array or list of numbers";
+  const Py_ssize_t size = PySequence_Fast_GET_SIZE(items);
+  if ((shape != nullptr && shape->size() != 1) || size != static_cast<Py_ssize_t>(count)) {
+    return "is a " + std::string(Py_TYPE(items)->tp_name) + " of " + std::to_string(size) +
+           " elements (lists are read flat, for one-dimensional spaces)";
+  }
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(items, i);  // borrowed; lists and tuples are "fast"
+    const double value = PyFloat_AsDouble(item);
+    if (value == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return "has element " + std::to_string(i) + " that is no number (" + describe_value(item) + ")";
+    }
+    if (!to_byte(value, values, out[i])) return not_a_byte(static_cast<size_t>(i), value);
+  }
+  return std::nullopt;
+}
 
 // Reads an (H, W, 3) uint8 buffer into image, through its strides.
 std::optional<std::string> read_rgb_image(py::handle object, int max_side, RgbImage& image) {
@@ -282,58 +376,19 @@ std::optional<std::string> read_rgb_image(py::handle object, int max_side, RgbIm
   return std::nullopt;
 }
 
-// Reads env.<attribute> (observation_space or action_space) as a Box or a Discrete. ConfigError
-// naming the env and the attribute when it is neither or is malformed. Needs the GIL.
-PythonSpace read_space(const std::string& env_id, py::handle env, const char* attribute) {
-  const std::string where = env_id + ": " + attribute;
-  const std::string expected = "; expected a Box (shape, low, high, dtype) or a Discrete (n), as Gymnasium's spaces have";
-  if (!py::hasattr(env, attribute)) throw ConfigError(env_id + ": the env has no attribute '" + attribute + "'" + expected);
-  const py::object space = env.attr(attribute);
-  PythonSpace result;
-  const bool has_box_fields = py::hasattr(space, "shape") && py::hasattr(space, "low") && py::hasattr(space, "high");
-  if (py::hasattr(space, "n") && !has_box_fields) {
-    const py::object n = space.attr("n");
-    if (!PyIndex_Check(n.ptr())) throw ConfigError(where + ": Discrete n is " + describe_value(n) + ", not an integer");
-    const auto count = n.cast<int64_t>();
-    if (count < 1) throw ConfigError(where + ": Discrete n is " + std::to_string(count) + ", expected at least 1");
-    result.space = Space::discrete(count);
-    if (py::hasattr(space, "start")) result.start = space.attr("start").cast<int64_t>();
-    return result;
-  }
-  if (!has_box_fields) throw ConfigError(where + " is " + describe_value(space) + expected);
-  std::vector<int64_t> shape;
-  for (py::handle extent : space.attr("shape")) {
-    if (!PyIndex_Check(extent.ptr())) throw ConfigError(where + ": Box shape holds " + describe_value(extent));
-    shape.push_back(extent.cast<int64_t>());
-    if (shape.back() < 1) throw ConfigError(where + ": Box shape " + describe(space.attr("shape")) + " has an empty extent");
-  }
-  if (shape.empty()) throw ConfigError(where + ": Box shape () is a scalar; rlx needs at least one dimension, e.g. (1,)");
-  int64_t count = 1;
-  for (int64_t extent : shape) count *= extent;
-  std::vector<float> low(static_cast<size_t>(count)), high(static_cast<size_t>(count));
-  for (auto [name, bounds] : {std::pair<const char*, float*>{"low", low.data()}, {"high", high.data()}}) {
-    if (auto problem = read_numbers(space.attr(name), shape, low.size(), /*broadcast=*/true, bounds)) {
-      throw ConfigError(where + ": Box " + name + " " + *problem + ", expected shape " + shape_text(shape));
-    }
-  }
-  if (py::hasattr(space, "dtype") && !space.attr("dtype").is_none()) {
-    const py::object dtype = space.attr("dtype");
-    result.dtype = py::hasattr(dtype, "name") ? describe(dtype.attr("name")) : describe(dtype);
-  }
-  result.space = Space::box(shape, std::move(low), std::move(high));
-  try {
-    result.space.validate();
-  } catch (const std::invalid_argument& error) {
-    throw ConfigError(where + ": " + error.what());
-  }
-  return result;
-}
-
 // env.spec.<name> when the env carries a Gymnasium spec with it set, else env.<name>; None when neither.
 py::object spec_field(py::handle env, const char* name) {
   if (py::hasattr(env, "spec")) {
     const py::object spec = env.attr("spec");
     if (!spec.is_none() && py::hasattr(spec, name) && !spec.attr(name).is_none()) return spec.attr(name);
+  }
+  if (py::hasattr(env, "get_wrapper_attr")) {  // Gymnasium's: through its wrappers, without their deprecation warning
+    try {
+      return env.attr("get_wrapper_attr")(name);
+    } catch (py::error_already_set& error) {
+      if (!error.matches(PyExc_AttributeError)) throw;
+      return py::none();
+    }
   }
   if (py::hasattr(env, name)) return env.attr(name);
   return py::none();

@@ -1,6 +1,6 @@
 // Reading Python objects into rlx's values, for the Python env bridge (rlx-python-envs.so):
-// numbers and arrays (NumPy's memory, or any object with the buffer protocol, or lists),
-// Gymnasium-style spaces, RGB images, and objects and exceptions described for error messages.
+// numbers, bytes and arrays (NumPy's memory, or any object with the buffer protocol, or lists),
+// RGB images, and objects and exceptions described for error messages.
 // Every function needs the GIL.
 #pragma once
 
@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "core/rgb_image.h"
-#include "core/space.h"
 #include "envs/python_env.h"
 
 namespace rlx::python_bridge {
@@ -41,24 +40,25 @@ std::string shape_text(const std::vector<int64_t>& shape);
 std::optional<std::string> read_numbers(py::handle object, const std::vector<int64_t>& shape, size_t count, bool broadcast,
                                         float* out);
 
+// How read_bytes takes each element: kExact, an integer in [0, 255] as it is (uint8 Boxes,
+// MultiBinary); kTruth, 1 for any nonzero value and 0 for zero (action masks).
+enum class ByteValues { kExact, kTruth };
+
+// Reads `count` bytes into out from a NumPy array (uint8 or bool, C-contiguous, copied straight
+// from its memory; or any numeric dtype, any strides, through the buffer protocol), a flat list
+// or tuple, or, when shape is empty (a scalar), one number. shape is checked against an array's;
+// nullptr takes an array of any shape with count elements (its elements in C order). Returns an
+// error text ("has shape (3,)", "has element 2 = 300, not a byte") or nullopt.
+std::optional<std::string> read_bytes(py::handle object, const std::vector<int64_t>* shape, size_t count, ByteValues values,
+                                      uint8_t* out);
+
 // Reads an (H, W, 3) array of uint8 (NumPy's, or any buffer with that shape and format, any
 // strides) into image. Returns an error text ("has shape (4, 4)") or nullopt; H and W must lie
 // in [1, max_side].
 std::optional<std::string> read_rgb_image(py::handle object, int max_side, RgbImage& image);
 
-// What rlx knows about one of a Python env's spaces.
-struct PythonSpace {
-  Space space;
-  std::string dtype = "float32";  // Box: its dtype's name
-  int64_t start = 0;              // Discrete: the first action (Gymnasium's Discrete(n, start))
-};
-
-// Reads env.<attribute> (observation_space or action_space) as a Box or a Discrete. ConfigError
-// naming the env and the attribute when it is neither or is malformed.
-PythonSpace read_space(const std::string& env_id, py::handle env, const char* attribute);
-
-// env.spec.<name> when the env carries a Gymnasium spec with it set, else env.<name>; None when
-// neither.
+// env.spec.<name> when the env carries a Gymnasium spec with it set, else env.<name> (through
+// Gymnasium's wrappers with get_wrapper_attr when the env has it); None when neither.
 py::object spec_field(py::handle env, const char* name);
 
 }  // namespace rlx::python_bridge
