@@ -1,6 +1,7 @@
 #include "algorithms/model_from_config.h"
 
 #include "core/config_error.h"
+#include "core/observation_layout.h"
 
 namespace rlx {
 
@@ -19,13 +20,32 @@ ModelKind model_kind_of(AlgorithmKind algorithm) {
 }  // namespace
 
 ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
-  if (experiment.algorithm == AlgorithmKind::kSAC && env.action_space.is_discrete()) {
+  if (experiment.algorithm == AlgorithmKind::kSAC && !env.action_space.is_box()) {
     throw ConfigError(experiment.source + ": algorithm SAC needs a Box action space, but env " + env.id + " has " +
                       env.action_space.to_string() + " (use DQN or PPO for Discrete actions)");
   }
   if (experiment.algorithm == AlgorithmKind::kDQN && !env.action_space.is_discrete()) {
     throw ConfigError(experiment.source + ": algorithm DQN needs a Discrete action space, but env " + env.id +
                       " has " + env.action_space.to_string() + " (use PPO for Box actions)");
+  }
+  // What the learners do not train on yet (the workers, the wire and the contract carry it all).
+  const std::string algorithm = experiment.algorithm == AlgorithmKind::kDQN   ? "DQN"
+                                : experiment.algorithm == AlgorithmKind::kSAC ? "SAC"
+                                                                              : "PPO and APPO";
+  if (env.action_mask || !(env.action_space.is_box() || env.action_space.is_discrete())) {
+    throw ConfigError(experiment.source + ": env " + env.id + " has " + env.action_space.to_string() +
+                      (env.action_mask ? " actions with a mask" : " actions") + ", which " + algorithm +
+                      " cannot train on yet in this rlx");
+  }
+  if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO &&
+      !observation_layout(env).flat_is_floats) {
+    throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() + ", which " +
+                      algorithm + " cannot train on yet in this rlx (it reads float32 Box observations; PPO reads them all)");
+  }
+  if ((experiment.algorithm == AlgorithmKind::kPPO || experiment.algorithm == AlgorithmKind::kAPPO) &&
+      experiment.config.ppo().normalize_observations && !observation_layout(env).flat_is_floats) {
+    throw ConfigError(experiment.source + ": normalize_observations needs float32 Box observations, but env " + env.id +
+                      " observes " + env.observation_space.to_string());
   }
   const CommonConfig& common = experiment.config.common();
   ModelSpec model = ModelSpec::for_env(env, model_kind_of(experiment.algorithm));

@@ -141,7 +141,7 @@ void PpoLearner::stage_samples(const std::vector<SampleBatch>& batches, const Pp
                                bool update_statistics, bool prescaled) {
   const int64_t n = rows.samples, o = model_config_.obs_size;
   obs_host_.resize(static_cast<size_t>((n + rows.extra) * o));
-  stage_ppo_observations(batches, rows, o, obs_host_.data());
+  stage_ppo_observations(batches, rows, model_config_.observation_layout(), obs_host_.data());
 
   columns_host_.resize(static_cast<size_t>(TrainBatch::kNumColumns * n));
   const bool discrete = model_->discrete();

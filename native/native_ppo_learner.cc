@@ -132,7 +132,7 @@ double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
 
   // Observations [N + E, O]: samples, then per fragment its final and bootstrap observations.
   obs_.resize(static_cast<size_t>((n + extra) * model_config_.obs_size));
-  stage_ppo_observations(batches, rows, model_config_.obs_size, obs_.data());
+  stage_ppo_observations(batches, rows, model_config_.observation_layout(), obs_.data());
   old_log_probs_.resize(static_cast<size_t>(n));
   if (layout_.discrete) {
     action_indices_.resize(static_cast<size_t>(n));

@@ -40,15 +40,23 @@ void validate_ppo_config(const PpoConfig& config) {
 
 void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec& model, bool recompute_values) {
   if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
+  if (model.action_mask || (model.indexed_actions() && !model.action_space.is_discrete())) {
+    throw std::invalid_argument("PPO's learners do not yet train on masked or MultiDiscrete/MultiBinary actions (" +
+                                model.action_space.to_string() + (model.action_mask ? ", masked" : "") + ")");
+  }
   const bool discrete = model.action_space.is_discrete();
   const int64_t action_size = discrete ? 0 : model.action_space.size();
+  const ObservationLayout layout = model.observation_layout();
   int64_t total = 0;
   for (const SampleBatch& batch : batches) {
     batch.validate();
-    if (batch.obs_size != model.obs_size || batch.action_size != action_size) {
-      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + ", action size " +
+    if (batch.obs_size != layout.float_slots || batch.obs_byte_size != layout.byte_slots ||
+        batch.action_size != action_size) {
+      throw std::invalid_argument("fragment (obs " + std::to_string(batch.obs_size) + " floats and " +
+                                  std::to_string(batch.obs_byte_size) + " bytes, action size " +
                                   std::to_string(batch.action_size) + ") does not fit the model (obs " +
-                                  std::to_string(model.obs_size) + ", action size " + std::to_string(action_size) + ")");
+                                  std::to_string(layout.float_slots) + " floats and " + std::to_string(layout.byte_slots) +
+                                  " bytes, action size " + std::to_string(action_size) + ")");
     }
     if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
     if (discrete) {

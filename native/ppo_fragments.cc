@@ -27,20 +27,37 @@ PpoRowCounts count_ppo_rows(const std::vector<SampleBatch>& batches) {
   return rows;
 }
 
-void stage_ppo_observations(const std::vector<SampleBatch>& batches, const PpoRowCounts& rows, int64_t obs_size,
-                            float* obs) {
-  const int64_t o = obs_size;
+void stage_ppo_observations(const std::vector<SampleBatch>& batches, const PpoRowCounts& rows,
+                            const ObservationLayout& layout, float* obs) {
+  const int64_t o = layout.flat_size, f = layout.float_slots, b = layout.byte_slots;
+  // count stored observations from floats and bytes, flattened into `to`.
+  auto stage = [&](const float* floats, const uint8_t* bytes, int64_t count, float* to) {
+    if (layout.flat_is_floats) {
+      std::copy(floats, floats + count * o, to);
+    } else {
+      flatten_observations(layout, floats, bytes, count, to);
+    }
+  };
   int64_t row = 0, extra_row = rows.samples;
   for (const SampleBatch& batch : batches) {
-    std::copy(batch.obs.begin(), batch.obs.end(), obs + row * o);
+    stage(batch.obs.data(), batch.obs_u8.data(), batch.num_transitions(), obs + row * o);
     for (size_t j = 0; j < batch.final_obs_index.size(); ++j) {
       if (!bootstraps_final_obs(batch, batch.final_obs_index[j])) continue;
-      const auto first = batch.final_obs.begin() + static_cast<std::ptrdiff_t>(j * o);
-      std::copy(first, first + o, obs + (extra_row++) * o);
+      stage(batch.final_obs.data() + j * f, batch.final_obs_u8.data() + j * b, 1, obs + (extra_row++) * o);
     }
-    std::copy(batch.bootstrap_obs.begin(), batch.bootstrap_obs.end(), obs + extra_row * o);
+    stage(batch.bootstrap_obs.data(), batch.bootstrap_obs_u8.data(), batch.num_envs, obs + extra_row * o);
     extra_row += batch.num_envs;
     row += batch.num_transitions();
+  }
+}
+
+void stage_ppo_masks(const std::vector<SampleBatch>& batches, const ObservationLayout& layout, uint8_t* masks) {
+  const int64_t b = layout.byte_slots, m = layout.mask_size;
+  for (const SampleBatch& batch : batches) {
+    for (int64_t i = 0; i < batch.num_transitions(); ++i) {
+      const uint8_t* mask = batch.obs_u8.data() + i * b + layout.mask_offset;
+      masks = std::copy(mask, mask + m, masks);
+    }
   }
 }
 

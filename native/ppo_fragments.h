@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/algorithm_config.h"
+#include "core/observation_layout.h"
 #include "core/sample_batch.h"
 
 namespace rlx {
@@ -25,11 +26,15 @@ struct PpoRowCounts {
 // The row counts of the fragments.
 PpoRowCounts count_ppo_rows(const std::vector<SampleBatch>& batches);
 
-// Writes the raw observations of the rows above, [N + E, O], into obs.
-void stage_ppo_observations(const std::vector<SampleBatch>& batches, const PpoRowCounts& rows, int64_t obs_size,
-                            float* obs);
+// Writes the network's input of the rows above, [N + E, layout.flat_size], into obs: the raw
+// observations flattened (core/observation_layout.h; a plain copy of float32 Box observations).
+void stage_ppo_observations(const std::vector<SampleBatch>& batches, const PpoRowCounts& rows,
+                            const ObservationLayout& layout, float* obs);
 
-// Writes the behaviour log-probs [N] and the actions in sample order: Discrete indices [N] into
+// Writes the action masks of the N samples' observations, [N, layout.mask_size], into masks.
+void stage_ppo_masks(const std::vector<SampleBatch>& batches, const ObservationLayout& layout, uint8_t* masks);
+
+// Writes the behaviour log-probs [N] and the actions in sample order: indices [N, D] into
 // action_indices, or Box values [N, A] into action_values (the other pointer is not read).
 void stage_ppo_actions(const std::vector<SampleBatch>& batches, bool discrete, float* log_probs,
                        int64_t* action_indices, float* action_values);
