@@ -38,6 +38,26 @@ Experiment experiment_of(AlgorithmKind algorithm, const std::string& env) {
   return experiment;
 }
 
+TEST_CASE("model_from_config takes structured observations for PPO and refuses what no learner trains on yet",
+          "[algorithms][model_spec]") {
+  EnvSpec board;
+  board.id = "Board-v0";
+  board.observation_space = Space::dict({{"grid", Space::box({3, 3}, 0, 1, ScalarType::kUint8)}, {"turn", Space::discrete(2)}});
+  board.action_space = Space::discrete(9);
+  const ModelSpec ppo = model_from_config(experiment_of(AlgorithmKind::kPPO, "Board-v0"), board);
+  CHECK(ppo.obs_size == 9 + 2);
+  CHECK(ppo.observation_space == board.observation_space);
+  CHECK_THROWS_WITH(model_from_config(experiment_of(AlgorithmKind::kDQN, "Board-v0"), board),
+                    Catch::Contains("env Board-v0 observes Dict(") && Catch::Contains("which DQN cannot train on yet"));
+  EnvSpec masked = board;
+  masked.action_mask = true;
+  CHECK_THROWS_WITH(model_from_config(experiment_of(AlgorithmKind::kPPO, "Board-v0"), masked),
+                    Catch::Contains("Discrete(9) actions with a mask, which PPO and APPO cannot train on yet"));
+  Experiment normalized = experiment_of(AlgorithmKind::kPPO, "Board-v0");
+  normalized.config.set("normalize_observations", true);
+  CHECK_THROWS_WITH(model_from_config(normalized, board), Catch::Contains("normalize_observations needs float32 Box observations"));
+}
+
 TEST_CASE("model_from_config builds each algorithm's model from the config's network keys", "[algorithms][model_spec]") {
   Experiment ppo = experiment_of(AlgorithmKind::kPPO, "Pendulum-v1");
   ppo.config.set("hidden_sizes", std::vector<int64_t>{32, 16});
