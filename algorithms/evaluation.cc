@@ -52,7 +52,9 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
 
   std::unique_ptr<Env> env = global_env_registry().make(env_id);
   const Space& actions = spec.action_space;
-  std::vector<float> obs(static_cast<size_t>(spec.observation_space.size()));
+  std::vector<float> obs(static_cast<size_t>(env->observation_layout().float_slots));
+  std::vector<uint8_t> obs_bytes(static_cast<size_t>(env->observation_layout().byte_slots));  // uint8 leaves, the mask
+  const ObsRow row(obs.data(), obs_bytes.data());
   std::vector<float> values(static_cast<size_t>(actions.is_box() ? actions.size() : 0));
   std::vector<float> clipped(values.size());
   int64_t index = 0;
@@ -63,12 +65,12 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   result.algorithm = algorithm_name(experiment.algorithm);
   result.env_id = env_id;
   for (int episode = 0; episode < options.episodes; ++episode) {
-    env->reset(options.seed + static_cast<uint64_t>(episode), obs.data());
+    env->reset(options.seed + static_cast<uint64_t>(episode), row);
     if (options.on_state) options.on_state(episode, *env);
     double episode_return = 0;
     int64_t length = 0;
     for (;;) {
-      policy->act(obs.data(), 1, out);
+      policy->act(ObsBatch(obs.data(), obs_bytes.data()), 1, out);
       Action action;
       action.index = index;
       if (actions.is_box()) {  // as in training: the env gets the sample clipped to its space
@@ -76,7 +78,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
         action.values = clipped.data();
       }
       if (options.on_action) options.on_action(episode, length, *env, obs.data(), action);
-      const StepResult step = env->step(action, obs.data());
+      const StepResult step = env->step(action, row);
       if (options.on_state) options.on_state(episode, *env);
       episode_return += step.reward;
       ++length;

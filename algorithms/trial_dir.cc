@@ -16,9 +16,11 @@ std::string default_trial_name(const Experiment& experiment, std::time_t when) {
   std::tm local{};
   localtime_r(&when, &local);
   // A Python env's id holds colons (python:MODULE:CLASS), which paths had better not: TensorBoard's
-  // --logdir_spec, PATH-like lists and scp read them as separators.
+  // --logdir_spec, PATH-like lists and scp read them as separators. A namespaced id
+  // (MinAtar/Breakout-v1) holds a slash, which would make the trial two directories deep.
   std::string env = experiment.env;
   std::replace(env.begin(), env.end(), ':', '-');
+  std::replace(env.begin(), env.end(), '/', '-');
   std::ostringstream name;
   name << algorithm_name(experiment.algorithm) << "_" << env << "_seed" << experiment.config.common().seed << "_"
        << std::put_time(&local, "%Y%m%d-%H%M%S");

@@ -24,9 +24,12 @@ SteppingMeasurement measure_env_stepping(const EnvFactory& factory, int num_envs
   sample_actions(action_space, rng, kActionBatches * k, indices.data(), values.data());
 
   std::vector<float> obs(k * envs.obs_size()), final_obs(k * envs.obs_size()), rewards(k);
+  std::vector<uint8_t> obs_bytes(k * envs.obs_bytes()), final_obs_bytes(k * envs.obs_bytes());
   std::vector<uint8_t> terminated(k), truncated(k);
   VectorStepBuffers out{obs.data(), rewards.data(), terminated.data(), truncated.data(), final_obs.data()};
-  envs.reset(seed, obs.data());
+  out.obs_bytes = obs_bytes.data();
+  out.final_obs_bytes = final_obs_bytes.data();
+  envs.reset(seed, obs.data(), obs_bytes.data());
 
   SteppingMeasurement result;
   const auto start = std::chrono::steady_clock::now();

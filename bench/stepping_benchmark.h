@@ -16,7 +16,8 @@ struct SteppingMeasurement {
 };
 
 // Steps a VectorEnv of num_envs for steps_per_env steps each with pre-drawn random actions
-// (drawing them is not timed) on the calling thread, auto-resetting as training would.
+// (drawing them is not timed) on the calling thread, auto-resetting as training would; both parts
+// of the observation (floats and bytes) are copied out every step.
 SteppingMeasurement measure_env_stepping(const EnvFactory& factory, int num_envs, int64_t steps_per_env,
                                          uint64_t seed);
 

@@ -1,4 +1,5 @@
 // `rlx envs list | info | rollout | bench`.
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <string>
@@ -6,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/envs_subcommands.h"
+#include "core/observation_layout.h"
 #include "core/space_json.h"
 #include "envs/registry.h"
 
@@ -19,7 +21,7 @@ const char* const kEnvsUsage =
     "usage: rlx envs SUBCOMMAND [OPTIONS]\n\n"
     "subcommands:\n"
     "  list                  every registered env id with its spaces\n"
-    "  info ID               the env's spec as JSON\n"
+    "  info ID               the env's spec as JSON, with its observation's storage\n"
     "  rollout ID --seed S   step an env and print one JSON object per step\n"
     "  bench ID              raw single-core stepping speed\n\n"
     "every subcommand takes --env-plugin PATH, --python-path DIR (both repeatable) and --help;\n"
@@ -44,6 +46,79 @@ int run_list(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// `rlx envs info`'s JSON: the spec (env_spec_to_json), whether observations carry an action mask,
+// and how one observation is stored and flattened (core/observation_layout.h): its floats, its
+// bytes (without the mask), the mask's bytes, the model's input width, and each leaf's place.
+nlohmann::json env_info_json(const EnvSpec& spec) {
+  nlohmann::json info = env_spec_to_json(spec);
+  info["action_mask"] = spec.action_mask;
+  const ObservationLayout layout = observation_layout(spec);
+  nlohmann::json leaves = nlohmann::json::array();
+  for (const ObsLeaf& leaf : layout.leaves) {
+    leaves.push_back({{"path", leaf.path.empty() ? "observation" : "observation" + leaf.path},
+                      {"space", leaf.space.to_string()},
+                      {"storage", leaf.storage == LeafStorage::kBytes ? "bytes" : "floats"},
+                      {"offset", leaf.offset},
+                      {"size", leaf.slots},
+                      {"flat_offset", leaf.flat_offset},
+                      {"flat_size", leaf.flat_size}});
+  }
+  info["observation_layout"] = {{"floats", layout.float_slots},
+                                {"bytes", layout.byte_slots - layout.mask_size},
+                                {"action_mask_bytes", layout.mask_size},
+                                {"flat_size", layout.flat_size},
+                                {"leaves", leaves}};
+  return info;
+}
+
+// Where a key comes in `rlx envs info`'s objects: what a thing is before its details (a space's
+// type before its shape); keys not listed follow, sorted.
+int key_rank(const std::string& key) {
+  static const std::vector<std::string> order = {
+      "id", "key", "path", "type", "space", "storage", "observation_space", "action_space", "action_mask",
+      "max_episode_steps", "reward_threshold", "observation_layout", "nvec", "shape", "dtype", "low", "high", "n",
+      "start", "spaces", "floats", "bytes", "action_mask_bytes", "offset", "size", "flat_offset", "flat_size", "leaves"};
+  const auto at = std::find(order.begin(), order.end(), key);
+  return static_cast<int>(at - order.begin());
+}
+
+// value as JSON indented by two spaces a level, keys in key_rank order, and arrays of plain values
+// (shapes, bounds, nvec) on one line.
+void append_readable(const nlohmann::json& value, int depth, std::string& out) {
+  const bool nested = value.is_object() || (value.is_array() && std::any_of(value.begin(), value.end(), [](const nlohmann::json& item) {
+                                              return item.is_structured();
+                                            }));
+  if (value.is_array() && !nested) {
+    out += '[';
+    for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + value[i].dump();
+    out += ']';
+    return;
+  }
+  if (!nested || value.empty()) {
+    out += value.dump();
+    return;
+  }
+  const std::string indent(static_cast<size_t>(2 * (depth + 1)), ' ');
+  out += value.is_object() ? "{\n" : "[\n";
+  if (value.is_object()) {
+    std::vector<std::string> keys;
+    for (const auto& item : value.items()) keys.push_back(item.key());
+    std::stable_sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) { return key_rank(a) < key_rank(b); });
+    for (size_t i = 0; i < keys.size(); ++i) {
+      out += indent + nlohmann::json(keys[i]).dump() + ": ";
+      append_readable(value.at(keys[i]), depth + 1, out);
+      out += i + 1 < keys.size() ? ",\n" : "\n";
+    }
+  } else {
+    for (size_t i = 0; i < value.size(); ++i) {
+      out += indent;
+      append_readable(value[i], depth + 1, out);
+      out += i + 1 < value.size() ? ",\n" : "\n";
+    }
+  }
+  out += std::string(static_cast<size_t>(2 * depth), ' ') + (value.is_object() ? "}" : "]");
+}
+
 int run_info(const std::vector<std::string>& args) {
   po::options_description options("rlx envs info ID: the env's spec as JSON");
   options.add_options()("help,h", "show this help")("id", po::value<std::string>(), "env id");
@@ -59,7 +134,9 @@ int run_info(const std::vector<std::string>& args) {
   if (!values.count("id")) throw UsageError("missing env ID");
   load_env_plugins_from(values);
   prepare_env(values["id"].as<std::string>(), values);
-  std::cout << env_spec_to_json(global_env_registry().spec(values["id"].as<std::string>())).dump(2) << "\n";
+  std::string text;
+  append_readable(env_info_json(global_env_registry().spec(values["id"].as<std::string>())), 0, text);
+  std::cout << text << "\n";
   return kExitOk;
 }
 

@@ -1,6 +1,8 @@
 // `rlx envs rollout`: reset with a seed, optionally set the physical state, step with given or
 // random actions and print one JSON object per line: the first observation ({"step": 0, "obs"}),
-// then each step's number, action, observation, reward, terminated and truncated.
+// then each step's number, action, observation, reward, terminated and truncated. An observation
+// is printed as it is stored: its floats, then its bytes (a MinAtar grid's 0/1 values), and the
+// action mask apart.
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -51,6 +53,42 @@ void append_action(std::string& out, const Action& action, const Space& space) {
     append_array(out, action.values, static_cast<size_t>(space.size()));
   }
 }
+
+// One observation of an env, both parts (core/observation_layout.h), and its JSON.
+class ObservationPrinter {
+ public:
+  explicit ObservationPrinter(const Env& env)
+      : layout_(env.observation_layout()),
+        floats_(static_cast<size_t>(layout_.float_slots)),
+        bytes_(static_cast<size_t>(layout_.byte_slots)) {}
+
+  // Where the env writes it.
+  ObsRow row() { return ObsRow(floats_.data(), bytes_.data()); }
+
+  // Appends `, "obs": [...]` (the floats, then the bytes, in the order of the layout: a uint8
+  // observation's values as they are) and, when the env has one, `, "action_mask": [...]`.
+  void append(std::string& out) const {
+    out += ", \"obs\": [";
+    bool first = true;
+    const auto item = [&](auto value) {
+      if (!first) out += ", ";
+      first = false;
+      append_number(out, value);
+    };
+    for (const float value : floats_) item(value);
+    for (int64_t i = 0; i < layout_.mask_offset; ++i) item(static_cast<int>(bytes_[static_cast<size_t>(i)]));
+    out += ']';
+    if (layout_.mask_size > 0) {
+      out += ", \"action_mask\": ";
+      append_array(out, bytes_.data() + layout_.mask_offset, static_cast<size_t>(layout_.mask_size));
+    }
+  }
+
+ private:
+  const ObservationLayout& layout_;
+  std::vector<float> floats_;
+  std::vector<uint8_t> bytes_;
+};
 
 // Actions given on the command line, checked against the action space.
 struct GivenActions {
@@ -108,7 +146,9 @@ int run_envs_rollout(const std::vector<std::string>& args) {
                  "reset and --state): {\"step\": 0, \"obs\": [...]}; then one per step, with the action taken (an\n"
                  "integer for a Discrete space, an array for a Box) and what the env returned:\n"
                  "{\"step\": 1, \"action\": 0, \"obs\": [...], \"reward\": 1, \"terminated\": false, "
-                 "\"truncated\": false}\n";
+                 "\"truncated\": false}\n"
+                 "\"obs\" lists the observation as rlx stores it: its float elements, then its byte elements\n"
+                 "(uint8 Boxes, MultiBinary); an env with an action mask adds \"action_mask\": [0 or 1, ...].\n";
     return kExitOk;
   }
   if (!values.count("id")) throw UsageError("missing env ID");
@@ -120,8 +160,8 @@ int run_envs_rollout(const std::vector<std::string>& args) {
   const uint64_t seed = values["seed"].as<uint64_t>();
   std::unique_ptr<Env> env = global_env_registry().make(id);
   const Space& action_space = env->spec().action_space;
-  std::vector<float> obs(static_cast<size_t>(env->spec().observation_space.size()));
-  env->reset(seed, obs.data());
+  ObservationPrinter obs(*env);
+  env->reset(seed, obs.row());
 
   if (values.count("state")) {
     const std::vector<double> state = parse_number_list(values["state"].as<std::string>(), "state");
@@ -131,7 +171,7 @@ int run_envs_rollout(const std::vector<std::string>& args) {
       throw UsageError("--state: " + id + " has a state of " + std::to_string(expected) + " values, got " +
                        std::to_string(state.size()));
     }
-    env->set_state(state, obs.data());
+    env->set_state(state, obs.row());
   }
 
   std::optional<GivenActions> given;
@@ -141,8 +181,8 @@ int run_envs_rollout(const std::vector<std::string>& args) {
   if (given && (max_steps < 0 || max_steps > given->count)) max_steps = given->count;
 
   // The observation the first action acts on (input checked first, so that an error prints no line).
-  std::string line = "{\"step\": 0, \"obs\": ";
-  append_array(line, obs.data(), obs.size());
+  std::string line = "{\"step\": 0";
+  obs.append(line);
   std::cout << line << "}\n";
 
   Rng action_rng(seed ^ 0x5eedacc1005eedULL);
@@ -161,11 +201,10 @@ int run_envs_rollout(const std::vector<std::string>& args) {
       action.index = random_index[0];
       action.values = random_values.data();
     }
-    const StepResult result = env->step(action, obs.data());
+    const StepResult result = env->step(action, obs.row());
     line = "{\"step\": " + std::to_string(t + 1) + ", \"action\": ";
     append_action(line, action, action_space);
-    line += ", \"obs\": ";
-    append_array(line, obs.data(), obs.size());
+    obs.append(line);
     line += ", \"reward\": ";
     append_number(line, result.reward);
     line += result.terminated ? ", \"terminated\": true" : ", \"terminated\": false";

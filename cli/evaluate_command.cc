@@ -23,10 +23,12 @@ namespace rlx::cli {
 namespace {
 
 // One step of `--trace`: {"episode", "step", "obs": [...], "action": index or [...]}, floats
-// written so that they read back to the same float32.
-std::string trace_line(int episode, int64_t step, const float* obs, const Action& action, const EnvSpec& spec) {
+// written so that they read back to the same float32 ("obs": the observation's floats; its bytes,
+// e.g. a MinAtar grid, are not traced).
+std::string trace_line(int episode, int64_t step, const float* obs, const Action& action, const Env& env) {
+  const EnvSpec& spec = env.spec();
   nlohmann::json line = {{"episode", episode}, {"step", step}};
-  line["obs"] = std::vector<float>(obs, obs + spec.observation_space.size());
+  line["obs"] = std::vector<float>(obs, obs + env.observation_layout().float_slots);
   if (spec.action_space.is_discrete()) {
     line["action"] = action.index;
   } else {
@@ -103,7 +105,7 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   std::string trace;  // JSON lines, written once the episodes are done
   if (values.count("trace")) {
     evaluation.on_action = [&trace](int episode, int64_t step, const Env& env, const float* obs, const Action& action) {
-      trace += trace_line(episode, step, obs, action, env.spec());
+      trace += trace_line(episode, step, obs, action, env);
     };
   }
 

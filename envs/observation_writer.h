@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,10 @@ class ObservationWriter {
     }
     for (const ObsLeaf& leaf : layout_.leaves) {
       if (leaf.space.is_box() && leaf.storage == LeafStorage::kBytes) {
-        bool full_range = true;
-        for (size_t i = 0; i < leaf.space.low.size(); ++i) full_range = full_range && leaf.space.low[i] == 0 && leaf.space.high[i] == 255;
-        if (!full_range) ranged_byte_leaves_.push_back(&leaf - layout_.leaves.data());
+        ByteBounds bounds = byte_bounds(leaf);
+        bounds.leaf = static_cast<size_t>(&leaf - layout_.leaves.data());
+        const bool full_range = bounds.uniform && bounds.low == 0 && bounds.high == 255;
+        if (!full_range) ranged_byte_leaves_.push_back(std::move(bounds));
       } else if (!leaf.space.is_box()) {
         valued_leaves_.push_back(&leaf - layout_.leaves.data());  // Discrete, MultiDiscrete, MultiBinary
       }
@@ -57,8 +59,13 @@ class ObservationWriter {
 
   // True when what the hook wrote keeps the contract (and reward is finite); then copies it to
   // out (the mask as 0/1). False leaves out untouched: breach() names the first fault. One
-  // branch-free pass over the floats decides; the values of non-Box leaves are checked one by one.
+  // branch-free pass over the floats decides, one over each bounded uint8 leaf; the values of
+  // non-Box leaves are checked one by one. Throws std::invalid_argument when out lacks a part the
+  // observation has (a caller's error: a float* row for an observation with bytes).
   bool finish(double reward, const ObsRow& out) {
+    if (__builtin_expect((layout_.float_slots > 0 && out.floats == nullptr) || (layout_.byte_slots > 0 && out.bytes == nullptr), 0)) {
+      throw_missing_part(out);
+    }
     const size_t floats = static_cast<size_t>(layout_.float_slots);
     const float* f = floats_.data();
     uint32_t guard_changed = 0, non_finite = 0;  // the unwritten marker is a NaN, so non_finite covers it
@@ -96,8 +103,8 @@ class ObservationWriter {
       if (bits_of(floats_[i]) == kUnwrittenBits) return {float_field(i), "was never written" + space_text_};
       if (!std::isfinite(floats_[i])) return {float_field(i), "is " + std::to_string(floats_[i]) + ", not finite", true};
     }
-    for (size_t index : ranged_byte_leaves_) {
-      const ObsLeaf& leaf = layout_.leaves[index];
+    for (const ByteBounds& bounds : ranged_byte_leaves_) {
+      const ObsLeaf& leaf = layout_.leaves[bounds.leaf];
       for (int64_t i = 0; i < leaf.slots; ++i) {
         const uint8_t v = bytes_[static_cast<size_t>(leaf.offset + i)];
         if (v < leaf.space.low[i] || v > leaf.space.high[i]) {
@@ -146,6 +153,14 @@ class ObservationWriter {
   // A float's exponent bits; all set means infinity or NaN.
   static constexpr uint32_t kExponentBits = 0x7f800000u;
 
+  // finish()'s std::invalid_argument for a row without a part the observation has (cold).
+  [[noreturn]] __attribute__((noinline, cold)) void throw_missing_part(const ObsRow& out) const {
+    const bool floats = layout_.float_slots > 0 && out.floats == nullptr;
+    throw std::invalid_argument(std::string("an observation row without its ") + (floats ? "floats" : "bytes") + ": the observation has " +
+                                std::to_string(floats ? layout_.float_slots : layout_.byte_slots) + (floats ? " floats" : " bytes") +
+                                space_text_ + "; pass ObsRow(floats, bytes) sized by observation_layout()");
+  }
+
   static uint32_t bits_of(float value) {
     uint32_t bits;
     std::memcpy(&bits, &value, sizeof(bits));
@@ -175,16 +190,60 @@ class ObservationWriter {
         if (!value_in_space(leaf, i)) return false;
       }
     }
-    for (size_t index : ranged_byte_leaves_) {
-      const ObsLeaf& leaf = layout_.leaves[index];
-      const uint8_t* v = bytes_.data() + leaf.offset;
-      uint32_t outside = 0;
-      for (int64_t i = 0; i < leaf.slots; ++i) {
-        outside |= static_cast<uint32_t>(v[i] < leaf.space.low[i]) | static_cast<uint32_t>(v[i] > leaf.space.high[i]);
-      }
-      if (outside != 0) return false;
+    for (const ByteBounds& bounds : ranged_byte_leaves_) {
+      if (!bytes_in_bounds(bounds)) return false;
     }
     return empty_mask_component() < 0;
+  }
+
+  // The bounds of a uint8 Box leaf as bytes (a uint8 Box's bounds are integers in [0, 255]).
+  struct ByteBounds {
+    size_t leaf = 0;       // its index in layout_.leaves
+    int64_t offset = 0;    // its first byte
+    int64_t size = 0;      // its bytes
+    bool uniform = false;  // every element has the bounds [low, high]
+    uint8_t low = 0, high = 0;
+    std::vector<uint8_t> lows, highs;  // per element, when not uniform
+  };
+  // A uint8 Box leaf's bounds (leaf index left to the caller).
+  static ByteBounds byte_bounds(const ObsLeaf& leaf) {
+    ByteBounds bounds;
+    bounds.offset = leaf.offset;
+    bounds.size = leaf.slots;
+    for (int64_t i = 0; i < leaf.slots; ++i) {
+      bounds.lows.push_back(static_cast<uint8_t>(leaf.space.low[static_cast<size_t>(i)]));
+      bounds.highs.push_back(static_cast<uint8_t>(leaf.space.high[static_cast<size_t>(i)]));
+    }
+    bounds.low = bounds.lows.front();
+    bounds.high = bounds.highs.front();
+    bounds.uniform = std::count(bounds.lows.begin(), bounds.lows.end(), bounds.low) == leaf.slots &&
+                     std::count(bounds.highs.begin(), bounds.highs.end(), bounds.high) == leaf.slots;
+    if (bounds.uniform) {
+      bounds.lows.clear();
+      bounds.highs.clear();
+    }
+    return bounds;
+  }
+  // Every byte of the leaf lies in its bounds. Branch-free loops over bytes that the compiler
+  // vectorises: for uniform bounds (a MinAtar grid's [0, 1]) the largest byte, and the smallest
+  // unless the low bound is 0; else an OR of the per-element comparisons.
+  bool bytes_in_bounds(const ByteBounds& bounds) const {
+    const uint8_t* v = bytes_.data() + bounds.offset;
+    if (bounds.uniform) {
+      uint8_t largest = 0;
+      for (int64_t i = 0; i < bounds.size; ++i) largest = std::max(largest, v[i]);
+      if (largest > bounds.high) return false;
+      if (bounds.low == 0) return true;
+      uint8_t smallest = 255;
+      for (int64_t i = 0; i < bounds.size; ++i) smallest = std::min(smallest, v[i]);
+      return smallest >= bounds.low;
+    }
+    uint8_t outside = 0;
+    for (int64_t i = 0; i < bounds.size; ++i) {
+      outside |= static_cast<uint8_t>(v[i] < bounds.lows[static_cast<size_t>(i)]) |
+                 static_cast<uint8_t>(v[i] > bounds.highs[static_cast<size_t>(i)]);
+    }
+    return outside == 0;
   }
 
   // The first action element (0 for Discrete) whose mask allows no action; -1 when none (or no mask).
@@ -217,9 +276,9 @@ class ObservationWriter {
   std::string space_text_;
   std::vector<float> floats_;   // [2 F + guard]: the floats, then their guard zone
   std::vector<uint8_t> bytes_;  // [2 B + guard]: the bytes, then their guard zone
-  std::vector<size_t> ranged_byte_leaves_;  // uint8 Box leaves narrower than [0, 255]
-  std::vector<size_t> valued_leaves_;       // Discrete, MultiDiscrete and MultiBinary leaves
-  std::vector<int64_t> mask_counts_;         // the mask's segments: {n} (Discrete) or nvec (MultiDiscrete)
+  std::vector<ByteBounds> ranged_byte_leaves_;  // uint8 Box leaves narrower than [0, 255]
+  std::vector<size_t> valued_leaves_;           // Discrete, MultiDiscrete and MultiBinary leaves
+  std::vector<int64_t> mask_counts_;            // the mask's segments: {n} (Discrete) or nvec (MultiDiscrete)
 };
 
 }  // namespace rlx

@@ -5,6 +5,7 @@
 #include "core/config_error.h"
 #include "core/did_you_mean.h"
 #include "envs/classic/classic_control.h"
+#include "envs/minatar/minatar_env.h"
 #include "envs/mujoco/mujoco_envs.h"
 
 namespace rlx {
@@ -66,6 +67,7 @@ std::vector<std::string> EnvRegistry::ids() const {
 void register_builtin_envs(EnvRegistrar& registrar) {
   register_classic_control(registrar);
   register_mujoco_envs(registrar);
+  register_minatar_envs(registrar);
 }
 
 EnvRegistry& global_env_registry() {

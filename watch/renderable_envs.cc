@@ -1,5 +1,5 @@
 // The built-in envs with renderers (classic control: Cairo; MuJoCo), and the check of an env
-// that draws itself.
+// that draws itself (MinAtar, plugins, Python envs).
 #include "watch/renderable_envs.h"
 
 #include <algorithm>
@@ -25,8 +25,9 @@ bool can_film_env(const std::string& env_id) {
   if (is_renderable_env(env_id)) return true;
   const ScopedPythonRenderMode render_mode;
   const std::unique_ptr<Env> env = global_env_registry().make(env_id);
-  std::vector<float> obs(static_cast<size_t>(env->spec().observation_space.size()));
-  env->reset(0, obs.data());
+  std::vector<float> floats(static_cast<size_t>(env->observation_layout().float_slots));
+  std::vector<uint8_t> bytes(static_cast<size_t>(env->observation_layout().byte_slots));
+  env->reset(0, ObsRow(floats.data(), bytes.data()));
   return env->render().has_value();
 }
 

@@ -8,6 +8,7 @@
 
 #include "bench/learner_benchmark.h"
 #include "bench/native_learner_benchmark.h"
+#include "bench/synthetic_pixels_env.h"
 #include "bench/transport_benchmark.h"
 #include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
@@ -186,6 +187,7 @@ int run_bench_command(const std::vector<std::string>& args) {
   }
   auto it = subcommands.find(args.front());
   if (it == subcommands.end()) throw UsageError("unknown subcommand '" + args.front() + "'\n" + kBenchUsage);
+  register_synthetic_envs_globally();  // Synthetic/Pixels84-v0 and the like: ids for benchmarks only
   return it->second(std::vector<std::string>(args.begin() + 1, args.end()));
 }
 

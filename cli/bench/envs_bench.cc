@@ -1,11 +1,14 @@
 // `rlx envs bench`: raw single-core stepping speed with random actions.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/minatar_benchmark.h"
 #include "bench/physics_benchmark.h"
 #include "bench/stepping_benchmark.h"
+#include "bench/synthetic_pixels_env.h"
 #include "cli/command.h"
 #include "cli/envs_subcommands.h"
 #include "envs/registry.h"
@@ -39,6 +42,7 @@ int run_envs_bench(const std::vector<std::string>& args) {
   if (steps < 0) throw UsageError("--steps must be >= 0, got " + std::to_string(steps));
   if (repeats < 1) throw UsageError("--repeats must be >= 1, got " + std::to_string(repeats));
   load_env_plugins_from(values);
+  register_synthetic_envs_globally();  // Synthetic/Pixels84-v0 and the like: ids for benchmarks only
 
   const std::string id = values["id"].as<std::string>();
   prepare_env(id, values);
@@ -57,8 +61,23 @@ int run_envs_bench(const std::vector<std::string>& args) {
   const double median = rates.size() % 2 ? rates[rates.size() / 2]
                                          : 0.5 * (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]);
   std::cout << "env_steps_per_s=" << static_cast<int64_t>(median) << std::endl;
-  // MuJoCo envs: the same model stepped bare, the physics-only limit, side by side.
   const std::unique_ptr<Env> probe = factory();
+  // MinAtar envs: the game alone and one env through the Env API (no VectorEnv), side by side.
+  if (const std::optional<double> first = measure_minatar_game_steps_per_s(*probe, 1.0, seed)) {
+    std::vector<double> game{*first}, api;
+    for (int r = 0; r < repeats; ++r) {
+      if (r > 0) game.push_back(*measure_minatar_game_steps_per_s(*probe, 1.0, seed + r));
+      api.push_back(*measure_minatar_env_api_steps_per_s(*probe, 1.0, seed + r));
+    }
+    std::sort(game.begin(), game.end());
+    std::sort(api.begin(), api.end());
+    const double game_median = game[game.size() / 2], api_median = api[api.size() / 2];
+    std::cout << "game_steps_per_s=" << static_cast<int64_t>(game_median) << "\n"
+              << "env_api_steps_per_s=" << static_cast<int64_t>(api_median) << "\n"
+              << "env_api_ratio_to_bare_game=" << api_median / game_median << "\n"
+              << "ratio_to_bare_game=" << median / game_median << std::endl;
+  }
+  // MuJoCo envs: the same model stepped bare, the physics-only limit, side by side.
   if (const std::optional<int> frame_skip = mujoco_frame_skip(*probe)) {
     std::vector<double> physics;
     for (int r = 0; r < repeats; ++r) physics.push_back(*measure_mj_steps_per_s(*probe, 1.0, seed + r));

@@ -33,6 +33,9 @@ TEST_CASE("the default trial name is algorithm, env, seed and the second the run
   when.tm_sec = 20;
   when.tm_isdst = -1;
   CHECK(default_trial_name(cartpole(7), std::mktime(&when)) == "PPO_CartPole-v1_seed7_20261203-090520");
+  Experiment minatar = cartpole(1);
+  minatar.env = "MinAtar/Breakout-v1";  // a namespaced id: one directory, not two
+  CHECK(default_trial_name(minatar, std::mktime(&when)) == "PPO_MinAtar-Breakout-v1_seed1_20261203-090520");
 }
 
 TEST_CASE("runs started in the same second claim different trial directories", "[algorithms][trial]") {

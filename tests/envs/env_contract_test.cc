@@ -181,9 +181,11 @@ TEST_CASE("Every built-in env restored from a snapshot continues bit for bit", "
     INFO(id);
     const rlx::EnvSpec& spec = registry.spec(id);
     std::unique_ptr<rlx::Env> original = registry.make(id);
-    const auto o = static_cast<size_t>(spec.observation_space.size());
+    const rlx::ObservationLayout& layout = original->observation_layout();
     const auto a = static_cast<size_t>(spec.action_space.is_discrete() ? 1 : spec.action_space.size());
-    std::vector<float> obs(o), action_values(a);
+    std::vector<float> floats(static_cast<size_t>(layout.float_slots)), action_values(a);
+    std::vector<uint8_t> bytes(static_cast<size_t>(layout.byte_slots));  // MinAtar's grids
+    const rlx::ObsRow obs(floats.data(), bytes.data());
     rlx::Rng actions(7);
     const auto next_action = [&] {
       rlx::Action action;
@@ -197,20 +199,21 @@ TEST_CASE("Every built-in env restored from a snapshot continues bit for bit", "
     };
     // Run into an episode, snapshot, then record what follows (episodes end and restart with
     // the env's own generator).
-    original->reset(3, obs.data());
+    original->reset(3, obs);
     for (int t = 0; t < 25; ++t) {
-      if (original->step(next_action(), obs.data()).terminated) original->reset(std::nullopt, obs.data());
+      if (original->step(next_action(), obs).terminated) original->reset(std::nullopt, obs);
     }
     const std::optional<rlx::EnvSnapshot> snapshot = original->snapshot();
     REQUIRE(snapshot);
-    // 300 steps' observations and rewards, resetting where episodes end.
+    // 300 steps' observations (both parts) and rewards, resetting where episodes end.
     const auto record = [&](rlx::Env& env) {
       std::vector<float> trace;
       for (int t = 0; t < 300; ++t) {
-        const rlx::StepResult r = env.step(next_action(), obs.data());
-        trace.insert(trace.end(), obs.begin(), obs.end());
+        const rlx::StepResult r = env.step(next_action(), obs);
+        trace.insert(trace.end(), floats.begin(), floats.end());
+        trace.insert(trace.end(), bytes.begin(), bytes.end());
         trace.push_back(static_cast<float>(r.reward));
-        if (r.terminated || r.truncated) env.reset(std::nullopt, obs.data());
+        if (r.terminated || r.truncated) env.reset(std::nullopt, obs);
       }
       return trace;
     };

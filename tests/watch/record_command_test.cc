@@ -175,6 +175,26 @@ TEST_CASE("rlx evaluate --record films a plugin env through its render(), in MP4
   }
 }
 
+TEST_CASE("rlx evaluate --record films a MinAtar env through its own 160 x 160 picture at 20 frames a second",
+          "[watch][video][cli][minatar]") {
+  rlx::test::TempDir tmp;
+  const fs::path checkpoint = short_training_checkpoint(tmp, "MinAtar/SpaceInvaders-v1");
+  const fs::path video = tmp / "invaders.mp4";
+  const CommandOutput run = run_rlx("evaluate " + checkpoint.string() + " --episodes 1 --record " + video.string());
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  const int64_t frames = summary_of(run).at("video_frames").get<int64_t>();
+  CHECK(frames >= 2);  // the reset and every step of the episode
+  const rlx::test::DecodedVideo decoded = rlx::test::decode_video(video.string());
+  CHECK(decoded.width == 160);
+  CHECK(decoded.height == 160);
+  CHECK(decoded.frames == frames);
+  CHECK(decoded.frames_differing_from_previous >= 1);
+  CHECK(decoded.duration_s == Approx(frames / 20.0).margin(0.06));
+  CHECK(brightness(decoded, 8, 8) < 50);     // cell (0, 0): empty, black
+  CHECK(brightness(decoded, 40, 8) > 50);    // cell (2, 0): an alien of the first wave
+}
+
 TEST_CASE("rlx evaluate --record refuses an env that nothing can draw, naming it and how to give it a render()",
           "[watch][video][cli][plugins]") {
   rlx::test::TempDir tmp;
