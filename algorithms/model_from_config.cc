@@ -28,22 +28,28 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
     throw ConfigError(experiment.source + ": algorithm DQN needs a Discrete action space, but env " + env.id +
                       " has " + env.action_space.to_string() + " (use PPO for Box actions)");
   }
-  // What the learners do not train on yet (the workers, the wire and the contract carry it all).
-  const std::string algorithm = experiment.algorithm == AlgorithmKind::kDQN   ? "DQN"
-                                : experiment.algorithm == AlgorithmKind::kSAC ? "SAC"
-                                                                              : "PPO and APPO";
-  if (env.action_mask || !(env.action_space.is_box() || env.action_space.is_discrete())) {
+  // What the learners do not train on yet (the workers, the wire and the contract carry it all):
+  // one check per learner, each removed when that learner trains on it.
+  const bool ppo = experiment.algorithm == AlgorithmKind::kPPO || experiment.algorithm == AlgorithmKind::kAPPO;
+  const bool dqn = experiment.algorithm == AlgorithmKind::kDQN;
+  if (ppo && (env.action_mask || !(env.action_space.is_box() || env.action_space.is_discrete()))) {
     throw ConfigError(experiment.source + ": env " + env.id + " has " + env.action_space.to_string() +
-                      (env.action_mask ? " actions with a mask" : " actions") + ", which " + algorithm +
-                      " cannot train on yet in this rlx");
+                      (env.action_mask ? " actions with a mask" : " actions") +
+                      ", which PPO and APPO cannot train on yet in this rlx");
   }
-  if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO &&
-      !observation_layout(env).flat_is_floats) {
-    throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() + ", which " +
-                      algorithm + " cannot train on yet in this rlx (it reads float32 Box observations; PPO reads them all)");
+  if (dqn && env.action_mask) {
+    throw ConfigError(experiment.source + ": env " + env.id + " has " + env.action_space.to_string() +
+                      " actions with a mask, which DQN cannot train on yet in this rlx");
   }
-  if ((experiment.algorithm == AlgorithmKind::kPPO || experiment.algorithm == AlgorithmKind::kAPPO) &&
-      experiment.config.ppo().normalize_observations && !observation_layout(env).flat_is_floats) {
+  if (dqn && !observation_layout(env).flat_is_floats) {
+    throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() +
+                      ", which DQN cannot train on yet in this rlx (it reads float32 Box observations)");
+  }
+  if (experiment.algorithm == AlgorithmKind::kSAC && !observation_layout(env).flat_is_floats) {
+    throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() +
+                      ", which SAC cannot train on (it reads float32 Box observations)");
+  }
+  if (ppo && experiment.config.ppo().normalize_observations && !observation_layout(env).flat_is_floats) {
     throw ConfigError(experiment.source + ": normalize_observations needs float32 Box observations, but env " + env.id +
                       " observes " + env.observation_space.to_string());
   }
