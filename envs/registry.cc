@@ -7,6 +7,7 @@
 #include "envs/classic/classic_control.h"
 #include "envs/minatar/minatar_env.h"
 #include "envs/mujoco/mujoco_envs.h"
+#include "envs/toy/toy_envs.h"
 
 namespace rlx {
 
@@ -68,6 +69,7 @@ void register_builtin_envs(EnvRegistrar& registrar) {
   register_classic_control(registrar);
   register_mujoco_envs(registrar);
   register_minatar_envs(registrar);
+  register_toy_envs(registrar);
 }
 
 EnvRegistry& global_env_registry() {

@@ -60,7 +60,7 @@ class EnvRegistry : public EnvRegistrar {
   std::map<std::string, Entry> entries_;
 };
 
-// Adds every built-in environment (classic control, MuJoCo and MinAtar) to a registry.
+// Adds every built-in environment (classic control, MuJoCo, MinAtar and the toy envs) to a registry.
 void register_builtin_envs(EnvRegistrar& registrar);
 
 // The process-wide registry, holding the built-ins from first use and any loaded plugins.

@@ -184,6 +184,7 @@ TEST_CASE("Every built-in env restored from a snapshot continues bit for bit", "
     const rlx::ObservationLayout& layout = original->observation_layout();
     const auto a = static_cast<size_t>(spec.action_space.is_discrete() ? 1 : spec.action_space.size());
     std::vector<float> floats(static_cast<size_t>(layout.float_slots)), action_values(a);
+    std::vector<int64_t> action_indices(a);  // MultiDiscrete (Toy/DictSensors-v0)
     std::vector<uint8_t> bytes(static_cast<size_t>(layout.byte_slots));  // MinAtar's grids
     const rlx::ObsRow obs(floats.data(), bytes.data());
     rlx::Rng actions(7);
@@ -191,6 +192,9 @@ TEST_CASE("Every built-in env restored from a snapshot continues bit for bit", "
       rlx::Action action;
       if (spec.action_space.is_discrete()) {
         action.index = actions.uniform_int(spec.action_space.n);
+      } else if (spec.action_space.is_multi_discrete()) {
+        for (size_t j = 0; j < a; ++j) action_indices[j] = spec.action_space.starts[j] + actions.uniform_int(spec.action_space.nvec[j]);
+        action.indices = action_indices.data();
       } else {
         for (size_t j = 0; j < a; ++j) action_values[j] = static_cast<float>(actions.uniform(-1.0, 1.0));
         action.values = action_values.data();
