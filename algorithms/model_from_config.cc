@@ -2,6 +2,7 @@
 
 #include "core/config_error.h"
 #include "core/observation_layout.h"
+#include "models/cnn_encoder.h"
 
 namespace rlx {
 
@@ -15,6 +16,37 @@ ModelKind model_kind_of(AlgorithmKind algorithm) {
     case AlgorithmKind::kSAC: return ModelKind::kSquashedGaussian;
   }
   return ModelKind::kActorCritic;
+}
+
+// The encoder config's encoder and conv_filters keys ask for (see their docs in
+// core/config_schema.cc): an image observation gets the CNN preset for its size under "auto".
+void choose_encoder(const Experiment& experiment, const EnvSpec& env, ModelSpec& model) {
+  const CommonConfig& common = experiment.config.common();
+  const std::optional<ImageShape> image = image_shape(env.observation_space);
+  const bool cnn = common.encoder == "cnn" || (common.encoder == "auto" && image);
+  if (!cnn) {
+    if (common.conv_filters != "auto") {
+      throw ConfigError(experiment.source + ": conv_filters " + common.conv_filters + " are for the cnn encoder, but env " +
+                        env.id + " observes " + env.observation_space.to_string() + " with the mlp encoder");
+    }
+    return;
+  }
+  if (!image || experiment.algorithm == AlgorithmKind::kSAC) {
+    throw ConfigError(experiment.source + ": encoder cnn reads an image (a Box of rank 3, height x width x channels)" +
+                      (image ? std::string(", and SAC's networks take no cnn yet") : ", but env " + env.id +
+                       " observes " + env.observation_space.to_string()));
+  }
+  const CnnPreset preset = cnn_preset(*image);
+  model.encoder = kCnnEncoder;
+  try {
+    model.conv_filters = common.conv_filters == "auto" ? preset.conv_filters : parse_conv_filters(common.conv_filters);
+  } catch (const std::invalid_argument& error) {
+    throw ConfigError(experiment.source + ": conv_filters: " + error.what());
+  }
+  if (common.encoder == "auto") {  // the preset whole: its dense layers, ReLU
+    model.hidden_sizes = preset.hidden_sizes;
+    model.activation = "relu";
+  }
 }
 
 }  // namespace
@@ -31,19 +63,10 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
   // What the learners do not train on yet (the workers, the wire and the contract carry it all):
   // one check per learner, each removed when that learner trains on it.
   const bool ppo = experiment.algorithm == AlgorithmKind::kPPO || experiment.algorithm == AlgorithmKind::kAPPO;
-  const bool dqn = experiment.algorithm == AlgorithmKind::kDQN;
   if (ppo && (env.action_mask || !(env.action_space.is_box() || env.action_space.is_discrete()))) {
     throw ConfigError(experiment.source + ": env " + env.id + " has " + env.action_space.to_string() +
                       (env.action_mask ? " actions with a mask" : " actions") +
                       ", which PPO and APPO cannot train on yet in this rlx");
-  }
-  if (dqn && env.action_mask) {
-    throw ConfigError(experiment.source + ": env " + env.id + " has " + env.action_space.to_string() +
-                      " actions with a mask, which DQN cannot train on yet in this rlx");
-  }
-  if (dqn && !observation_layout(env).flat_is_floats) {
-    throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() +
-                      ", which DQN cannot train on yet in this rlx (it reads float32 Box observations)");
   }
   if (experiment.algorithm == AlgorithmKind::kSAC && !observation_layout(env).flat_is_floats) {
     throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() +
@@ -57,13 +80,18 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
   ModelSpec model = ModelSpec::for_env(env, model_kind_of(experiment.algorithm));
   model.hidden_sizes.assign(common.hidden_sizes.begin(), common.hidden_sizes.end());
   model.activation = common.activation;
+  choose_encoder(experiment, env, model);
   if (model.kind == ModelKind::kActorCritic) {
     model.shared_trunk = common.vf_share_layers;
     model.log_std_init = experiment.config.ppo().log_std_init;
     model.ortho_init = experiment.config.ppo().ortho_init;
   }
   if (model.kind == ModelKind::kQNetwork) model.dueling = experiment.config.dqn().dueling;
-  model.validate();
+  try {
+    model.validate();
+  } catch (const std::invalid_argument& error) {
+    throw ConfigError(experiment.source + ": the model for env " + env.id + ": " + error.what());
+  }
   return model;
 }
 

@@ -1,9 +1,12 @@
 // Which experiments rlx's own learners train, and building their algorithms.
 #include "algorithms/native_algorithms.h"
 
+#include "algorithms/model_from_config.h"
 #include "algorithms/native_ppo_algorithm.h"
 #include "algorithms/sac_algorithm.h"
 #include "core/config_error.h"
+#include "envs/experiment_envs.h"
+#include "envs/registry.h"
 #include "native/product_threads.h"
 
 #include <algorithm>
@@ -27,6 +30,12 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
   if (common.vf_share_layers) {
     return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
            "trunk; use learner_backend: torch)";
+  }
+  load_experiment_envs(experiment);  // the encoder may be chosen from the env's observation space
+  const ModelSpec model = model_from_config(experiment, global_env_registry().spec(experiment.env));
+  if (model.encoder != "mlp") {
+    return "the native learner trains MLP encoders, but this model's encoder is " + model.encoder +
+           " (use learner_backend: torch)";
   }
   return std::nullopt;
 }

@@ -41,6 +41,8 @@ struct CommonConfig {
   int64_t checkpoint_freq{};
   bool tensorboard{};
   int64_t record_video_every{};
+  std::string encoder;                 // "auto", "mlp" or "cnn" (algorithms/model_from_config.h)
+  std::string conv_filters;            // "auto" or "OUT:KERNEL:STRIDE,..." (models/cnn_encoder.h)
   IntList hidden_sizes;
   std::string activation;
   bool vf_share_layers{};

@@ -20,6 +20,32 @@ bool is_device_name(const std::string& text) {
   return true;
 }
 
+// "auto", or OUT:KERNEL:STRIDE entries of positive integers separated by commas (what
+// models/cnn_encoder.h's parse_conv_filters reads; it checks the sizes against the image).
+bool is_conv_filters_text(const std::string& text) {
+  if (text == "auto") return true;
+  int64_t numbers_in_entry = 0;
+  bool in_number = false, nonzero = false;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (!in_number) ++numbers_in_entry;
+      in_number = true;
+      nonzero = nonzero || c != '0';
+      continue;
+    }
+    if (c == ' ') continue;
+    if (c != ':' && c != ',') return false;
+    if (!in_number || !nonzero) return false;  // empty or zero number
+    in_number = nonzero = false;
+    if (c == ',') {
+      if (numbers_in_entry != 3) return false;
+      numbers_in_entry = 0;
+    }
+  }
+  return true;
+}
+
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> keys;
   auto add = [&keys](KeySpec&& key) { keys.push_back(std::move(key)); };
@@ -61,6 +87,8 @@ std::vector<KeySpec> build_schema() {
   add(float_key("lr", 3e-4, "Adam learning rate (SAC: of the actor, the critics and alpha, unless actor_lr, critic_lr or alpha_lr is set)").above(0).to(&PpoConfig::lr).to(&DqnConfig::lr).to(&SacConfig::lr));
   add(string_key("lr_schedule", "constant", "\"linear\" anneals lr to 0 over stop.timesteps_total").one_of({"constant", "linear"}).to(&PpoConfig::lr_schedule).to(&DqnConfig::lr_schedule).to(&SacConfig::lr_schedule));
   add(int_list_key("hidden_sizes", {64, 64}, "Widths of the hidden layers of the policy/value/Q networks (SAC: [256, 256])").at_least(1).default_for(AlgorithmKind::kSAC, IntList{256, 256}).to(&CommonConfig::hidden_sizes));
+  add(string_key("encoder", "auto", "The network that reads observations: \"mlp\" (hidden_sizes dense layers over the flattened observation), \"cnn\" (conv_filters over an image observation, a Box of rank 3 height x width x channels, then hidden_sizes dense layers with activation), or \"auto\": for an image observation the CNN preset for its size (models/cnn_encoder.h: Nature CNN 32:8:4,64:4:2,64:3:1 + dense 512 from 36x36 up, else 16:3:1 + dense 128 as MinAtar's paper; ReLU throughout, hidden_sizes and activation not read), otherwise mlp").one_of({"auto", "mlp", "cnn"}).to(&CommonConfig::encoder));
+  add(string_key("conv_filters", "auto", "The cnn encoder's convolutions, OUT:KERNEL:STRIDE separated by commas (e.g. \"32:8:4,64:4:2,64:3:1\"; no padding, ReLU); \"auto\": the preset for the image's size").matching(is_conv_filters_text, "\"auto\" or OUT:KERNEL:STRIDE[,...] with positive integers").to(&CommonConfig::conv_filters));
   add(string_key("activation", "tanh", "Activation of the hidden layers (SAC: relu)").one_of({"tanh", "relu"}).default_for(AlgorithmKind::kSAC, std::string("relu")).to(&CommonConfig::activation));
   add(bool_key("vf_share_layers", false, "Policy and value heads share the hidden layers").to(&CommonConfig::vf_share_layers));
   add(bool_key("normalize_observations", false, "Normalise observations by running mean and variance (state saved in checkpoints)").to(&PpoConfig::normalize_observations));

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/named_registry.h"
+#include "models/cnn_encoder.h"
 #include "models/conv2d_layer.h"
 
 namespace rlx {
@@ -29,7 +30,8 @@ NamedRegistry<LayerKind>& layer_kinds() {
 
 NamedRegistry<EncoderKind>& encoder_kinds() {
   static NamedRegistry<EncoderKind> registry("encoder kind");
-  static const bool built_in = (registry.add(kMlpEncoder, mlp_layers), true);  // once, thread-safe
+  static const bool built_in =  // once, thread-safe
+      (registry.add(kMlpEncoder, mlp_layers), registry.add(kCnnEncoder, cnn_encoder_layers), true);
   (void)built_in;
   return registry;
 }

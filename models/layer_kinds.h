@@ -7,7 +7,8 @@
 // another kind trains on LibTorch's autograd, and the native learners refuse it.
 // tests/learner/toy_layer_test.cc adds a kind this way. Registration is thread-safe; register
 // before building models that use the kind. Built in, in every process that links rlx_models:
-// "conv2d" (models/conv2d_layer.h; its LibTorch forward is learner/torch_conv2d.h).
+// "conv2d" (models/conv2d_layer.h; its LibTorch forward is learner/torch_conv2d.h), and the encoder
+// kinds "mlp" and "cnn" (models/cnn_encoder.h).
 #pragma once
 
 #include <cstdint>

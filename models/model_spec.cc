@@ -1,5 +1,7 @@
 #include "models/model_spec.h"
 
+#include "models/cnn_encoder.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -98,6 +100,11 @@ void ModelSpec::validate() const {
     for (const std::string& name : encoder_kind_names()) known += (known.empty() ? "" : ", ") + name;
     throw std::invalid_argument("unknown encoder kind '" + encoder + "' (known: " + known + ")");
   }
+  if (encoder == kCnnEncoder) {
+    cnn_encoder_layers(*this);  // the observation is an image and every filter fits it (or throws)
+  } else if (!conv_filters.empty()) {
+    throw std::invalid_argument("conv filters are for the cnn encoder, but the encoder is '" + encoder + "'");
+  }
   if (kind == ModelKind::kQNetwork && !action_space.is_discrete()) {
     throw std::invalid_argument("a q_network model needs a Discrete action space, got " + action_space.to_string());
   }
@@ -127,7 +134,7 @@ bool ModelSpec::operator==(const ModelSpec& other) const {
   // equals one of the same env written today.
   return kind == other.kind && obs_size == other.obs_size && model_view(input_space()) == model_view(other.input_space()) &&
          action_mask == other.action_mask && action_space == other.action_space &&
-         encoder == other.encoder && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
+         encoder == other.encoder && conv_filters == other.conv_filters && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
          log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;
 }
 

@@ -28,6 +28,18 @@ namespace rlx {
 constexpr double kObsNormEpsilon = 1e-8;
 constexpr double kObsNormClip = 10.0;
 
+// One convolution of the "cnn" encoder (models/cnn_encoder.h): out_channels filters of
+// kernel x kernel, stride apart, no padding, followed by ReLU.
+struct ConvFilter {
+  int64_t out_channels = 0;
+  int64_t kernel = 0;
+  int64_t stride = 1;
+
+  bool operator==(const ConvFilter& other) const {
+    return out_channels == other.out_channels && kernel == other.kernel && stride == other.stride;
+  }
+};
+
 // Which networks a model has and how a worker acts with them.
 enum class ModelKind {
   kActorCritic,       // PPO, APPO: policy and value networks; samples (or argmax / mean) actions
@@ -50,9 +62,11 @@ struct ModelSpec {
   Space observation_space;
   bool action_mask = false;                  // observations carry a mask of legal actions
   Space action_space;                        // Discrete(n), MultiDiscrete, MultiBinary, or Box (A = prod(shape))
-  // Encoder: "mlp", or a kind registered in models/layer_kinds.h.
+  // Encoder: "mlp", "cnn" (models/cnn_encoder.h), or a kind registered in models/layer_kinds.h.
   std::string encoder = "mlp";
-  std::vector<int64_t> hidden_sizes{64, 64}; // hidden layer widths; empty means a linear model
+  std::vector<ConvFilter> conv_filters;      // "cnn": its convolutions in order (empty for other encoders)
+  std::vector<int64_t> hidden_sizes{64, 64}; // hidden layer widths (cnn: the dense layers after the
+                                             // convolutions); empty means a linear model
   std::string activation = "tanh";           // "tanh" or "relu"
   bool shared_trunk = false;                 // kActorCritic: one encoder for the policy and value heads
   // Heads.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/space_json.h"
+#include "models/conv2d_layer.h"
 #include "models/layer_kinds.h"
 
 namespace rlx {
@@ -16,16 +17,18 @@ constexpr size_t kMaxHiddenLayers = 16;
 constexpr int64_t kMaxWidth = int64_t{1} << 16;
 constexpr int64_t kMaxObservationSize = int64_t{1} << 24;
 constexpr int64_t kMaxActionSize = int64_t{1} << 16;
+constexpr size_t kMaxConvFilters = 16;
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what) {
   throw std::invalid_argument(path + ": " + what);
 }
 
-// The object at path with exactly the keys named (all required).
-const json& object_with_keys(const json& value, const std::string& path, const std::set<std::string>& keys) {
+// The object at path with the keys named (all required) and perhaps some of the optional ones.
+const json& object_with_keys(const json& value, const std::string& path, const std::set<std::string>& keys,
+                             const std::set<std::string>& optional = {}) {
   if (!value.is_object()) refuse(path, "expected a JSON object, got " + value.dump());
   for (const auto& item : value.items()) {
-    if (keys.count(item.key()) == 0) {
+    if (keys.count(item.key()) == 0 && optional.count(item.key()) == 0) {
       refuse(path + "." + item.key(), "unknown key (a newer rlx's model? this one reads model version " +
                                           std::to_string(kModelSpecVersion) + ")");
     }
@@ -71,6 +74,37 @@ Space action_space_of(const json& value, const std::string& path) {
   return space;
 }
 
+// {kind, hidden_sizes, activation, shared} and, for the cnn encoder, conv_filters [[out, kernel, stride], ...].
+json encoder_to_json(const ModelSpec& spec) {
+  json encoder = {{"kind", spec.encoder},
+                  {"hidden_sizes", spec.hidden_sizes},
+                  {"activation", spec.activation},
+                  {"shared", spec.shared_trunk}};
+  if (!spec.conv_filters.empty()) {
+    json filters = json::array();
+    for (const ConvFilter& f : spec.conv_filters) filters.push_back({f.out_channels, f.kernel, f.stride});
+    encoder["conv_filters"] = filters;
+  }
+  return encoder;
+}
+
+std::vector<ConvFilter> conv_filters_of(const json& value, const std::string& path) {
+  if (!value.is_array() || value.size() > kMaxConvFilters) {
+    refuse(path, "expected a list of at most " + std::to_string(kMaxConvFilters) + " [out, kernel, stride] triples, got " +
+                     value.dump());
+  }
+  std::vector<ConvFilter> filters;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string entry = path + "[" + std::to_string(i) + "]";
+    const json& triple = value[i];
+    if (!triple.is_array() || triple.size() != 3) refuse(entry, "expected [out, kernel, stride], got " + triple.dump());
+    filters.push_back({integer_in(triple[0], entry + "[0]", 1, kMaxConv2dAttribute),
+                       integer_in(triple[1], entry + "[1]", 1, kMaxConv2dAttribute),
+                       integer_in(triple[2], entry + "[2]", 1, kMaxConv2dAttribute)});
+  }
+  return filters;
+}
+
 }  // namespace
 
 json model_spec_to_json(const ModelSpec& spec) {
@@ -80,11 +114,7 @@ json model_spec_to_json(const ModelSpec& spec) {
           {"observation_space", space_to_json(spec.input_space())},
           {"action_mask", spec.action_mask},
           {"action_space", space_to_json(spec.action_space)},
-          {"encoder",
-           {{"kind", spec.encoder},
-            {"hidden_sizes", spec.hidden_sizes},
-            {"activation", spec.activation},
-            {"shared", spec.shared_trunk}}},
+          {"encoder", encoder_to_json(spec)},
           {"heads", {{"log_std_init", spec.log_std_init}, {"dueling", spec.dueling}}},
           {"init", spec.ortho_init ? "orthogonal" : "torch_default"}};
 }
@@ -113,7 +143,8 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   }
 
   const std::string encoder_path = where + ".encoder";
-  const json& encoder = object_with_keys(in.at("encoder"), encoder_path, {"kind", "hidden_sizes", "activation", "shared"});
+  const json& encoder = object_with_keys(in.at("encoder"), encoder_path, {"kind", "hidden_sizes", "activation", "shared"},
+                                       {"conv_filters"});
   const std::vector<std::string> encoder_kinds = encoder_kind_names();
   spec.encoder = string_of(encoder.at("kind"), encoder_path + ".kind", {encoder_kinds.begin(), encoder_kinds.end()});
   const json& widths = encoder.at("hidden_sizes");
@@ -129,6 +160,7 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   }
   spec.activation = string_of(encoder.at("activation"), encoder_path + ".activation", {"relu", "tanh"});
   spec.shared_trunk = boolean(encoder.at("shared"), encoder_path + ".shared");
+  if (encoder.contains("conv_filters")) spec.conv_filters = conv_filters_of(encoder.at("conv_filters"), encoder_path + ".conv_filters");
 
   const std::string heads_path = where + ".heads";
   const json& heads = object_with_keys(in.at("heads"), heads_path, {"log_std_init", "dueling"});

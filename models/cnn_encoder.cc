@@ -1,0 +1,106 @@
+#include "models/cnn_encoder.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "models/conv2d_layer.h"
+
+namespace rlx {
+
+namespace {
+
+// Images at least this tall and wide get the Nature CNN (its three convolutions need 36).
+constexpr int64_t kNatureCnnMinSide = 36;
+
+int64_t parse_filter_number(const std::string& text, const std::string& entry, const char* what) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || value < 1 || value > kMaxConv2dAttribute) {
+    throw std::invalid_argument("conv filter '" + entry + "': " + what + " '" + text + "' is not an integer in [1, " +
+                                std::to_string(kMaxConv2dAttribute) + "] (filters are OUT:KERNEL:STRIDE, e.g. 32:8:4)");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<ImageShape> image_shape(const Space& space) {
+  if (!space.is_box() || space.shape.size() != 3) return std::nullopt;
+  return ImageShape{space.shape[0], space.shape[1], space.shape[2]};
+}
+
+CnnPreset cnn_preset(const ImageShape& image) {
+  if (image.height >= kNatureCnnMinSide && image.width >= kNatureCnnMinSide) {
+    return {{{32, 8, 4}, {64, 4, 2}, {64, 3, 1}}, {512}};
+  }
+  return {{{16, 3, 1}}, {128}};
+}
+
+std::vector<ConvFilter> parse_conv_filters(const std::string& text) {
+  std::vector<ConvFilter> filters;
+  std::stringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    const size_t first = entry.find_first_not_of(" \t"), last = entry.find_last_not_of(" \t");
+    entry = first == std::string::npos ? "" : entry.substr(first, last - first + 1);
+    std::vector<std::string> parts;
+    std::stringstream numbers(entry);
+    std::string part;
+    while (std::getline(numbers, part, ':')) parts.push_back(part);
+    if (parts.size() != 3) {
+      throw std::invalid_argument("conv filter '" + entry + "': expected OUT:KERNEL:STRIDE, e.g. 32:8:4");
+    }
+    filters.push_back({parse_filter_number(parts[0], entry, "OUT"), parse_filter_number(parts[1], entry, "KERNEL"),
+                       parse_filter_number(parts[2], entry, "STRIDE")});
+  }
+  if (filters.empty()) throw std::invalid_argument("conv filters '" + text + "': no filter (expected e.g. 32:8:4,64:4:2)");
+  return filters;
+}
+
+std::string conv_filters_text(const std::vector<ConvFilter>& filters) {
+  std::string text;
+  for (const ConvFilter& f : filters) {
+    text += (text.empty() ? "" : ",") + std::to_string(f.out_channels) + ":" + std::to_string(f.kernel) + ":" +
+            std::to_string(f.stride);
+  }
+  return text;
+}
+
+std::vector<EncoderLayer> cnn_encoder_layers(const ModelSpec& spec) {
+  const std::optional<ImageShape> image = image_shape(spec.input_space());
+  if (!image) {
+    throw std::invalid_argument("the cnn encoder reads an image, a Box of rank 3 (height, width, channels), but the "
+                                "observation space is " + spec.input_space().to_string());
+  }
+  if (spec.conv_filters.empty()) throw std::invalid_argument("the cnn encoder needs at least one conv filter");
+  std::vector<EncoderLayer> layers;
+  Conv2dGeometry g;
+  g.height = image->height;
+  g.width = image->width;
+  g.in_channels = image->channels;
+  for (size_t i = 0; i < spec.conv_filters.size(); ++i) {
+    const ConvFilter& f = spec.conv_filters[i];
+    g.out_channels = f.out_channels;
+    g.kernel = f.kernel;
+    g.stride = f.stride;
+    if (f.kernel > g.height || f.kernel > g.width || f.out_channels < 1 || f.stride < 1) {
+      throw std::invalid_argument("cnn encoder: conv filter " + std::to_string(i) + " (" + conv_filters_text({f}) +
+                                  ") does not fit the " + std::to_string(g.height) + "x" + std::to_string(g.width) + "x" +
+                                  std::to_string(g.in_channels) + " image it reads");
+    }
+    layers.push_back({kConv2dLayer, 0, Activation::kRelu, g.attributes()});
+    const int64_t height = g.out_height(), width = g.out_width();
+    g.height = height;
+    g.width = width;
+    g.in_channels = f.out_channels;
+  }
+  for (int64_t width : spec.hidden_sizes) layers.push_back({kDenseLayer, width, parse_activation(spec.activation)});
+  return layers;
+}
+
+}  // namespace rlx

@@ -1,0 +1,110 @@
+// The "cnn" encoder kind: its presets, its filters' text, the layers it gives and how its spec
+// travels (models/cnn_encoder.h, models/model_spec_json.h).
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+#include "models/cnn_encoder.h"
+#include "models/conv2d_layer.h"
+#include "models/model_spec_json.h"
+#include "models/network_layout.h"
+
+namespace rlx {
+namespace {
+
+ModelSpec cnn_spec(const Space& observation, std::vector<ConvFilter> filters, std::vector<int64_t> hidden) {
+  EnvSpec env;
+  env.id = "Pixels-v0";
+  env.observation_space = observation;
+  env.action_space = Space::discrete(6);
+  ModelSpec spec = ModelSpec::for_env(env);
+  spec.encoder = kCnnEncoder;
+  spec.conv_filters = std::move(filters);
+  spec.hidden_sizes = std::move(hidden);
+  spec.activation = "relu";
+  return spec;
+}
+
+TEST_CASE("cnn presets follow the image size: Nature CNN from 36x36, MinAtar's small one below", "[models][cnn]") {
+  const CnnPreset nature = cnn_preset({84, 84, 4});
+  CHECK(conv_filters_text(nature.conv_filters) == "32:8:4,64:4:2,64:3:1");
+  CHECK(nature.hidden_sizes == std::vector<int64_t>{512});
+  CHECK(conv_filters_text(cnn_preset({36, 36, 1}).conv_filters) == "32:8:4,64:4:2,64:3:1");
+  const CnnPreset small = cnn_preset({10, 10, 4});
+  CHECK(conv_filters_text(small.conv_filters) == "16:3:1");
+  CHECK(small.hidden_sizes == std::vector<int64_t>{128});
+  CHECK(conv_filters_text(cnn_preset({35, 84, 3}).conv_filters) == "16:3:1");
+}
+
+TEST_CASE("conv filters are read from OUT:KERNEL:STRIDE text and refused with the entry named", "[models][cnn]") {
+  const std::vector<ConvFilter> filters = parse_conv_filters(" 32:8:4, 64:4:2 ");
+  REQUIRE(filters.size() == 2);
+  CHECK(filters[1] == ConvFilter{64, 4, 2});
+  CHECK(conv_filters_text(filters) == "32:8:4,64:4:2");
+  CHECK_THROWS_WITH(parse_conv_filters("32:8"), Catch::Contains("conv filter '32:8': expected OUT:KERNEL:STRIDE"));
+  CHECK_THROWS_WITH(parse_conv_filters("32:0:1"), Catch::Contains("KERNEL '0' is not an integer in [1,"));
+  CHECK_THROWS_WITH(parse_conv_filters("32:x:1"), Catch::Contains("conv filter '32:x:1'"));
+  CHECK_THROWS_WITH(parse_conv_filters(""), Catch::Contains("no filter"));
+}
+
+TEST_CASE("the cnn encoder gives conv2d layers over the HWC image, then dense layers", "[models][cnn]") {
+  const ModelSpec spec = cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {{16, 3, 1}}, {128});
+  spec.validate();
+  const std::vector<EncoderLayer> layers = cnn_encoder_layers(spec);
+  REQUIRE(layers.size() == 2);
+  CHECK(layers[0].kind == kConv2dLayer);
+  CHECK(layers[0].activation == Activation::kRelu);
+  CHECK(layers[0].attributes.at("height") == 10);
+  CHECK(layers[0].attributes.at("in_channels") == 4);
+  CHECK(layers[0].attributes.at("out_channels") == 16);
+  CHECK(layers[1].kind == kDenseLayer);
+  CHECK(layers[1].size == 128);
+  // The actor-critic layout: conv 10x10x4 -> 8x8x16 = 1024, dense 128, then the heads.
+  const ActorCriticLayout layout = actor_critic_layout(spec);
+  REQUIRE(layout.policy_chain.size() == 3);
+  CHECK(layout.policy_chain[0].out == 8 * 8 * 16);
+  CHECK(layout.policy_chain[1].in == 1024);
+  CHECK(layout.policy_chain[2].out == 6);
+
+  // The Nature CNN on 84x84x4: 20x20x32, 9x9x64, 7x7x64 = 3136, then 512.
+  const ModelSpec nature = cnn_spec(Space::box({84, 84, 4}, 0, 255, ScalarType::kUint8), cnn_preset({84, 84, 4}).conv_filters, {512});
+  const ActorCriticLayout nature_layout = actor_critic_layout(nature);
+  CHECK(nature_layout.policy_chain[0].out == 20 * 20 * 32);
+  CHECK(nature_layout.policy_chain[2].out == 7 * 7 * 64);
+  CHECK(nature_layout.policy_chain[3].out == 512);
+}
+
+TEST_CASE("a cnn spec is refused when its observation is no image or a filter does not fit", "[models][cnn]") {
+  CHECK_THROWS_WITH(cnn_spec(Space::box({16}, -1, 1), {{16, 3, 1}}, {}).validate(),
+                    Catch::Contains("the cnn encoder reads an image") && Catch::Contains("Box(-1, 1, (16,), float32)"));
+  CHECK_THROWS_WITH(cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {{16, 3, 1}, {32, 9, 1}}, {}).validate(),
+                    Catch::Contains("conv filter 1 (32:9:1) does not fit the 8x8x16 image"));
+  CHECK_THROWS_WITH(cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {}, {}).validate(),
+                    Catch::Contains("at least one conv filter"));
+  ModelSpec mlp = cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {{16, 3, 1}}, {64});
+  mlp.encoder = "mlp";
+  CHECK_THROWS_WITH(mlp.validate(), Catch::Contains("conv filters are for the cnn encoder"));
+}
+
+TEST_CASE("a cnn spec's filters travel in its JSON, and specs with other filters differ", "[models][cnn]") {
+  const ModelSpec spec = cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {{16, 3, 1}, {8, 2, 2}}, {128});
+  const nlohmann::json json = model_spec_to_json(spec);
+  CHECK(json.at("encoder").at("conv_filters") == nlohmann::json::parse("[[16, 3, 1], [8, 2, 2]]"));
+  CHECK(model_spec_from_json(json, "spec") == spec);
+  ModelSpec other = spec;
+  other.conv_filters[1].stride = 1;
+  CHECK(other != spec);
+  nlohmann::json bad = json;
+  bad["encoder"]["conv_filters"][0] = {16, 3};
+  CHECK_THROWS_WITH(model_spec_from_json(bad, "spec"), Catch::Contains("spec.encoder.conv_filters[0]: expected [out, kernel, stride]"));
+  bad["encoder"]["conv_filters"][0] = {16, 0, 1};
+  CHECK_THROWS_WITH(model_spec_from_json(bad, "spec"), Catch::Contains("spec.encoder.conv_filters[0][1]"));
+  // An MLP spec writes no filters.
+  ModelSpec mlp = spec;
+  mlp.encoder = "mlp";
+  mlp.conv_filters.clear();
+  CHECK_FALSE(model_spec_to_json(mlp).at("encoder").contains("conv_filters"));
+}
+
+}  // namespace
+}  // namespace rlx
