@@ -18,6 +18,13 @@ struct ProcessMemory {
 // Reads /proc/PID/smaps_rollup; throws std::runtime_error when the process is gone or unreadable.
 ProcessMemory read_process_memory(pid_t pid);
 
+// CPU seconds (user + system) PID has used so far, from /proc/PID/stat (clock-tick resolution);
+// throws std::runtime_error when the process is gone or unreadable.
+double read_process_cpu_seconds(pid_t pid);
+
+// CPU seconds (user + system) this process has used so far, all threads.
+double own_cpu_seconds();
+
 // The median of values (the mean of the middle two for an even count); 0 for none.
 double median_of(std::vector<double> values);
 

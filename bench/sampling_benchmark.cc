@@ -53,7 +53,10 @@ LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int n
   if (!(seconds >= 0.0)) throw std::invalid_argument("measure_local_sampling needs seconds >= 0");
   VectorEnv envs(factory, num_envs);
   ModelSpec config = policy_config;
-  config.obs_size = envs.obs_size();
+  // The env's observation space (floats, bytes or both, flattened into the network's input).
+  config.observation_space = envs.spec().observation_space;
+  config.obs_size = config.observation_space.flat_size();
+  config.action_mask = envs.spec().action_mask;
   config.action_space = envs.spec().action_space;
   // As a PPO worker samples: log-probs, no V(s) (the learner recomputes it).
   ActorCriticPolicy policy(config, seed, /*deterministic=*/false, /*values=*/false);

@@ -28,7 +28,8 @@ struct LocalSamplingMeasurement {
 
 // Collects fragments of fragment_length steps from num_envs envs with an ActorCriticPolicy
 // (sampling, as PPO workers do) for about `seconds` (at least one fragment, after one untimed
-// warm-up fragment). obs_size and action_space come from the env; hidden sizes, activation and
+// warm-up fragment). The observation space (float or byte, obs_size its flat size), action mask
+// and action space come from the env; hidden sizes, activation and
 // trunk sharing from policy_config. Runs the torch-free inference kernel on this thread, as a
 // worker does. Throws std::invalid_argument on bad sizes.
 LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,

@@ -98,9 +98,4 @@ void register_synthetic_envs(EnvRegistrar& registrar) {
   registrar.add(SyntheticPixelsEnv::default_spec(), [] { return std::make_unique<SyntheticPixelsEnv>(); });
 }
 
-void register_synthetic_envs_globally() {
-  EnvRegistry& registry = global_env_registry();
-  if (!registry.contains(SyntheticPixelsEnv::kId)) register_synthetic_envs(registry);
-}
-
 }  // namespace rlx

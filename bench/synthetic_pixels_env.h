@@ -2,10 +2,12 @@
 // benchmark of byte observations (84x84x4 uint8, the Atari frame stack) measures rlx's own path
 // (the env API's checks and copies, VectorEnv, fragments, the wire) and not an emulator. Benchmark
 // code: registered only by the benchmark commands (`rlx bench ...`, `rlx envs bench`), never in
-// the built-in registry users see.
+// the built-in registry users see; the workers a benchmark starts load it as an env plugin
+// (rlx-synthetic-envs.so, built from synthetic_envs_plugin.cc).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "envs/registry.h"
@@ -55,7 +57,16 @@ class SyntheticPixelsEnv final : public Env {
 void register_synthetic_envs(EnvRegistrar& registrar);
 
 // Adds the synthetic envs to global_env_registry() unless they are there already (every
-// benchmark command calls it first).
+// benchmark command calls it first). Defined in synthetic_envs_host.cc, so that this file and
+// synthetic_pixels_env.cc compile into the env plugin too (synthetic_envs_plugin.cc).
 void register_synthetic_envs_globally();
+
+// True for an id register_synthetic_envs adds.
+bool is_synthetic_env(const std::string& env_id);
+
+// The env plugin that registers the synthetic envs in another process (a benchmark's `rlx
+// worker`): rlx-synthetic-envs.so beside the rlx program (rlx_program_path()). Throws
+// std::runtime_error naming the path and the target to build when it is not there.
+std::string synthetic_envs_plugin_path();
 
 }  // namespace rlx
