@@ -16,7 +16,7 @@ uint64_t mix64(uint64_t x) {
 
 }  // namespace
 
-std::unique_ptr<ReplayBuffer> make_dqn_replay_buffer(const DqnConfig& config, int64_t obs_size) {
+std::unique_ptr<ReplayBuffer> make_dqn_replay_buffer(const DqnConfig& config, StoredObsSize obs_size) {
   NStepConfig n_step{static_cast<int>(config.n_step), config.gamma, config.n_step_carry};
   if (!config.prioritized_replay) return std::make_unique<ReplayBuffer>(config.buffer_size, obs_size, n_step);
   return std::make_unique<PrioritizedReplayBuffer>(config.buffer_size, obs_size, n_step,

@@ -11,9 +11,9 @@
 
 namespace rlx {
 
-// A replay buffer of config.buffer_size transitions of obs_size floats: a
+// A replay buffer of config.buffer_size transitions of observations of obs_size (floats and bytes): a
 // PrioritizedReplayBuffer when config.prioritized_replay, else a uniform ReplayBuffer.
-std::unique_ptr<ReplayBuffer> make_dqn_replay_buffer(const DqnConfig& config, int64_t obs_size);
+std::unique_ptr<ReplayBuffer> make_dqn_replay_buffer(const DqnConfig& config, StoredObsSize obs_size);
 
 // Seed of gradient step `step`'s replay draws on data-parallel rank `rank` of a learner seeded
 // with `seed` (a pure function: the same arguments give the same draws).

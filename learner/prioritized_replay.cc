@@ -28,7 +28,7 @@ PrioritizedReplayConfig validated(PrioritizedReplayConfig config) {
 
 }  // namespace
 
-PrioritizedReplayBuffer::PrioritizedReplayBuffer(int64_t capacity, int64_t obs_size, NStepConfig n_step,
+PrioritizedReplayBuffer::PrioritizedReplayBuffer(int64_t capacity, StoredObsSize obs_size, NStepConfig n_step,
                                                  PrioritizedReplayConfig priority)
     : ReplayBuffer(capacity, obs_size, n_step), priority_(validated(priority)), sum_(capacity), min_(capacity) {}
 

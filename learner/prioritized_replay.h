@@ -29,7 +29,7 @@ double annealed_beta(double beta0, int64_t timesteps, int64_t horizon);
 class PrioritizedReplayBuffer : public ReplayBuffer {
  public:
   // Throws std::invalid_argument on a bad capacity, obs size, n-step or priority config.
-  PrioritizedReplayBuffer(int64_t capacity, int64_t obs_size, NStepConfig n_step, PrioritizedReplayConfig priority);
+  PrioritizedReplayBuffer(int64_t capacity, StoredObsSize obs_size, NStepConfig n_step, PrioritizedReplayConfig priority);
 
   // Draws batch_size slots proportionally to p^alpha, one per equal segment of the total, and
   // fills out.weights with the normalised importance weights for this beta (>= 0).

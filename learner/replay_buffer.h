@@ -1,11 +1,13 @@
-// ReplayBuffer: a fixed-capacity ring of n-step transitions in flat float arrays (torch-free),
-// filled from SampleBatch fragments and sampled uniformly with replacement.
+// ReplayBuffer: a fixed-capacity ring of n-step transitions in flat arrays (torch-free), filled
+// from SampleBatch fragments and sampled uniformly with replacement.
 //
-// Each slot holds obs [O], action, the n-step return, next_obs [O], terminated (no bootstrap)
-// and discount gamma^m; replay_nstep.h says how fragments become transitions (windows across
-// fragment ends are carried per worker and env by default). Storing next_obs explicitly
-// doubles observation memory but keeps n-step and episode-end handling exact and sampling a
-// plain row gather; for the flat observations rlx trains on that is the better trade.
+// Each slot holds obs (O floats and B bytes, core/observation_layout.h), action, the n-step
+// return, next_obs (O floats, B bytes: its action mask is the bytes' last part), terminated (no
+// bootstrap) and discount gamma^m; replay_nstep.h says how fragments become transitions (windows
+// across fragment ends are carried per worker and env by default). Bytes stay bytes: a uint8 image
+// takes a quarter of the memory it would as floats, and the learner flattens a sampled batch into
+// the network's input. Storing next_obs explicitly doubles observation memory but keeps n-step and
+// episode-end handling exact and sampling a plain row gather.
 // save()/load() carry the slots and the carried n-step windows (a DQN checkpoint keeps them when
 // checkpoint_replay_buffer is on, so a resumed synchronous run continues exactly).
 #pragma once
@@ -25,9 +27,11 @@ namespace rlx {
 struct ReplaySample {
   std::vector<int64_t> indices;  // [B] buffer slots (for priority updates)
   std::vector<float> obs;        // [B, O]
+  std::vector<uint8_t> obs_u8;   // [B, Bytes] the observations' bytes
   std::vector<int64_t> actions;  // [B]
   std::vector<float> rewards;    // [B] n-step returns
   std::vector<float> next_obs;   // [B, O]
+  std::vector<uint8_t> next_obs_u8;  // [B, Bytes] the next observations' bytes, each ending in its action mask
   std::vector<float> terminated; // [B] 1 where the target must not bootstrap
   std::vector<float> discounts;  // [B] gamma^m on the bootstrap value
   std::vector<float> weights;    // [B] importance weights (all 1 for uniform sampling)
@@ -37,8 +41,9 @@ struct ReplaySample {
 
 class ReplayBuffer {
  public:
-  // Throws std::invalid_argument when capacity < 1, obs_size < 1 or the n-step config is bad.
-  ReplayBuffer(int64_t capacity, int64_t obs_size, NStepConfig n_step = {});
+  // Throws std::invalid_argument when capacity < 1, an observation has no slot (or a negative
+  // part) or the n-step config is bad.
+  ReplayBuffer(int64_t capacity, StoredObsSize obs_size, NStepConfig n_step = {});
   virtual ~ReplayBuffer() = default;
   ReplayBuffer(const ReplayBuffer&) = delete;
   ReplayBuffer& operator=(const ReplayBuffer&) = delete;
@@ -61,7 +66,10 @@ class ReplayBuffer {
 
   int64_t size() const { return size_; }
   int64_t capacity() const { return capacity_; }
-  int64_t obs_size() const { return obs_size_; }
+  int64_t obs_size() const { return obs_.floats; }   // O: floats per observation
+  int64_t obs_bytes() const { return obs_.bytes; }   // bytes per observation
+  // Memory one slot's columns take: 2 (4 O + bytes) for obs and next_obs, 20 for the rest.
+  int64_t slot_bytes() const;
   // Slot the next transition goes to.
   int64_t next_slot() const { return next_; }
   // Transitions stored since construction (including overwritten ones).
@@ -70,15 +78,18 @@ class ReplayBuffer {
   int64_t num_pending() const { return n_step_.num_pending(); }
   const NStepConfig& n_step_config() const { return n_step_.config(); }
 
-  // Appends the filled slots, the ring position and counters, and the carried n-step windows.
+  // Appends the filled slots, the ring position and counters, and the carried n-step windows (a
+  // buffer without bytes writes the format of before bytes were stored, so older checkpoints load).
   virtual void save(BinaryWriter& out) const;
   // Restores save()'s bytes into a buffer of the same capacity and observation size, replacing
   // what it held; std::invalid_argument on a mismatch or malformed bytes (then discard the buffer).
   virtual void load(BinaryReader& in);
 
   // Read access to one slot (< size()).
-  const float* obs(int64_t slot) const { return obs_.data() + slot * obs_size_; }
-  const float* next_obs(int64_t slot) const { return next_obs_.data() + slot * obs_size_; }
+  const float* obs(int64_t slot) const { return obs_floats_.data() + slot * obs_.floats; }
+  const float* next_obs(int64_t slot) const { return next_obs_floats_.data() + slot * obs_.floats; }
+  const uint8_t* obs_u8(int64_t slot) const { return obs_u8_.data() + slot * obs_.bytes; }
+  const uint8_t* next_obs_u8(int64_t slot) const { return next_obs_u8_.data() + slot * obs_.bytes; }
   int64_t action(int64_t slot) const { return actions_[static_cast<size_t>(slot)]; }
   float reward(int64_t slot) const { return rewards_[static_cast<size_t>(slot)]; }
   bool terminated(int64_t slot) const { return terminated_[static_cast<size_t>(slot)] != 0.0f; }
@@ -90,9 +101,10 @@ class ReplayBuffer {
 
  private:
   int64_t capacity_;
-  int64_t obs_size_;
+  StoredObsSize obs_;
   NStepAccumulator n_step_;
-  std::vector<float> obs_, next_obs_, rewards_, terminated_, discounts_;
+  std::vector<float> obs_floats_, next_obs_floats_, rewards_, terminated_, discounts_;
+  std::vector<uint8_t> obs_u8_, next_obs_u8_;
   std::vector<int64_t> actions_;
   int64_t next_ = 0;
   int64_t size_ = 0;

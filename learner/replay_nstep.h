@@ -17,6 +17,9 @@
 // with the steps they have, bootstrapping from the last next_obs. With carrying off, every
 // window is cut that way at the end of its fragment (no state between fragments).
 // Carried state is not part of any checkpoint: flush() emits it, cut, when that matters.
+//
+// Observations travel in both stored parts (core/observation_layout.h): floats and bytes (uint8
+// leaves, then the action mask), copied as they are, so next_obs carries the next mask.
 #pragma once
 
 #include <cstdint>
@@ -30,13 +33,27 @@
 
 namespace rlx {
 
+// The stored size of one observation: `floats` floats and `bytes` bytes (uint8 leaves, then the
+// action mask). A float-only size converts from its float count.
+struct StoredObsSize {
+  int64_t floats = 0;
+  int64_t bytes = 0;
+
+  StoredObsSize() = default;
+  StoredObsSize(int64_t float_count, int64_t byte_count = 0) : floats(float_count), bytes(byte_count) {}  // NOLINT: implicit
+  bool operator==(const StoredObsSize& other) const { return floats == other.floats && bytes == other.bytes; }
+  bool operator!=(const StoredObsSize& other) const { return !(*this == other); }
+};
+
 // One transition as views into memory owned by the accumulator or the fragment; valid only
 // during the callback that receives it.
 struct Transition {
   const float* obs = nullptr;       // [O] observation the action was chosen on
+  const uint8_t* obs_u8 = nullptr;  // [B] its bytes (null when B = 0)
   int64_t action = 0;               // Discrete action index
   float reward = 0.0f;              // n-step return sum_{i<m} gamma^i r_{t+i}
   const float* next_obs = nullptr;  // [O] observation after the window's last step
+  const uint8_t* next_obs_u8 = nullptr;  // [B] its bytes, its action mask last (null when B = 0)
   bool terminated = false;          // the window ended in a termination: no bootstrap
   float discount = 1.0f;            // gamma^m, m = steps summed
 };
@@ -55,10 +72,10 @@ struct NStepConfig {
 // Turns fragments of Discrete-action SampleBatches into n-step transitions.
 class NStepAccumulator {
  public:
-  // Throws std::invalid_argument on a bad config or obs_size < 1.
-  NStepAccumulator(int64_t obs_size, NStepConfig config);
+  // Throws std::invalid_argument on a bad config, a negative part or an observation of no slots.
+  NStepAccumulator(StoredObsSize obs_size, NStepConfig config);
 
-  // Validates the fragment (Discrete actions, obs size, a final_obs for every step that ended an
+  // Validates the fragment (Discrete actions, float and byte sizes, a final_obs for every step that ended an
   // episode; throws std::invalid_argument otherwise, before emitting anything) and emits every
   // transition whose window is complete, env by env in time order.
   void add(const SampleBatch& batch, const TransitionSink& emit);
@@ -69,10 +86,12 @@ class NStepAccumulator {
   int64_t num_pending() const;
 
   const NStepConfig& config() const { return config_; }
-  int64_t obs_size() const { return obs_size_; }
+  int64_t obs_size() const { return obs_.floats; }
+  int64_t obs_bytes() const { return obs_.bytes; }
 
-  // Appends the carried windows; load() restores them (replacing any), std::invalid_argument on
-  // malformed bytes.
+  // Appends the carried windows (their bytes only when B > 0, so a float-only state keeps the
+  // format of before); load() restores them (replacing any), std::invalid_argument on malformed
+  // bytes.
   void save(BinaryWriter& out) const;
   void load(BinaryReader& in);
 
@@ -80,9 +99,11 @@ class NStepAccumulator {
   // Steps of one (worker, env) stream whose windows are still open; never episode ends.
   struct Stream {
     std::vector<float> obs;       // [P, O]
+    std::vector<uint8_t> obs_u8;  // [P, B]
     std::vector<int64_t> actions; // [P]
     std::vector<float> rewards;   // [P]
     std::vector<float> next_obs;  // [O] observation after the last carried step
+    std::vector<uint8_t> next_obs_u8;  // [B]
   };
   using StreamKey = std::pair<uint64_t, int32_t>;
 
@@ -90,7 +111,7 @@ class NStepAccumulator {
   void process_env(const SampleBatch& batch, int32_t env, Stream& stream, const TransitionSink& emit);
   int64_t flush_stream(Stream& stream, const TransitionSink& emit);
 
-  int64_t obs_size_;
+  StoredObsSize obs_;
   NStepConfig config_;
   std::vector<double> gamma_powers_;  // gamma^0 .. gamma^n
   std::map<StreamKey, Stream> streams_;

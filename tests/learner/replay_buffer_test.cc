@@ -4,6 +4,8 @@
 #include <memory>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -229,5 +231,112 @@ TEST_CASE("Replay save/load: the same slots, ring position, n-step windows and p
     const std::string truncated = out.bytes().substr(0, out.bytes().size() / 2);
     rlx::BinaryReader short_read(truncated, "replay");
     CHECK_THROWS_AS(make(150)->load(short_read), std::invalid_argument);
+  }
+}
+
+namespace {
+
+// Two envs over six steps with an episode end each, their observations carrying bytes (O = 1,
+// rlx_test::kObsBytes bytes: replay_test_util.h's with_bytes).
+rlx::SampleBatch byte_fragment(float first) {
+  rlx_test::EnvColumn env0, env1;
+  env0.obs = {first, first + 1, first + 2, first + 3, first + 4, first + 5};
+  env0.rewards = {1, 2, 3, 4, 5, 6};
+  env0.terminated_at = {2};
+  env0.final_obs = {first + 50};
+  env0.bootstrap_obs = first + 6;
+  env1.obs = {first + 100, first + 101, first + 102, first + 103, first + 104, first + 105};
+  env1.rewards = {1, 1, 1, 1, 1, 1};
+  env1.truncated_at = {4};
+  env1.final_obs = {first + 150};
+  env1.bootstrap_obs = first + 106;
+  return rlx_test::with_bytes(rlx_test::make_fragment({env0, env1}));
+}
+
+// Every slot's bytes are those of its observations' floats, as with_bytes wrote them.
+void check_slots_byte_exact(const rlx::ReplayBuffer& buffer) {
+  std::vector<int64_t> slots(static_cast<size_t>(buffer.size()));
+  for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int64_t>(i);
+  rlx::ReplaySample sample;
+  buffer.gather(slots.data(), buffer.size(), sample);
+  const auto b = static_cast<size_t>(rlx_test::kObsBytes);
+  REQUIRE(sample.obs_u8.size() == slots.size() * b);
+  REQUIRE(sample.next_obs_u8.size() == slots.size() * b);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    INFO("slot " << i << ": obs " << sample.obs[i] << ", next obs " << sample.next_obs[i]);
+    const auto row = static_cast<std::ptrdiff_t>(i * b), end = static_cast<std::ptrdiff_t>((i + 1) * b);
+    CHECK(std::vector<uint8_t>(sample.obs_u8.begin() + row, sample.obs_u8.begin() + end) == rlx_test::obs_bytes_of(sample.obs[i]));
+    CHECK(std::vector<uint8_t>(sample.next_obs_u8.begin() + row, sample.next_obs_u8.begin() + end) ==
+          rlx_test::obs_bytes_of(sample.next_obs[i]));
+    CHECK(std::equal(buffer.next_obs_u8(static_cast<int64_t>(i)), buffer.next_obs_u8(static_cast<int64_t>(i)) + b,
+                     sample.next_obs_u8.begin() + row));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Replay keeps byte observations as bytes: rows come back byte-exact, masks with their next observations",
+          "[learner][dqn][replay]") {
+  static_assert(std::is_same_v<decltype(std::declval<rlx::ReplayBuffer>().obs_u8(0)), const uint8_t*>);
+  rlx::ReplayBuffer buffer(100, {1, rlx_test::kObsBytes}, {2, 0.5, true});
+  CHECK(buffer.obs_bytes() == rlx_test::kObsBytes);
+  CHECK(buffer.add(byte_fragment(10)) > 0);
+  CHECK(buffer.add(byte_fragment(16)) > 0);  // env 0 continues: 16 is the bootstrap obs of the first
+  CHECK(buffer.flush_pending() > 0);
+  REQUIRE(buffer.size() == 24);
+  check_slots_byte_exact(buffer);
+  // A fragment without the bytes is refused, storing nothing.
+  rlx::SampleBatch floats_only = byte_fragment(30);
+  floats_only.obs_byte_size = 0;
+  floats_only.obs_u8.clear();
+  floats_only.bootstrap_obs_u8.clear();
+  floats_only.final_obs_u8.clear();
+  CHECK_THROWS_AS(buffer.add(floats_only), std::invalid_argument);
+  CHECK(buffer.size() == 24);
+}
+
+TEST_CASE("Replay memory: a uint8 image takes a quarter of what its floats would", "[learner][dqn][replay]") {
+  // MinAtar Breakout: Box(0, 1, (10, 10, 4), uint8), 400 bytes an observation, obs and next obs a slot.
+  const rlx::ReplayBuffer bytes(1, {0, 400});
+  const rlx::ReplayBuffer floats(1, {400, 0});
+  const int64_t scalars = 8 + 3 * 4;  // action, reward, terminated, discount
+  CHECK(bytes.slot_bytes() == 2 * 400 + scalars);
+  CHECK(floats.slot_bytes() == 2 * 400 * 4 + scalars);
+}
+
+TEST_CASE("Replay save/load carries the bytes of slots and of carried n-step windows", "[learner][dqn][replay]") {
+  for (const bool prioritized : {false, true}) {
+    INFO("prioritized " << prioritized);
+    const rlx::NStepConfig n_step{3, 0.5, true};
+    const rlx::StoredObsSize size{1, rlx_test::kObsBytes};
+    const auto make = [&](rlx::StoredObsSize obs) -> std::unique_ptr<rlx::ReplayBuffer> {
+      if (prioritized) return std::make_unique<rlx::PrioritizedReplayBuffer>(20, obs, n_step, rlx::PrioritizedReplayConfig{});
+      return std::make_unique<rlx::ReplayBuffer>(20, obs, n_step);
+    };
+    std::unique_ptr<rlx::ReplayBuffer> original = make(size);
+    original->add(byte_fragment(10));
+    original->add(byte_fragment(16));
+    REQUIRE(original->num_pending() > 0);
+    rlx::BinaryWriter out;
+    original->save(out);
+    std::unique_ptr<rlx::ReplayBuffer> restored = make(size);
+    rlx::BinaryReader in(out.bytes(), "replay");
+    restored->load(in);
+    in.expect_end();
+    REQUIRE(restored->size() == original->size());
+    check_slots_byte_exact(*restored);
+    // The carried windows' bytes came along: flushed, they are byte-exact too, and the same.
+    original->flush_pending();
+    restored->flush_pending();
+    check_slots_byte_exact(*restored);
+    rlx::ReplaySample sa, sb;
+    rlx::Rng a(3), b(3);
+    original->sample(16, a, sa);
+    restored->sample(16, b, sb);
+    CHECK(sa.obs_u8 == sb.obs_u8);
+    CHECK(sa.next_obs_u8 == sb.next_obs_u8);
+    // A buffer of other bytes per observation refuses the state.
+    rlx::BinaryReader again(out.bytes(), "replay");
+    CHECK_THROWS_AS(make({1, rlx_test::kObsBytes + 1})->load(again), std::invalid_argument);
   }
 }

@@ -185,3 +185,64 @@ TEST_CASE("n-step accumulator rejects malformed fragments without emitting", "[l
   CHECK_THROWS_AS(rlx::NStepAccumulator(1, {2, 1.5, true}), std::invalid_argument);
   CHECK_THROWS_AS(rlx::NStepAccumulator(0, {2, 0.5, true}), std::invalid_argument);
 }
+
+namespace {
+
+// Every kept transition's bytes are those of its observations (with_bytes' rule).
+void check_bytes_follow_floats(const KeepingSink& sink) {
+  REQUIRE(sink.bytes.size() == sink.kept.size());
+  for (size_t i = 0; i < sink.kept.size(); ++i) {
+    INFO("transition from obs " << sink.kept[i].obs << " to " << sink.kept[i].next_obs);
+    CHECK(sink.bytes[i].obs == rlx_test::obs_bytes_of(sink.kept[i].obs));
+    CHECK(sink.bytes[i].next_obs == rlx_test::obs_bytes_of(sink.kept[i].next_obs));  // its action mask included
+  }
+}
+
+}  // namespace
+
+TEST_CASE("n-step transitions carry the bytes and the action mask of the observation they end on",
+          "[learner][dqn][replay]") {
+  // The carried scenario above with bytes: next observations come from the same fragment, from
+  // final observations, from bootstrap observations, from the next fragment and from a flush.
+  rlx::NStepAccumulator acc({1, rlx_test::kObsBytes}, {3, 0.5, true});
+  KeepingSink sink;
+  sink.bytes_per_obs = rlx_test::kObsBytes;
+  acc.add(rlx_test::with_bytes(make_fragment(first_fragment())), sink.sink());
+  check_all(sink.kept, concat(first_fragment_complete(), first_fragment_env1_complete()));
+  acc.add(rlx_test::with_bytes(make_fragment(second_fragment())), sink.sink());
+  CHECK(acc.flush(sink.sink()) == 2);
+  REQUIRE(sink.kept.size() == 9 + 5 + 2);
+  check_bytes_follow_floats(sink);
+  // The carried env 0 window completed by the second fragment ends on its bootstrap obs 199,
+  // whose mask (odd) allows action 0 only.
+  CHECK(sink.kept[9].next_obs == 199.0f);
+  CHECK(std::vector<uint8_t>(sink.bytes[9].next_obs.begin() + 2, sink.bytes[9].next_obs.end()) == std::vector<uint8_t>{1, 0});
+}
+
+TEST_CASE("A fragment whose first observation differs only in its bytes does not continue the carried steps",
+          "[learner][dqn][replay]") {
+  rlx::NStepAccumulator acc({1, rlx_test::kObsBytes}, {3, 0.5, true});
+  KeepingSink sink;
+  sink.bytes_per_obs = rlx_test::kObsBytes;
+  acc.add(rlx_test::with_bytes(make_fragment(first_fragment())), sink.sink());
+  rlx::SampleBatch next = rlx_test::with_bytes(make_fragment(second_fragment()));
+  next.obs_u8[2] ^= 1;  // env 0's first mask differs from the carried bootstrap obs' mask
+  sink.kept.clear();
+  sink.bytes.clear();
+  acc.add(next, sink.sink());
+  REQUIRE_FALSE(sink.kept.empty());
+  check_kept(sink.kept[0], {15, 5, 6, 99, false, 0.5f});  // cut at what it had
+  CHECK(sink.bytes[0].next_obs == rlx_test::obs_bytes_of(99));
+}
+
+TEST_CASE("n-step accumulator refuses fragments whose bytes per observation differ", "[learner][dqn][replay]") {
+  rlx::NStepAccumulator floats_only(1, {3, 0.5, true});
+  rlx::NStepAccumulator with_bytes({1, rlx_test::kObsBytes}, {3, 0.5, true});
+  KeepingSink sink;
+  CHECK_THROWS_WITH(floats_only.add(rlx_test::with_bytes(make_fragment(first_fragment())), sink.sink()),
+                    Catch::Contains("1 floats and 4 bytes differ from the replay's 1 and 0"));
+  CHECK_THROWS_AS(with_bytes.add(make_fragment(first_fragment()), sink.sink()), std::invalid_argument);
+  CHECK(sink.kept.empty());
+  CHECK_NOTHROW(rlx::NStepAccumulator({0, 3}, {1, 0.5, true}));  // pixels alone: no floats
+  CHECK_THROWS_AS(rlx::NStepAccumulator({0, 0}, {1, 0.5, true}), std::invalid_argument);
+}

@@ -46,6 +46,31 @@ inline rlx::SampleBatch make_fragment(const std::vector<EnvColumn>& envs, uint64
   return batch;
 }
 
+// The bytes with_bytes() gives an observation of float value x: its low and high byte, then a
+// two-action mask that allows action 0 for odd x and action 1 for even x.
+constexpr int64_t kObsBytes = 4;
+inline std::vector<uint8_t> obs_bytes_of(float x) {
+  const auto v = static_cast<int32_t>(x);
+  const auto odd = static_cast<uint8_t>(v % 2 != 0);
+  return {static_cast<uint8_t>(v & 0xff), static_cast<uint8_t>((v >> 8) & 0xff), odd, static_cast<uint8_t>(1 - odd)};
+}
+
+// The fragment with kObsBytes bytes per observation, each derived from its float by obs_bytes_of.
+inline rlx::SampleBatch with_bytes(rlx::SampleBatch batch) {
+  batch.obs_byte_size = kObsBytes;
+  auto fill = [](const std::vector<float>& floats, std::vector<uint8_t>& bytes) {
+    bytes.clear();
+    for (float x : floats) {
+      const std::vector<uint8_t> b = obs_bytes_of(x);
+      bytes.insert(bytes.end(), b.begin(), b.end());
+    }
+  };
+  fill(batch.obs, batch.obs_u8);
+  fill(batch.bootstrap_obs, batch.bootstrap_obs_u8);
+  fill(batch.final_obs, batch.final_obs_u8);
+  return batch;
+}
+
 // A transition with its observations copied (O = 1).
 struct Kept {
   float obs = 0.0f;
@@ -56,10 +81,24 @@ struct Kept {
   float discount = 0.0f;
 };
 
+// A transition's observation bytes, copied.
+struct KeptBytes {
+  std::vector<uint8_t> obs, next_obs;
+};
+
+// Keeps every transition; with bytes_per_obs > 0, that many bytes of each observation too.
 struct KeepingSink {
   std::vector<Kept> kept;
+  std::vector<KeptBytes> bytes;  // one per kept transition when bytes_per_obs > 0
+  int64_t bytes_per_obs = 0;
   rlx::TransitionSink sink() {
-    return [this](const rlx::Transition& t) { kept.push_back({t.obs[0], t.action, t.reward, t.next_obs[0], t.terminated, t.discount}); };
+    return [this](const rlx::Transition& t) {
+      kept.push_back({t.obs[0], t.action, t.reward, t.next_obs[0], t.terminated, t.discount});
+      if (bytes_per_obs > 0) {
+        bytes.push_back({std::vector<uint8_t>(t.obs_u8, t.obs_u8 + bytes_per_obs),
+                         std::vector<uint8_t>(t.next_obs_u8, t.next_obs_u8 + bytes_per_obs)});
+      }
+    };
   }
 };
 
