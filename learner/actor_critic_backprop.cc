@@ -83,9 +83,9 @@ void ActorCriticBackprop::backward(const Mlp& mlp, torch::Tensor grad, const std
 }
 
 torch::Tensor ActorCriticBackprop::ppo_gradients(const torch::Tensor& obs, const torch::Tensor& actions,
-                                                 const torch::Tensor& old_log_probs, const torch::Tensor& advantages,
-                                                 const torch::Tensor& returns, const torch::Tensor& old_values,
-                                                 const PpoLossOptions& options) {
+                                                 const torch::Tensor& masks, const torch::Tensor& old_log_probs,
+                                                 const torch::Tensor& advantages, const torch::Tensor& returns,
+                                                 const torch::Tensor& old_values, const PpoLossOptions& options) {
   torch::NoGradGuard no_grad;
   const torch::Tensor policy_out = forward(policy_, obs, policy_activations_);
   const torch::Tensor values = forward(value_, obs, value_activations_).squeeze(1);
@@ -99,20 +99,23 @@ torch::Tensor ActorCriticBackprop::ppo_gradients(const torch::Tensor& obs, const
   in.values = values;
   torch::Tensor grad_policy_out;
   if (discrete_) {
-    const torch::Tensor log_p = torch::log_softmax(policy_out, 1);
+    const ActionDistribution dist = model_.distribution(policy_out, masks);
+    const torch::Tensor& log_p = dist.log_probs_or_mean();
     const torch::Tensor p = log_p.exp();
-    const torch::Tensor index = actions.view({-1, 1});
-    in.log_probs = log_p.gather(1, index).squeeze(1);
-    in.entropy = -(p * log_p).sum(1);
+    const torch::Tensor index = dist.logit_indices(actions);  // [B, D]
+    in.log_probs = dist.log_prob(actions);
+    in.entropy = dist.entropy();
     const PpoLossGradients g = ppo_loss_gradients(in, options);
-    // d/d logits = g_logp (onehot - p) + (-c_e / B) (-p (log p + H))
+    // Per segment: d/d logits = g_logp (onehot - p) + (-c_e / B) (-p (log p + H_segment))
     const torch::Tensor g_logp = g.log_probs.unsqueeze(1);
     if (options.entropy_coeff != 0.0) {
-      grad_policy_out = (log_p + in.entropy.unsqueeze(1)).mul_(options.entropy_coeff / b).sub_(g_logp).mul_(p);
+      grad_policy_out = (log_p + dist.segment_entropies()).mul_(options.entropy_coeff / b).sub_(g_logp).mul_(p);
     } else {
       grad_policy_out = p * (-g_logp);
     }
-    grad_policy_out.scatter_add_(1, index, g_logp);
+    grad_policy_out.scatter_add_(1, index, g_logp.expand({-1, index.size(1)}));
+    // A masked logit was replaced by a constant: no gradient reaches it (as through masked_fill).
+    if (dist.mask().defined()) grad_policy_out.masked_fill_(dist.mask().logical_not(), 0.0);
     backward(policy_, grad_policy_out, policy_activations_);
     backward(value_, g.values.unsqueeze(1), value_activations_);
     return g.stats;

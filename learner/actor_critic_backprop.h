@@ -5,7 +5,8 @@
 // Per layer i (weight W [out, in], bias b): z = h W^T + b, h' = act(z). Backward from g = dL/dz:
 // dW = g^T h, db = sum_rows(g), dL/dh = g W, then through tanh (1 - h'^2) or ReLU (h' > 0).
 // The loss side uses ppo_loss_gradients (d/d log_prob, d/d value) and the distribution's own
-// derivatives: Categorical d log p_a / d logits = onehot(a) - p, d H / d logits = -p (log p + H);
+// derivatives (ActionDistribution's segments and mask): per segment, Categorical d log p_a /
+// d logits = onehot(a) - p, d H / d logits = -p (log p + H_segment), none into a masked logit;
 // diagonal Gaussian with z = (a - mean) / std: d log p / d mean = z / std,
 // d log p / d log_std = z^2 - 1, d H / d log_std = 1.
 #pragma once
@@ -28,10 +29,12 @@ class ActorCriticBackprop {
   // model's flat parameter order; throws std::invalid_argument when unsupported or mis-sized.
   ActorCriticBackprop(ActorCritic& model, torch::Tensor flat_grads);
 
-  // Evaluates ppo_loss on a minibatch (obs [B, O] already normalised; actions [B] int64 or
-  // [B, A]; the other columns [B]) and overwrites the flat gradient buffer with d total / d
-  // parameters. Returns the loss statistics as PpoLoss::stats. Runs without autograd.
-  torch::Tensor ppo_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& old_log_probs,
+  // Evaluates ppo_loss on a minibatch (obs [B, O] already normalised; actions [B] or [B, D]
+  // int64, or [B, A]; masks [B, P] of legal logits or undefined; the other columns [B]) and
+  // overwrites the flat gradient buffer with d total / d parameters. Returns the loss
+  // statistics as PpoLoss::stats. Runs without autograd.
+  torch::Tensor ppo_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks,
+                              const torch::Tensor& old_log_probs,
                               const torch::Tensor& advantages, const torch::Tensor& returns,
                               const torch::Tensor& old_values, const PpoLossOptions& options);
 

@@ -18,6 +18,8 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
   }
   const auto o = static_cast<size_t>(batch.obs_size);
   const auto a = static_cast<size_t>(batch.action_size);
+  const auto bytes = static_cast<size_t>(batch.obs_byte_size);  // uint8 leaves and the action mask
+  const auto d = static_cast<size_t>(batch.action_components);
   const int t = batch.num_steps;
   std::vector<SampleBatch> out;
   int first = 0;
@@ -26,16 +28,18 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
     SampleBatch part;
     part.worker_id = batch.worker_id;
     part.policy_version = batch.policy_version;
-    part.resize(t, width, batch.obs_size, batch.action_size, !batch.log_probs.empty());
+    part.resize(t, width, batch.obs_size, batch.action_size, !batch.log_probs.empty(), batch.obs_byte_size,
+                batch.action_components);
     if (batch.values.empty()) part.values.clear();
     if (batch.log_probs.empty()) part.values.resize(batch.values.empty() ? 0 : part.rewards.size());
     for (int step = 0; step < t; ++step) {
       for (int e = 0; e < width; ++e) {
         const size_t src = static_cast<size_t>(step) * k + first + e;
         const size_t dst = static_cast<size_t>(step) * width + e;
-        std::memcpy(&part.obs[dst * o], &batch.obs[src * o], o * sizeof(float));
+        std::memcpy(part.obs.data() + dst * o, batch.obs.data() + src * o, o * sizeof(float));
+        std::memcpy(part.obs_u8.data() + dst * bytes, batch.obs_u8.data() + src * bytes, bytes);
         if (batch.discrete()) {
-          part.action_indices[dst] = batch.action_indices[src];
+          std::memcpy(&part.action_indices[dst * d], &batch.action_indices[src * d], d * sizeof(int64_t));
         } else {
           std::memcpy(&part.action_values[dst * a], &batch.action_values[src * a], a * sizeof(float));
         }
@@ -46,7 +50,9 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
         if (!batch.values.empty()) part.values[dst] = batch.values[src];
       }
     }
-    std::memcpy(part.bootstrap_obs.data(), &batch.bootstrap_obs[static_cast<size_t>(first) * o], static_cast<size_t>(width) * o * sizeof(float));
+    std::memcpy(part.bootstrap_obs.data(), batch.bootstrap_obs.data() + static_cast<size_t>(first) * o, static_cast<size_t>(width) * o * sizeof(float));
+    std::memcpy(part.bootstrap_obs_u8.data(), batch.bootstrap_obs_u8.data() + static_cast<size_t>(first) * bytes,
+                static_cast<size_t>(width) * bytes);
     for (size_t j = 0; j < batch.final_obs_index.size(); ++j) {
       const int32_t index = batch.final_obs_index[j];
       const int env = index % k;
@@ -54,6 +60,8 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
       part.final_obs_index.push_back((index / k) * width + (env - first));
       part.final_obs.insert(part.final_obs.end(), batch.final_obs.begin() + static_cast<std::ptrdiff_t>(j * o),
                             batch.final_obs.begin() + static_cast<std::ptrdiff_t>((j + 1) * o));
+      part.final_obs_u8.insert(part.final_obs_u8.end(), batch.final_obs_u8.begin() + static_cast<std::ptrdiff_t>(j * bytes),
+                               batch.final_obs_u8.begin() + static_cast<std::ptrdiff_t>((j + 1) * bytes));
     }
     part.validate();
     out.push_back(std::move(part));

@@ -12,7 +12,8 @@
 namespace rlx {
 
 // Splits a fragment's K envs into `parts` fragments of consecutive env columns (sizes differ by
-// at most one); each is a valid fragment of the same T. Throws std::invalid_argument unless
+// at most one); each is a valid fragment of the same T, with every column (observation bytes and
+// action masks, all D indices of an action) carried. Throws std::invalid_argument unless
 // 1 <= parts <= K.
 std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int parts);
 

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/action_sampling.h"
+
 namespace rlx {
 
 namespace {
@@ -149,11 +151,37 @@ torch::Tensor normalize_observations(const torch::Tensor& obs, const torch::Tens
 
 // ---- distributions ----
 
-ActionDistribution ActionDistribution::categorical(const torch::Tensor& logits) {
-  if (logits.dim() != 2) throw std::invalid_argument("categorical logits must be [B, n]");
+ActionDistribution ActionDistribution::categorical(const torch::Tensor& logits, std::vector<int64_t> categories,
+                                                   const torch::Tensor& mask) {
+  if (logits.dim() != 2) throw std::invalid_argument("categorical logits must be [B, P]");
+  const int64_t width = logits.size(1);
+  if (categories.empty()) categories.push_back(width);
+  int64_t total = 0;
+  for (int64_t count : categories) {
+    if (count < 1) throw std::invalid_argument("categorical segments need at least one logit each");
+    total += count;
+  }
+  if (total != width) {
+    throw std::invalid_argument("categorical segments sum to " + std::to_string(total) + " logits, the logits are " +
+                                std::to_string(width) + " wide");
+  }
   ActionDistribution d;
   d.discrete_ = true;
-  d.log_probs_ = torch::log_softmax(logits, 1);
+  d.categories_ = std::move(categories);
+  torch::Tensor masked = logits;
+  if (mask.defined()) {
+    if (!mask.sizes().equals(logits.sizes())) throw std::invalid_argument("categorical mask must be shaped like the logits");
+    d.mask_ = mask.to(torch::kBool);
+    // masked_fill passes no gradient to the filled logits.
+    masked = logits.masked_fill(d.mask_.logical_not(), kMaskedLogit);
+  }
+  if (d.categories_.size() == 1) {
+    d.log_probs_ = torch::log_softmax(masked, 1);
+  } else {
+    std::vector<torch::Tensor> segments = masked.split_with_sizes(d.categories_, 1);
+    for (torch::Tensor& segment : segments) segment = torch::log_softmax(segment, 1);
+    d.log_probs_ = torch::cat(segments, 1);
+  }
   return d;
 }
 
@@ -169,9 +197,12 @@ ActionDistribution ActionDistribution::diagonal_gaussian(const torch::Tensor& me
 torch::Tensor ActionDistribution::sample(const torch::Generator& generator) const {
   torch::NoGradGuard no_grad;
   if (discrete_) {
-    const torch::Tensor probs = log_probs_.exp();
-    torch::Tensor drawn = generator.defined() ? torch::multinomial(probs, 1, true, generator) : torch::multinomial(probs, 1, true);
-    return drawn.squeeze(1);
+    std::vector<torch::Tensor> drawn;
+    for (const torch::Tensor& segment : log_probs_.split_with_sizes(categories_, 1)) {
+      const torch::Tensor probs = segment.exp();
+      drawn.push_back(generator.defined() ? torch::multinomial(probs, 1, true, generator) : torch::multinomial(probs, 1, true));
+    }
+    return drawn.size() == 1 ? drawn[0].squeeze(1) : torch::cat(drawn, 1);
   }
   torch::Tensor noise = torch::empty_like(mean_);
   if (generator.defined()) {
@@ -182,24 +213,57 @@ torch::Tensor ActionDistribution::sample(const torch::Generator& generator) cons
   return mean_ + log_std_.exp() * noise;
 }
 
+torch::Tensor ActionDistribution::logit_indices(const torch::Tensor& actions) const {
+  if (!discrete_) throw std::invalid_argument("logit_indices of a gaussian distribution");
+  const auto elements = static_cast<int64_t>(categories_.size());
+  torch::Tensor index = actions.to(torch::kLong).view({-1, elements});
+  if (elements == 1) return index;
+  std::vector<int64_t> offsets(categories_.size(), 0);
+  for (size_t e = 1; e < categories_.size(); ++e) offsets[e] = offsets[e - 1] + categories_[e - 1];
+  return index + torch::tensor(offsets, torch::kLong).to(index.device());
+}
+
 torch::Tensor ActionDistribution::log_prob(const torch::Tensor& actions) const {
-  if (discrete_) return log_probs_.gather(1, actions.to(torch::kLong).view({-1, 1})).squeeze(1);
+  if (discrete_) {
+    const torch::Tensor picked = log_probs_.gather(1, logit_indices(actions));
+    return categories_.size() == 1 ? picked.squeeze(1) : picked.sum(1);
+  }
   const torch::Tensor z = (actions - mean_) * torch::exp(-log_std_);
   return (-0.5 * z.pow(2) - log_std_ - kHalfLog2Pi).sum(1);
 }
 
+// A masked logit's p is exp(about -1e8) = 0, so it adds 0 * (about -1e8) = 0 to the sum.
 torch::Tensor ActionDistribution::entropy() const {
   if (discrete_) return -(log_probs_.exp() * log_probs_).sum(1);
   return (log_std_ + (0.5 + kHalfLog2Pi)).sum(1);
 }
 
-torch::Tensor ActionDistribution::deterministic() const { return discrete_ ? log_probs_.argmax(1) : mean_; }
+torch::Tensor ActionDistribution::segment_entropies() const {
+  if (!discrete_) throw std::invalid_argument("segment_entropies of a gaussian distribution");
+  if (categories_.size() == 1) return entropy().unsqueeze(1).expand_as(log_probs_);
+  std::vector<torch::Tensor> each;
+  for (const torch::Tensor& segment : log_probs_.split_with_sizes(categories_, 1)) {
+    each.push_back(-(segment.exp() * segment).sum(1, /*keepdim=*/true).expand_as(segment));
+  }
+  return torch::cat(each, 1);
+}
+
+torch::Tensor ActionDistribution::deterministic() const {
+  if (!discrete_) return mean_;
+  if (categories_.size() == 1) return log_probs_.argmax(1);
+  std::vector<torch::Tensor> best;
+  for (const torch::Tensor& segment : log_probs_.split_with_sizes(categories_, 1)) best.push_back(segment.argmax(1, true));
+  return torch::cat(best, 1);
+}
 
 torch::Tensor ActionDistribution::kl_divergence_to(const ActionDistribution& other) const {
   if (discrete_ != other.discrete_) throw std::invalid_argument("KL between a categorical and a gaussian distribution");
   const torch::Tensor& mine = discrete_ ? log_probs_ : mean_;
   const torch::Tensor& theirs = discrete_ ? other.log_probs_ : other.mean_;
-  if (!mine.sizes().equals(theirs.sizes())) throw std::invalid_argument("KL between distributions of other shapes");
+  if (!mine.sizes().equals(theirs.sizes()) || categories_ != other.categories_) {
+    throw std::invalid_argument("KL between distributions of other shapes");
+  }
+  // Summed over every logit: the sum of the segments' KLs; a logit masked in this one has p = 0.
   if (discrete_) return (log_probs_.exp() * (log_probs_ - other.log_probs_)).sum(1);
   // Diagonal gaussians p (this) and q: log(s_q / s_p) + (s_p^2 + (m_p - m_q)^2) / (2 s_q^2) - 1/2.
   const torch::Tensor var_ratio = torch::exp(2.0 * (log_std_ - other.log_std_));
@@ -237,8 +301,8 @@ torch::Tensor ActorCritic::value_forward(const torch::Tensor& obs) {
   return run_chain(value_chain_, layout_.value_chain, run_chain(trunk_, layout_.trunk, obs)).squeeze(1);
 }
 
-ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output) const {
-  return discrete() ? ActionDistribution::categorical(policy_output)
+ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output, const torch::Tensor& mask) const {
+  return discrete() ? ActionDistribution::categorical(policy_output, config_.action_categories(), mask)
                     : ActionDistribution::diagonal_gaussian(policy_output, log_std_);
 }
 

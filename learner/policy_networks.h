@@ -54,33 +54,51 @@ torch::Tensor normalize_observations(const torch::Tensor& obs, const torch::Tens
 
 // ---- distributions ----
 
-// A batch of action distributions: Categorical over logits [B, n] or a diagonal Gaussian
-// with mean [B, A] and a log-std broadcastable to it ([A] or [B, A]).
+// A batch of action distributions: Categorical over logits [B, P], cut into one segment per
+// action element (sizes `categories`: {n} for Discrete, nvec for MultiDiscrete, 2 per bit for
+// MultiBinary) with an optional mask of legal logits; or a diagonal Gaussian with mean [B, A]
+// and a log-std broadcastable to it ([A] or [B, A]). A masked logit is kMaskedLogit
+// (models/action_sampling.h) before its segment's softmax, as the workers mask it: its action
+// gets probability 0, adds 0 to the entropy and passes no gradient to the logit. log_prob sums
+// the segments' log-probs and entropy their entropies (SB3's MultiCategorical).
 class ActionDistribution {
  public:
-  // Categorical from unnormalised logits [B, n].
-  static ActionDistribution categorical(const torch::Tensor& logits);
+  // Categorical from unnormalised logits [B, P]: segments of `categories` (empty: one of P;
+  // std::invalid_argument unless they sum to P) and a mask [B, P] (bool or uint8, nonzero where
+  // legal; undefined: none).
+  static ActionDistribution categorical(const torch::Tensor& logits, std::vector<int64_t> categories = {},
+                                        const torch::Tensor& mask = torch::Tensor());
   // Diagonal Gaussian from mean [B, A] and log_std [A] or [B, A].
   static ActionDistribution diagonal_gaussian(const torch::Tensor& mean, const torch::Tensor& log_std);
 
   bool discrete() const { return discrete_; }
-  // Draws actions: int64 indices [B] or float [B, A]; an undefined generator uses the global one
-  // (seeded by torch::manual_seed). No gradient flows through the sample.
+  // Draws actions: int64 indices [B] (one segment) or [B, D], or float [B, A]; an undefined
+  // generator uses the global one (seeded by torch::manual_seed). No gradient flows through the sample.
   torch::Tensor sample(const torch::Generator& generator = torch::Generator()) const;
-  // log pi(a) per row [B] of indices [B] (any integer dtype) or values [B, A].
+  // log pi(a) per row [B] of indices [B] or [B, D] (any integer dtype) or values [B, A].
   torch::Tensor log_prob(const torch::Tensor& actions) const;
-  // Entropy per row [B].
+  // Entropy per row [B] (the sum of the segments' entropies).
   torch::Tensor entropy() const;
-  // The most likely action: argmax [B] (int64) or the mean [B, A].
+  // Categorical: [B, P], each logit's place holding its segment's entropy (the entropy's
+  // gradient, -p (log p + H_segment), needs it).
+  torch::Tensor segment_entropies() const;
+  // Categorical: the logits the actions [B] or [B, D] pick, as column indices [B, D] into [B, P].
+  torch::Tensor logit_indices(const torch::Tensor& actions) const;
+  // The most likely action: argmax per segment, [B] (one segment) or [B, D] int64, or the mean [B, A].
   torch::Tensor deterministic() const;
-  // KL(this || other) per row [B]; std::invalid_argument when the kinds or shapes differ.
+  // KL(this || other) per row [B] (summed over segments); std::invalid_argument when the kinds,
+  // shapes or segments differ.
   torch::Tensor kl_divergence_to(const ActionDistribution& other) const;
-  // Categorical: normalised log-probabilities [B, n]. Gaussian: the mean [B, A].
+  // Categorical: normalised log-probabilities [B, P] per segment. Gaussian: the mean [B, A].
   const torch::Tensor& log_probs_or_mean() const { return discrete_ ? log_probs_ : mean_; }
+  // Categorical: the mask as given (undefined when none).
+  const torch::Tensor& mask() const { return mask_; }
 
  private:
   bool discrete_ = true;
-  torch::Tensor log_probs_;  // categorical: log_softmax(logits)
+  std::vector<int64_t> categories_;  // categorical: segment sizes, summing to P
+  torch::Tensor log_probs_;  // categorical: per-segment log_softmax(masked logits)
+  torch::Tensor mask_;       // categorical: [B, P] bool, or undefined
   torch::Tensor mean_;       // gaussian
   torch::Tensor log_std_;    // gaussian, broadcast to mean's shape
 };
@@ -95,7 +113,7 @@ struct TorchChainLayer {
 
 // Outputs of ActorCritic::forward.
 struct PolicyOutput {
-  torch::Tensor policy;  // logits [B, n] (Discrete) or mean [B, A] (Box)
+  torch::Tensor policy;  // logits [B, P] (indexed actions) or mean [B, A] (Box)
   torch::Tensor value;   // V(s) [B]
 };
 
@@ -116,12 +134,14 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   torch::Tensor policy_forward(const torch::Tensor& obs);
   // Value only [B].
   torch::Tensor value_forward(const torch::Tensor& obs);
-  // The action distribution for a policy output of this model.
-  ActionDistribution distribution(const torch::Tensor& policy_output) const;
+  // The action distribution for a policy output of this model: categorical over the action's
+  // segments (ModelSpec::action_categories) with an optional mask [B, P], or Gaussian.
+  ActionDistribution distribution(const torch::Tensor& policy_output, const torch::Tensor& mask = torch::Tensor()) const;
 
   const ModelSpec& config() const { return config_; }
   const ActorCriticLayout& layout() const { return layout_; }
-  bool discrete() const { return config_.action_space.is_discrete(); }
+  // True for indexed actions (Discrete, MultiDiscrete, MultiBinary): categorical logits.
+  bool discrete() const { return config_.indexed_actions(); }
   // The learned log-std [A]; undefined for Discrete actions.
   const torch::Tensor& log_std() const { return log_std_; }
 

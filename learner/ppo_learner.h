@@ -172,9 +172,10 @@ class PpoLearner {
     enum Column : int64_t { kOldLogProbs = 0, kAdvantages, kReturns, kOldValues, kNumColumns };  // rows of columns
     int64_t num_samples = 0;      // N
     torch::Tensor obs;            // [N, O] normalised
-    torch::Tensor actions;        // [N] int64 or [N, A] float
+    torch::Tensor actions;        // [N, D] int64 indices or [N, A] float
+    torch::Tensor masks;          // [N, P] bool, the legal logits, when the model masks actions; else undefined
     torch::Tensor columns;        // [kNumColumns, N] old log-probs, advantages, returns, old values
-    torch::Tensor target_policy;  // [N, n or A] the target network's logits or means (APPO's KL term); else undefined
+    torch::Tensor target_policy;  // [N, P or A] the target network's logits or means (APPO's KL term); else undefined
     double explained_variance = 0.0;
   };
   // What an update changes, to undo it.
@@ -220,9 +221,10 @@ class PpoLearner {
   // unless prescaled, updating the scaler when update_statistics) into the staging buffers.
   void stage_samples(const std::vector<SampleBatch>& batches, const PpoRowCounts& rows, bool update_statistics,
                      bool prescaled);
-  // log pi(a|s) - log mu(a|s) of the n staged samples into log_ratios_ (current network, for
-  // V-trace); without behaviour_ratio, log pi(a|s) also replaces the staged old log-probs.
-  void stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, int64_t n);
+  // log pi(a|s) - log mu(a|s) of the n staged samples (masks: their legal logits, or undefined)
+  // into log_ratios_ (current network, for V-trace); without behaviour_ratio, log pi(a|s) also
+  // replaces the staged old log-probs.
+  void stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks, int64_t n);
 
   // The update's steps (ppo_update.cc).
   // Throws unless the hooks are installed and the shard names an offset (and stride) per fragment.
@@ -244,8 +246,9 @@ class PpoLearner {
                       const torch::Tensor& epoch_moments, bool sharded, std::vector<torch::Tensor>& grads,
                       const Snapshot& before, StepSums& sums);
   // One minibatch's gradient into flat_grads_; returns the loss statistics.
-  torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& columns,
-                                    const torch::Tensor& target_policy, const PpoLossOptions& options);
+  torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks,
+                                    const torch::Tensor& columns, const torch::Tensor& target_policy,
+                                    const PpoLossOptions& options);
   // The loss inputs a train batch's columns hold: old log-probs, advantages, returns, old values.
   static void set_column_inputs(const torch::Tensor& columns, PpoLossInputs& in);
   // The means of the steps' sums into metrics (the loss statistics summed over the ranks when sharded).
@@ -277,7 +280,8 @@ class PpoLearner {
   // Host staging buffers, reused across updates.
   std::vector<float> obs_host_;        // [N + E, O] raw: samples, then extra (final / bootstrap) observations
   std::vector<float> columns_host_;    // [4, N] old log-probs, advantages, returns, old values
-  std::vector<int64_t> action_index_host_;
+  std::vector<int64_t> action_index_host_;  // [N, D]
+  std::vector<uint8_t> mask_host_;          // [N, P] when the model masks actions
   std::vector<float> action_value_host_;
   std::vector<float> scaled_rewards_;
   std::vector<float> log_ratios_;      // V-trace's log pi - log mu per sample

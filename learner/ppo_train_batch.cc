@@ -110,14 +110,20 @@ PpoLearner::TrainBatch PpoLearner::prepare(const std::vector<SampleBatch>& batch
   // Values of every observation (samples, final and bootstrap) in one pass of the current network.
   torch::Tensor obs_all = normalize(device_copy(obs_host_.data(), {n + rows.extra, o}, torch::kFloat, device_));
   if (fold_statistics && config_.obs_stats_after_update) update_obs_stats(batches, shard);  // as the workers saw them
-  out.actions = model_->discrete()
-                    ? device_copy(action_index_host_.data(), {n}, torch::kLong, device_)
-                    : device_copy(action_value_host_.data(), {n, model_config_.action_space.size()}, torch::kFloat, device_);
+  if (model_->discrete()) {
+    const auto elements = static_cast<int64_t>(model_config_.action_categories().size());
+    out.actions = device_copy(action_index_host_.data(), {n, elements}, torch::kLong, device_);
+  } else {
+    out.actions = device_copy(action_value_host_.data(), {n, model_config_.action_space.size()}, torch::kFloat, device_);
+  }
+  if (model_config_.action_mask) {
+    out.masks = device_copy(mask_host_.data(), {n, model_config_.policy_output_size()}, torch::kByte, device_).to(torch::kBool);
+  }
   torch::Tensor values_all;
   {
     torch::NoGradGuard no_grad;
     values_all = model_->value_forward(obs_all).to(torch::kCPU).contiguous();
-    if (config_.vtrace || !config_.behaviour_ratio) stage_log_ratios(obs_all.narrow(0, 0, n), out.actions, n);
+    if (config_.vtrace || !config_.behaviour_ratio) stage_log_ratios(obs_all.narrow(0, 0, n), out.actions, out.masks, n);
     if (config_.kl_coeff > 0.0) out.target_policy = target_model().policy_forward(obs_all.narrow(0, 0, n));
   }
 
@@ -141,12 +147,17 @@ void PpoLearner::stage_samples(const std::vector<SampleBatch>& batches, const Pp
                                bool update_statistics, bool prescaled) {
   const int64_t n = rows.samples, o = model_config_.obs_size;
   obs_host_.resize(static_cast<size_t>((n + rows.extra) * o));
-  stage_ppo_observations(batches, rows, model_config_.observation_layout(), obs_host_.data());
+  const ObservationLayout layout = model_config_.observation_layout();
+  stage_ppo_observations(batches, rows, layout, obs_host_.data());
+  if (layout.mask_size > 0) {
+    mask_host_.resize(static_cast<size_t>(n * layout.mask_size));
+    stage_ppo_masks(batches, layout, mask_host_.data());
+  }
 
   columns_host_.resize(static_cast<size_t>(TrainBatch::kNumColumns * n));
   const bool discrete = model_->discrete();
   if (discrete) {
-    action_index_host_.resize(static_cast<size_t>(n));
+    action_index_host_.resize(static_cast<size_t>(n) * model_config_.action_categories().size());
   } else {
     action_value_host_.resize(static_cast<size_t>(n * model_config_.action_space.size()));
   }
@@ -168,9 +179,10 @@ void PpoLearner::stage_samples(const std::vector<SampleBatch>& batches, const Pp
   }
 }
 
-void PpoLearner::stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, int64_t n) {
+void PpoLearner::stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks,
+                                  int64_t n) {
   const torch::Tensor log_probs =
-      model_->distribution(model_->policy_forward(obs)).log_prob(actions).to(torch::kCPU, torch::kFloat).contiguous();
+      model_->distribution(model_->policy_forward(obs), masks).log_prob(actions).to(torch::kCPU, torch::kFloat).contiguous();
   const float* current = log_probs.data_ptr<float>();
   float* behaviour = columns_host_.data() + TrainBatch::kOldLogProbs * n;
   log_ratios_.resize(static_cast<size_t>(n));

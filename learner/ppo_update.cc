@@ -185,6 +185,7 @@ PpoLearner::TrainBatch PpoLearner::rows_in_order(const TrainBatch& data, const s
   rows.obs = data.obs.index_select(0, perm);
   rows.columns = data.columns.index_select(1, perm);
   rows.actions = data.actions.index_select(0, perm);
+  if (data.masks.defined()) rows.masks = data.masks.index_select(0, perm);
   if (data.target_policy.defined()) rows.target_policy = data.target_policy.index_select(0, perm);
   rows.explained_variance = data.explained_variance;
   return rows;
@@ -201,7 +202,8 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
       minibatch_options.reduce_advantage_moments = [global_moments](torch::Tensor& moments) { moments.copy_(global_moments); };
     }
     const auto rows = [&slot](const torch::Tensor& t, int64_t dim) { return t.narrow(dim, slot.start, slot.size); };
-    loss_stats = minibatch_gradients(rows(epoch.obs, 0), rows(epoch.actions, 0), rows(epoch.columns, 1),
+    loss_stats = minibatch_gradients(rows(epoch.obs, 0), rows(epoch.actions, 0),
+                                     epoch.masks.defined() ? rows(epoch.masks, 0) : torch::Tensor(), rows(epoch.columns, 1),
                                      epoch.target_policy.defined() ? rows(epoch.target_policy, 0) : torch::Tensor(),
                                      minibatch_options);
   } else {
@@ -240,22 +242,23 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
 }
 
 torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions,
-                                              const torch::Tensor& columns, const torch::Tensor& target_policy,
-                                              const PpoLossOptions& options) {
+                                              const torch::Tensor& masks, const torch::Tensor& columns,
+                                              const torch::Tensor& target_policy, const PpoLossOptions& options) {
   if (backprop_) {
-    return backprop_->ppo_gradients(obs, actions, columns[TrainBatch::kOldLogProbs], columns[TrainBatch::kAdvantages],
+    return backprop_->ppo_gradients(obs, actions, masks, columns[TrainBatch::kOldLogProbs], columns[TrainBatch::kAdvantages],
                                     columns[TrainBatch::kReturns], columns[TrainBatch::kOldValues], options);
   }
   const PolicyOutput out = model_->forward(obs);
-  const ActionDistribution dist = model_->distribution(out.policy);
+  const ActionDistribution dist = model_->distribution(out.policy, masks);
   PpoLossInputs in;
   in.log_probs = dist.log_prob(actions);
   in.values = out.value;
   set_column_inputs(columns, in);
   if (target_policy.defined()) {
-    const ActionDistribution target = model_->discrete()
-                                          ? ActionDistribution::categorical(target_policy)
-                                          : ActionDistribution::diagonal_gaussian(target_policy, target_model_->log_std().detach());
+    // The target's distribution: the same segments and mask, the target network's outputs.
+    const ActionDistribution target =
+        model_->discrete() ? target_model_->distribution(target_policy, masks)
+                           : ActionDistribution::diagonal_gaussian(target_policy, target_model_->log_std().detach());
     in.kl_to_target = target.kl_divergence_to(dist);
   }
   if (options.entropy_coeff != 0.0) {
@@ -296,7 +299,7 @@ PpoUpdateMetrics PpoLearner::evaluate(const std::vector<SampleBatch>& batches, i
   PpoUpdateMetrics metrics = scheduled_metrics(timesteps_done, data, data.num_samples);
   torch::NoGradGuard no_grad;
   const PolicyOutput out = model_->forward(data.obs);
-  const ActionDistribution dist = model_->distribution(out.policy);
+  const ActionDistribution dist = model_->distribution(out.policy, data.masks);
   PpoLossInputs in;
   in.log_probs = dist.log_prob(data.actions);
   in.entropy = dist.entropy();

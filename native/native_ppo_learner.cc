@@ -58,9 +58,10 @@ std::optional<std::string> NativePpoLearner::unsupported(const ModelSpec& model_
     return std::string("NativePpoLearner trains separate policy and value networks only, and the model has a shared "
                        "trunk (shared_trunk, the key vf_share_layers: true)");
   }
-  if (!model_config.action_space.is_discrete() && !model_config.action_space.is_box()) {
-    return std::string("NativePpoLearner handles Discrete and Box action spaces only, got ") +
-           model_config.action_space.to_string();
+  const Space& actions = model_config.action_space;
+  if (!actions.is_discrete() && !actions.is_multi_discrete() && !actions.is_multi_binary() && !actions.is_float_box()) {
+    return std::string("NativePpoLearner handles Discrete, MultiDiscrete, MultiBinary and float Box action spaces only, got ") +
+           actions.to_string();
   }
   // Every PpoConfig key is honoured (analytic_gradients = false asks for autograd, whose
   // gradient is the same as the hand-written one here).
@@ -79,7 +80,8 @@ NativePpoLearner::NativePpoLearner(const ModelSpec& model_config, PpoConfig conf
       obs_stats_(std::max<int64_t>(model_config_.obs_size, 1)),
       reward_scaler_(config_.gamma),
       policy_(std::make_unique<ChainBackprop>(layout_.policy_chain)),
-      value_(std::make_unique<ChainBackprop>(layout_.value_chain)) {}
+      value_(std::make_unique<ChainBackprop>(layout_.value_chain)),
+      categories_(model_config_.action_categories()) {}
 
 NativePpoLearner::~NativePpoLearner() = default;
 NativePpoLearner::NativePpoLearner(NativePpoLearner&&) noexcept = default;
@@ -131,11 +133,16 @@ double NativePpoLearner::prepare(const std::vector<SampleBatch>& batches) {
   if (config_.normalize_observations && !config_.obs_stats_after_update) update_obs_stats(batches);
 
   // Observations [N + E, O]: samples, then per fragment its final and bootstrap observations.
+  const ObservationLayout observation_layout = model_config_.observation_layout();
   obs_.resize(static_cast<size_t>((n + extra) * model_config_.obs_size));
-  stage_ppo_observations(batches, rows, model_config_.observation_layout(), obs_.data());
+  stage_ppo_observations(batches, rows, observation_layout, obs_.data());
+  if (observation_layout.mask_size > 0) {
+    masks_.resize(static_cast<size_t>(n * observation_layout.mask_size));
+    stage_ppo_masks(batches, observation_layout, masks_.data());
+  }
   old_log_probs_.resize(static_cast<size_t>(n));
   if (layout_.discrete) {
-    action_indices_.resize(static_cast<size_t>(n));
+    action_indices_.resize(static_cast<size_t>(n) * categories_.size());
   } else {
     action_values_.resize(static_cast<size_t>(n * layout_.policy_outputs));
   }
@@ -196,6 +203,9 @@ void NativePpoLearner::minibatch_gradients(const int64_t* order, int64_t rows, d
   batch.rows = rows;
   batch.outputs = p;
   batch.discrete = layout_.discrete;
+  batch.categories = categories_.data();
+  batch.elements = static_cast<int64_t>(categories_.size());
+  batch.masks = model_config_.action_mask ? masks_.data() : nullptr;
   batch.policy_out = policy_out;
   batch.log_std = layout_.discrete ? nullptr : params_.data() + layout_.log_std->offset;
   batch.values = values;

@@ -6,7 +6,8 @@
 // reward scaling; values recomputed (or the batch's) for GAE with final-observation bootstrap
 // at truncations and bootstrap_obs at fragment ends; epochs of minibatches in the permutation
 // stream PpoLearner draws (an Rng seeded from (seed, num_updates)); per-minibatch advantage
-// normalisation; clipped surrogate, optional value clipping, entropy bonus; global gradient-norm
+// normalisation; clipped surrogate (indexed actions as categoricals per element, masked as the
+// workers mask them: native/ppo_objective.h), optional value clipping, entropy bonus; global gradient-norm
 // clipping (grad_clip); torch::optim::Adam's step; the linear lr and clip schedules; and the
 // rollback of a non-finite update. Gradients are hand-written (ActorCriticBackprop's
 // formulas), the products are native/dense_backprop.h's vectorised loops, large ones split over
@@ -114,7 +115,9 @@ class NativePpoLearner {
   // Staging buffers, reused across updates.
   std::vector<float> obs_;             // [N + E, O] normalised: samples, then final / bootstrap observations
   std::vector<float> old_log_probs_, advantages_, returns_, old_values_;  // [N]
-  std::vector<int64_t> action_indices_;  // [N] Discrete
+  std::vector<int64_t> categories_;      // indexed actions: the categorical segments' sizes (ModelSpec::action_categories)
+  std::vector<int64_t> action_indices_;  // [N, D] indexed actions
+  std::vector<uint8_t> masks_;           // [N, P] the legal logits, when the model masks actions
   std::vector<float> action_values_;     // [N, A] Box
   std::vector<float> scaled_rewards_, all_values_;
   PpoMinibatchOrder minibatches_;

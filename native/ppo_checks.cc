@@ -18,6 +18,34 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Throws unless every action of the fragment has one index per element within its category
+// count, and (with a mask) every index is legal under the mask of the observation it was taken on.
+void check_indexed_actions(const SampleBatch& batch, const ModelSpec& model, const std::vector<int64_t>& categories,
+                           const ObservationLayout& layout) {
+  const auto elements = static_cast<int64_t>(categories.size());
+  if (batch.action_components != elements) {
+    throw std::invalid_argument("fragment actions have " + std::to_string(batch.action_components) + " indices, " +
+                                model.action_space.to_string() + " has " + std::to_string(elements));
+  }
+  for (int64_t i = 0; i < batch.num_transitions(); ++i) {
+    const int64_t* action = batch.action_indices.data() + i * elements;
+    const uint8_t* mask = layout.mask_size > 0 ? batch.obs_u8.data() + i * layout.byte_slots + layout.mask_offset : nullptr;
+    int64_t offset = 0;
+    for (int64_t e = 0; e < elements; ++e) {
+      const int64_t n = categories[static_cast<size_t>(e)];
+      if (action[e] < 0 || action[e] >= n) {
+        throw std::invalid_argument("fragment action " + std::to_string(action[e]) + " (element " + std::to_string(e) +
+                                    ") is outside its " + std::to_string(n) + " choices of " + model.action_space.to_string());
+      }
+      if (mask != nullptr && mask[offset + action[e]] == 0) {
+        throw std::invalid_argument("fragment sample " + std::to_string(i) + " took action " + std::to_string(action[e]) +
+                                    " (element " + std::to_string(e) + ") that its observation's action mask forbids");
+      }
+      offset += n;
+    }
+  }
+}
+
 }  // namespace
 
 void validate_ppo_config(const PpoConfig& config) {
@@ -40,12 +68,9 @@ void validate_ppo_config(const PpoConfig& config) {
 
 void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec& model, bool recompute_values) {
   if (batches.empty()) throw std::invalid_argument("PPO update got no fragments");
-  if (model.action_mask || (model.indexed_actions() && !model.action_space.is_discrete())) {
-    throw std::invalid_argument("PPO's learners do not yet train on masked or MultiDiscrete/MultiBinary actions (" +
-                                model.action_space.to_string() + (model.action_mask ? ", masked" : "") + ")");
-  }
-  const bool discrete = model.action_space.is_discrete();
-  const int64_t action_size = discrete ? 0 : model.action_space.size();
+  const bool indexed = model.indexed_actions();
+  const int64_t action_size = indexed ? 0 : model.action_space.size();
+  const std::vector<int64_t> categories = model.action_categories();
   const ObservationLayout layout = model.observation_layout();
   int64_t total = 0;
   for (const SampleBatch& batch : batches) {
@@ -59,14 +84,7 @@ void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec&
                                   " bytes, action size " + std::to_string(action_size) + ")");
     }
     if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
-    if (discrete) {
-      const int64_t n = model.action_space.n;
-      for (int64_t action : batch.action_indices) {
-        if (action < 0 || action >= n) {
-          throw std::invalid_argument("fragment action " + std::to_string(action) + " is outside Discrete(" + std::to_string(n) + ")");
-        }
-      }
-    }
+    if (indexed) check_indexed_actions(batch, model, categories, layout);
     if (!recompute_values && batch.values.empty()) {
       throw std::invalid_argument("PPO with recompute_values = false needs fragments with values");
     }

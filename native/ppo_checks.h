@@ -17,8 +17,8 @@ namespace rlx {
 void validate_ppo_config(const PpoConfig& config);
 
 // Throws std::invalid_argument naming the first problem of an update's fragments for a model:
-// none, none with transitions, another obs or action size, no behaviour log-probs, a Discrete
-// action out of range, no values when recompute_values is off, a truncated step without final_obs.
+// none, none with transitions, another obs or action size, no behaviour log-probs, an indexed
+// action with another element count, an index out of its range or one its mask forbids, no values when recompute_values is off, a truncated step without final_obs.
 void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec& model, bool recompute_values);
 
 // The seed of update number `update`'s minibatch permutations (splitmix64 of both), so that a

@@ -3,11 +3,39 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/action_sampling.h"
+
 namespace rlx {
 
 namespace {
 constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 }  // namespace
+
+float masked_segment_log_softmax(const float* logits, const uint8_t* mask, const int64_t* categories, int64_t elements,
+                                 float* log_p, float* segment_entropy) {
+  float entropy = 0.0f;
+  for (int64_t e = 0; e < elements; ++e) {
+    const int64_t n = categories[e];
+    for (int64_t j = 0; j < n; ++j) log_p[j] = mask == nullptr || mask[j] != 0 ? logits[j] : kMaskedLogit;
+    float max_logit = log_p[0];
+    for (int64_t j = 1; j < n; ++j) max_logit = std::max(max_logit, log_p[j]);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; ++j) sum += std::exp(log_p[j] - max_logit);
+    const float log_sum = std::log(sum);
+    // A masked logit's p is exp(about -1e8) = 0: it adds 0 * (about -1e8) = 0 to the entropy.
+    float segment = 0.0f;
+    for (int64_t j = 0; j < n; ++j) {
+      log_p[j] = log_p[j] - max_logit - log_sum;
+      segment -= std::exp(log_p[j]) * log_p[j];
+    }
+    segment_entropy[e] = segment;
+    entropy += segment;
+    logits += n;
+    log_p += n;
+    if (mask != nullptr) mask += n;
+  }
+  return entropy;
+}
 
 PpoObjectiveStats ppo_objective(const PpoObjectiveBatch& batch, const PpoObjectiveOptions& options,
                                 std::vector<float>& scratch, const PpoObjectiveGradients& gradients) {
@@ -23,9 +51,13 @@ PpoObjectiveStats ppo_objective(const PpoObjectiveBatch& batch, const PpoObjecti
   const auto vf_clip = static_cast<float>(options.vf_clip_param);
   const bool clip_values = options.vf_clip_param > 0.0;
 
+  // Categorical segments: one of P unless given.
+  const int64_t elements = !batch.discrete ? 0 : batch.categories != nullptr ? batch.elements : 1;
+  const int64_t* categories = batch.categories != nullptr ? batch.categories : &p;
+
   // Diagonal Gaussian: the state-independent log-std, its exp(-.), and the per-row entropy.
   const float* log_std = batch.log_std;
-  std::vector<float>& inv_std = scratch;  // Box: [p] z, then [p] 1 / std; Discrete: [p] log p
+  std::vector<float>& inv_std = scratch;  // Box: [p] z, then [p] 1 / std; indexed: [p] log p, then [D] segment entropies
   std::vector<double> grad_log_std(batch.discrete ? 0 : static_cast<size_t>(p), 0.0);
   float gaussian_entropy = 0.0f, gaussian_constant = 0.0f;
   if (!batch.discrete) {
@@ -36,8 +68,10 @@ PpoObjectiveStats ppo_objective(const PpoObjectiveBatch& batch, const PpoObjecti
     inv_std.resize(static_cast<size_t>(2 * p));
     for (int64_t j = 0; j < p; ++j) inv_std[static_cast<size_t>(p + j)] = std::exp(-log_std[j]);
   } else {
-    inv_std.resize(static_cast<size_t>(p));
+    inv_std.resize(static_cast<size_t>(p + elements));
   }
+  float* log_p = inv_std.data();                   // indexed: this row's log-probs [p]
+  float* segment_entropy = inv_std.data() + p;     // indexed: this row's segment entropies [D]
 
   double policy_sum = 0.0, vf_sum = 0.0, entropy_sum = 0.0, kl_sum = 0.0, clipped_sum = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
@@ -46,18 +80,12 @@ PpoObjectiveStats ppo_objective(const PpoObjectiveBatch& batch, const PpoObjecti
     float* grad = gradients.policy_out + r * p;
     float log_prob, entropy;
     float* z = batch.discrete ? nullptr : inv_std.data();  // Box: z of this row in [0, p)
+    const uint8_t* mask = batch.masks != nullptr ? batch.masks + sample * static_cast<size_t>(p) : nullptr;
+    const int64_t* indices = batch.discrete ? batch.action_indices + sample * static_cast<size_t>(elements) : nullptr;
     if (batch.discrete) {
-      float max_logit = out[0];
-      for (int64_t j = 1; j < p; ++j) max_logit = std::max(max_logit, out[j]);
-      float sum = 0.0f;
-      for (int64_t j = 0; j < p; ++j) sum += std::exp(out[j] - max_logit);
-      const float log_sum = std::log(sum);
-      entropy = 0.0f;
-      for (int64_t j = 0; j < p; ++j) {
-        inv_std[static_cast<size_t>(j)] = out[j] - max_logit - log_sum;
-        entropy -= std::exp(inv_std[static_cast<size_t>(j)]) * inv_std[static_cast<size_t>(j)];
-      }
-      log_prob = inv_std[static_cast<size_t>(batch.action_indices[sample])];
+      entropy = masked_segment_log_softmax(out, mask, categories, elements, log_p, segment_entropy);
+      log_prob = 0.0f;
+      for (int64_t e = 0, offset = 0; e < elements; offset += categories[e++]) log_prob += log_p[offset + indices[e]];
     } else {
       const float* action = batch.action_values + sample * static_cast<size_t>(p);
       float sum = 0.0f;
@@ -101,11 +129,17 @@ PpoObjectiveStats ppo_objective(const PpoObjectiveBatch& batch, const PpoObjecti
 
     // Into the policy outputs (learner/actor_critic_backprop.h's formulas).
     if (batch.discrete) {
-      for (int64_t j = 0; j < p; ++j) {
-        const float log_p = inv_std[static_cast<size_t>(j)];
-        grad[j] = ((log_p + entropy) * entropy_scale - grad_log_prob) * std::exp(log_p);
+      // Per segment: (onehot(a) - p) d/d log_prob, and -p (log p + H_segment) d/d entropy.
+      for (int64_t e = 0, offset = 0; e < elements; offset += categories[e++]) {
+        for (int64_t j = offset; j < offset + categories[e]; ++j) {
+          grad[j] = ((log_p[j] + segment_entropy[e]) * entropy_scale - grad_log_prob) * std::exp(log_p[j]);
+        }
+        grad[offset + indices[e]] += grad_log_prob;
       }
-      grad[batch.action_indices[sample]] += grad_log_prob;
+      // A masked logit was replaced by a constant: no gradient reaches it.
+      if (mask != nullptr) {
+        for (int64_t j = 0; j < p; ++j) grad[j] = mask[j] != 0 ? grad[j] : 0.0f;
+      }
     } else {
       for (int64_t j = 0; j < p; ++j) {
         grad[j] = z[j] * inv_std[static_cast<size_t>(p + j)] * grad_log_prob;

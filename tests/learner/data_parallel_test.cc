@@ -5,6 +5,7 @@
 
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "learner/gloo_communicator.h"
 #include "learner/rank_threads.h"
 #include "tests/learner/learner_test_configs.h"
+#include "tests/learner/masked_test_envs.h"
 
 namespace {
 
@@ -261,6 +263,53 @@ TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the 
   for (int rank = 0; rank < 2; ++rank) {
     check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
   }
+}
+
+TEST_CASE("Data-parallel PPO: shards split by envs carry the action masks and every index of MultiDiscrete actions",
+          "[learner][dp][mask]") {
+  rlx::set_inference_threads(1);
+  rlx::PpoConfig config = exactness_config();
+  config.normalize_observations = false;
+  config.num_epochs = 2;
+  const rlx::Space actions = rlx::Space::multi_discrete({3, 4});
+  rlx::ModelSpec model_config = rlx::ModelSpec::for_env(rlx_test::ContextMatchEnv::spec(actions, true));
+  model_config.hidden_sizes = {16};
+  rlx::PpoLearner single(model_config, config, 2);
+  const auto illegal = std::make_shared<std::atomic<int64_t>>(0);
+  rlx::ActorCriticPolicy policy(model_config, 3);
+  const std::shared_ptr<rlx::Weights> w = single.weights(1);
+  policy.load_weights(w->params.data(), w->params.size(), 1);
+  rlx::FragmentCollector collector(rlx_test::context_match_envs(5, actions, true, illegal), policy, 40, 3);
+  std::vector<rlx::SampleBatch> batches(1);
+  collector.collect(batches[0]);  // one fragment of 5 envs x 40 steps, each observation with its mask
+
+  single.update(batches, 0);
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 2));
+  std::vector<rlx::SampleBatch> scaled = batches;
+  learners[0]->scale_rewards(scaled);
+  const rlx::ShardedBatch sharded = rlx::shard_batch(scaled, 2);
+  REQUIRE(sharded.fragments.size() == 2);
+  const rlx::SampleBatch& second = sharded.fragments[1];  // env columns 3 and 4
+  CHECK(second.obs_byte_size == batches[0].obs_byte_size);
+  CHECK(second.action_components == 2);
+  const auto b = static_cast<size_t>(batches[0].obs_byte_size);
+  CHECK(std::equal(second.obs_u8.begin(), second.obs_u8.begin() + 2 * b, batches[0].obs_u8.begin() + 3 * b));
+  CHECK(std::equal(second.action_indices.begin(), second.action_indices.begin() + 4, batches[0].action_indices.begin() + 6));
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::PpoShard shard;
+    shard.global_samples = sharded.total;
+    shard.rewards_prescaled = true;
+    shard.fragment_offsets = {sharded.offsets[static_cast<size_t>(rank)]};
+    shard.fragment_strides = {sharded.strides[static_cast<size_t>(rank)]};
+    learner.update({sharded.fragments[static_cast<size_t>(rank)]}, 0, &shard);
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
+  }
+  CHECK(illegal->load() == 0);
 }
 
 TEST_CASE("Fragments pack to bytes and back through the wire decoder", "[learner][dp]") {

@@ -109,3 +109,52 @@ TEST_CASE("KL divergence between categorical and between diagonal Gaussian distr
   CHECK(g.kl_divergence_to(g)[0].item<double>() == Approx(0.0).margin(1e-7));
   CHECK_THROWS_AS(p.kl_divergence_to(g), std::invalid_argument);
 }
+
+TEST_CASE("A masked categorical gives a masked action no probability, no entropy and no gradient",
+          "[learner][distribution][mask]") {
+  const torch::Tensor logits = torch::tensor({{1.0f, 2.5f, 3.0f, 0.5f}}).set_requires_grad(true);
+  const torch::Tensor mask = torch::tensor({{1, 0, 1, 1}}, torch::kByte);
+  const auto d = rlx::ActionDistribution::categorical(logits, {}, mask);
+  const double lse = std::log(std::exp(1.0) + std::exp(3.0) + std::exp(0.5));
+  CHECK(d.log_prob(torch::tensor({0}))[0].item<double>() == Approx(1.0 - lse));
+  CHECK(d.log_prob(torch::tensor({1})).exp()[0].item<double>() == 0.0);
+  double h = 0.0;
+  for (double logit : {1.0, 3.0, 0.5}) h -= std::exp(logit - lse) * (logit - lse);
+  CHECK(d.entropy()[0].item<double>() == Approx(h));
+  CHECK(std::isfinite(d.entropy()[0].item<double>()));
+  CHECK(d.deterministic()[0].item<int64_t>() == 2);  // the largest logit (2.5) is masked
+
+  // Gradients of the entropy and of every action's log-prob, the masked one's included.
+  (d.entropy().sum() + d.log_prob(torch::tensor({1})).sum() + d.log_prob(torch::tensor({3})).sum()).backward();
+  const torch::Tensor grad = logits.grad();
+  CHECK(grad[0][1].item<float>() == 0.0f);
+  CHECK(grad[0][0].item<float>() != 0.0f);
+  CHECK(grad[0][3].item<float>() != 0.0f);
+  for (int draw = 0; draw < 5; ++draw) CHECK(d.sample(rlx::make_cpu_generator(draw))[0].item<int64_t>() != 1);
+}
+
+TEST_CASE("A MultiDiscrete categorical sums its segments' log-probs, entropies and KLs", "[learner][distribution]") {
+  const torch::Tensor logits = torch::tensor({{0.2f, -1.0f, 1.5f, 0.3f, 0.9f}, {0.0f, 0.0f, 0.0f, 2.0f, -2.0f}});
+  const torch::Tensor other_logits = torch::tensor({{1.0f, 0.0f, -1.0f, 0.0f, 0.0f}, {0.5f, 0.5f, 0.0f, 0.0f, 1.0f}});
+  const auto d = rlx::ActionDistribution::categorical(logits, {3, 2});
+  const auto other = rlx::ActionDistribution::categorical(other_logits, {3, 2});
+  const auto first = rlx::ActionDistribution::categorical(logits.narrow(1, 0, 3));
+  const auto second = rlx::ActionDistribution::categorical(logits.narrow(1, 3, 2));
+  const torch::Tensor actions = torch::tensor({{2, 1}, {0, 0}});
+  const torch::Tensor expected = first.log_prob(actions.select(1, 0)) + second.log_prob(actions.select(1, 1));
+  CHECK(torch::allclose(d.log_prob(actions), expected));
+  CHECK(torch::allclose(d.entropy(), first.entropy() + second.entropy()));
+  const torch::Tensor each = d.segment_entropies();
+  CHECK(torch::allclose(each.narrow(1, 0, 3), first.entropy().unsqueeze(1).expand({2, 3})));
+  CHECK(torch::allclose(each.narrow(1, 3, 2), second.entropy().unsqueeze(1).expand({2, 2})));
+  const auto other_first = rlx::ActionDistribution::categorical(other_logits.narrow(1, 0, 3));
+  const auto other_second = rlx::ActionDistribution::categorical(other_logits.narrow(1, 3, 2));
+  CHECK(torch::allclose(d.kl_divergence_to(other),
+                        first.kl_divergence_to(other_first) + second.kl_divergence_to(other_second)));
+  CHECK(torch::equal(d.deterministic(), torch::tensor({{2, 1}, {0, 0}})));
+  const torch::Tensor drawn = d.sample(rlx::make_cpu_generator(3));
+  CHECK(drawn.sizes().vec() == std::vector<int64_t>{2, 2});
+  CHECK(drawn.select(1, 1).max().item<int64_t>() <= 1);
+  CHECK_THROWS_AS(rlx::ActionDistribution::categorical(logits, {3, 3}), std::invalid_argument);
+  CHECK_THROWS_AS(d.kl_divergence_to(rlx::ActionDistribution::categorical(other_logits, {2, 3})), std::invalid_argument);
+}
