@@ -63,11 +63,6 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
   // What the learners do not train on yet (the workers, the wire and the contract carry it all):
   // one check per learner, each removed when that learner trains on it.
   const bool ppo = experiment.algorithm == AlgorithmKind::kPPO || experiment.algorithm == AlgorithmKind::kAPPO;
-  if (ppo && (env.action_mask || !(env.action_space.is_box() || env.action_space.is_discrete()))) {
-    throw ConfigError(experiment.source + ": env " + env.id + " has " + env.action_space.to_string() +
-                      (env.action_mask ? " actions with a mask" : " actions") +
-                      ", which PPO and APPO cannot train on yet in this rlx");
-  }
   if (experiment.algorithm == AlgorithmKind::kSAC && !observation_layout(env).flat_is_floats) {
     throw ConfigError(experiment.source + ": env " + env.id + " observes " + env.observation_space.to_string() +
                       ", which SAC cannot train on (it reads float32 Box observations)");

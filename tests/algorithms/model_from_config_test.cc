@@ -51,8 +51,18 @@ TEST_CASE("model_from_config takes structured observations for PPO and refuses w
                     Catch::Contains("env Board-v0 observes Dict(") && Catch::Contains("which DQN cannot train on yet"));
   EnvSpec masked = board;
   masked.action_mask = true;
-  CHECK_THROWS_WITH(model_from_config(experiment_of(AlgorithmKind::kPPO, "Board-v0"), masked),
-                    Catch::Contains("Discrete(9) actions with a mask, which PPO and APPO cannot train on yet"));
+  // PPO and APPO train on masked and MultiDiscrete actions: the spec carries the mask and the categories.
+  EnvSpec masked_multi = masked;
+  masked_multi.action_space = Space::multi_discrete({3, 3}, {0, 0});
+  for (const AlgorithmKind algorithm : {AlgorithmKind::kPPO, AlgorithmKind::kAPPO}) {
+    const ModelSpec masked_ppo = model_from_config(experiment_of(algorithm, "Board-v0"), masked);
+    CHECK(masked_ppo.action_mask);
+    CHECK(masked_ppo.action_categories() == std::vector<int64_t>{9});
+    const ModelSpec multi_ppo = model_from_config(experiment_of(algorithm, "Board-v0"), masked_multi);
+    CHECK(multi_ppo.action_mask);
+    CHECK(multi_ppo.action_categories() == std::vector<int64_t>{3, 3});
+    CHECK(multi_ppo.policy_output_size() == 6);
+  }
   Experiment normalized = experiment_of(AlgorithmKind::kPPO, "Board-v0");
   normalized.config.set("normalize_observations", true);
   CHECK_THROWS_WITH(model_from_config(normalized, board), Catch::Contains("normalize_observations needs float32 Box observations"));
