@@ -49,6 +49,8 @@ void append_array(std::string& out, const Number* values, size_t size) {
 void append_action(std::string& out, const Action& action, const Space& space) {
   if (space.is_discrete()) {
     out += std::to_string(action.index);
+  } else if (action.indices != nullptr) {  // MultiDiscrete, MultiBinary
+    append_array(out, action.indices, static_cast<size_t>(space.size()));
   } else {
     append_array(out, action.values, static_cast<size_t>(space.size()));
   }
@@ -64,6 +66,8 @@ class ObservationPrinter {
 
   // Where the env writes it.
   ObsRow row() { return ObsRow(floats_.data(), bytes_.data()); }
+  // The last observation's action mask; null when the env has none.
+  const uint8_t* mask() const { return layout_.mask_size > 0 ? bytes_.data() + layout_.mask_offset : nullptr; }
 
   // Appends `, "obs": [...]` (the floats, then the bytes, in the order of the layout: a uint8
   // observation's values as they are) and, when the env has one, `, "action_mask": [...]`.
@@ -118,8 +122,23 @@ GivenActions parse_actions(const std::string& text, const Space& space) {
     throw UsageError("--actions: " + std::to_string(numbers.size()) + " numbers do not split into actions of " +
                      std::to_string(size) + " values for " + space.to_string());
   }
-  for (double a : numbers) actions.values.push_back(static_cast<float>(a));
   actions.count = static_cast<int64_t>(numbers.size() / size);
+  if (space.is_multi_discrete() || space.is_multi_binary()) {  // values of each element, starts included
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      const size_t j = i % size;
+      const double a = numbers[i];
+      const int64_t first = space.is_multi_discrete() ? space.starts[j] : 0;
+      const int64_t count = space.is_multi_discrete() ? space.nvec[j] : 2;
+      if (a != std::floor(a) || a < static_cast<double>(first) || a >= static_cast<double>(first + count)) {
+        throw UsageError("--actions: item " + std::to_string(i + 1) + " (" + std::to_string(a) + ") is not a value of element " +
+                         std::to_string(j) + " of " + space.to_string() + " (expected an integer in [" + std::to_string(first) +
+                         ", " + std::to_string(first + count) + "))");
+      }
+      actions.indices.push_back(static_cast<int64_t>(a));
+    }
+    return actions;
+  }
+  for (double a : numbers) actions.values.push_back(static_cast<float>(a));
   return actions;
 }
 
@@ -132,7 +151,7 @@ int run_envs_rollout(const std::vector<std::string>& args) {
       "seed", po::value<uint64_t>(), "reset seed (required)")(
       "state", po::value<std::string>(), "physical state to set after reset, comma separated")(
       "actions", po::value<std::string>(),
-      "actions, comma separated (Box actions: action-size numbers each); random when absent")(
+      "actions, comma separated (Box, MultiDiscrete and MultiBinary actions: action-size numbers each); random (legal, when the env masks actions) when absent")(
       "steps", po::value<int64_t>(), "most steps to take (default: to the end of the episode)");
   add_env_plugin_option(options);
   add_env_config_option(options);
@@ -186,20 +205,31 @@ int run_envs_rollout(const std::vector<std::string>& args) {
   std::cout << line << "}\n";
 
   Rng action_rng(seed ^ 0x5eedacc1005eedULL);
-  std::vector<int64_t> random_index(1);
+  std::vector<int64_t> random_index(static_cast<size_t>(action_space.is_discrete() ? 1 : action_space.size()));
   std::vector<float> random_values(static_cast<size_t>(action_space.size()));
   for (int64_t t = 0; max_steps < 0 || t < max_steps; ++t) {
     Action action;
     if (given) {
       if (action_space.is_discrete()) {
         action.index = given->indices[static_cast<size_t>(t)];
+      } else if (!given->indices.empty()) {
+        action.indices = given->indices.data() + t * action_space.size();
       } else {
         action.values = given->values.data() + t * action_space.size();
       }
     } else {
-      sample_actions(action_space, action_rng, 1, random_index.data(), random_values.data());
-      action.index = random_index[0];
-      action.values = random_values.data();
+      // Legal actions only when the env masks them; sample_actions counts from 0, the env takes
+      // the space's values.
+      sample_actions(action_space, action_rng, 1, random_index.data(), random_values.data(), obs.mask(),
+                     obs.mask() != nullptr ? action_mask_size(action_space) : 0);
+      if (action_space.is_discrete()) {
+        action.index = action_space.start + random_index[0];
+      } else if (action_space.is_multi_discrete() || action_space.is_multi_binary()) {
+        for (size_t i = 0; i < action_space.starts.size(); ++i) random_index[i] += action_space.starts[i];
+        action.indices = random_index.data();
+      } else {
+        action.values = random_values.data();
+      }
     }
     const StepResult result = env->step(action, obs.row());
     line = "{\"step\": " + std::to_string(t + 1) + ", \"action\": ";

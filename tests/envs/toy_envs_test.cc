@@ -170,7 +170,7 @@ TEST_CASE("Toy/IllegalMoves-v0's mask allows 2 to 6 cells, and legal play is tru
   }
   for (int count = 2; count <= 6; ++count) CHECK(seen_counts[static_cast<size_t>(count)] > 0);
   // The highest value on the board is an illegal cell on most boards: the observation tempts.
-  CHECK(static_cast<double>(bait_on_top) / boards > 0.7);
+  CHECK(static_cast<double>(bait_on_top) / boards > 0.6);  // about 0.72
 }
 
 TEST_CASE("Toy/IllegalMoves-v0: the best legal cell returns 7.8, a random legal one 5, chasing value without the mask loses", "[envs][toy]") {
