@@ -66,7 +66,7 @@ std::string DqnLearner::save_replay() const {
 void DqnLearner::load_replay(const std::string& bytes) {
   DqnConfig config = config_;
   config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
-  std::unique_ptr<ReplayBuffer> buffer = make_dqn_replay_buffer(config, model_config_.obs_size);
+  std::unique_ptr<ReplayBuffer> buffer = make_dqn_replay_buffer(config, stored_obs_size());
   BinaryReader in(bytes, "the replay buffer");
   buffer->load(in);
   in.expect_end();

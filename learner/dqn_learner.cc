@@ -54,6 +54,7 @@ void validate(const DqnConfig& config) {
 DqnLearner::DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t seed, torch::Device device)
     : model_config_(model_config), config_(config), seed_(seed), device_(device) {
   model_config_.validate();
+  layout_ = model_config_.observation_layout();
   if (!model_config_.action_space.is_discrete()) {
     throw std::invalid_argument("DQN needs a Discrete action space, got " + model_config_.action_space.to_string());
   }
@@ -76,7 +77,7 @@ DqnLearner::DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t
   flat_online_.mutable_grad() = flat_grad_;
   optimizer_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{flat_online_},
                                                     torch::optim::AdamOptions(config_.lr).eps(config_.adam_eps));
-  set_buffer(make_dqn_replay_buffer(config_, model_config_.obs_size));
+  set_buffer(make_dqn_replay_buffer(config_, stored_obs_size()));
   if (QNetworkBackprop::supports(*online_)) use_hand_written_gradients(true);
 }
 
@@ -131,7 +132,7 @@ void DqnLearner::set_data_parallel_hooks(DqnDataParallelHooks hooks) {
   hooks_ = std::move(hooks);
   DqnConfig shard = config_;
   shard.buffer_size = std::max<int64_t>(1, (config_.buffer_size + hooks_.world_size - 1) / hooks_.world_size);
-  set_buffer(make_dqn_replay_buffer(shard, model_config_.obs_size));
+  set_buffer(make_dqn_replay_buffer(shard, stored_obs_size()));
 }
 
 void DqnLearner::set_buffer(std::unique_ptr<ReplayBuffer> buffer) {

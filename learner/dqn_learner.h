@@ -12,6 +12,11 @@
 // one train() call. Rounds that fall due before learning_starts (or while the buffer is not
 // ready()) are skipped, as in SB3.
 //
+// Observations: the replay stores them as the workers send them (floats and bytes, uint8 images
+// as bytes; core/observation_layout.h) and a sampled batch is flattened into the network's input
+// (gymnasium.spaces.flatten) just before the step. With an action mask, the target's max (double
+// Q's argmax) ranges over the actions legal in s', read from the next observation's stored mask.
+//
 // Determinism: the seed fixes the initial weights and the replay draws (the draw stream of
 // gradient step i is derived from (seed, i), so the counters in state_json() are the whole
 // RNG state). Checkpoints: save()/load() carry the online and target networks and the Adam
@@ -46,6 +51,7 @@
 #include <torch/types.h>
 
 #include "core/algorithm_config.h"
+#include "core/observation_layout.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "learner/communicator.h"
@@ -85,6 +91,7 @@ struct DqnUpdateMetrics {
 };
 
 class QNetworkBackprop;
+struct DqnBatch;
 struct DqnLossOutput;
 
 class DqnLearner {
@@ -100,7 +107,8 @@ class DqnLearner {
   DqnLearner& operator=(const DqnLearner&) = delete;
 
   // Stores the fragment's transitions in the replay buffer; returns how many were stored.
-  // Throws std::invalid_argument (storing nothing) when it does not fit the model.
+  // Throws std::invalid_argument (storing nothing) when it does not fit the model (Discrete
+  // actions in range, the layout's floats and bytes per observation).
   int64_t add(const SampleBatch& batch);
   // True when the buffer holds at least learning_starts and batch_size transitions (per rank
   // when data-parallel: learning_starts / world_size rounded up, and the local batch).
@@ -177,6 +185,7 @@ class DqnLearner {
  private:
   // dqn_learner.cc
   void set_buffer(std::unique_ptr<ReplayBuffer> buffer);  // buffer_, and prioritized_ when it is one
+  StoredObsSize stored_obs_size() const { return {layout_.float_slots, layout_.byte_slots}; }
   DqnUpdateMetrics round_metrics(double lr, double beta, int64_t timesteps_done);  // of train()'s steps
   void apply_optimizer_options();  // config_'s lr and adam_eps into Adam
 
@@ -186,6 +195,7 @@ class DqnLearner {
   void draw_sample(int64_t b, double beta);  // into sample_, from the step's own RNG seed
   void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
   DqnLossOutput loss_and_gradient(ReplaySample& sample, bool weighted);  // flat_grad_ := the gradient
+  DqnBatch stage_batch(ReplaySample& sample, bool weighted);  // the network's input (flattened), next masks
   void average_gradient_over_ranks();  // flat_grad_ := the mean over ranks
   void clip_and_apply_gradient(const torch::Tensor& loss, const torch::Tensor& grad_norm);  // checks, clips, Adam
   [[noreturn]] void throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const;
@@ -193,6 +203,7 @@ class DqnLearner {
   torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
 
   ModelSpec model_config_;
+  ObservationLayout layout_;  // how a stored observation flattens; where its mask lies
   DqnConfig config_;
   uint64_t seed_;
   torch::Device device_;
@@ -216,6 +227,8 @@ class DqnLearner {
   // Reused per step.
   ReplaySample sample_;
   std::vector<float> bootstrap_;  // [B] gamma^m (1 - terminated)
+  std::vector<float> staged_obs_, staged_next_obs_;  // [B, O] flattened, unless the floats are the input
+  std::vector<uint8_t> next_mask_;                   // [B, n] 0/1: legal in s'
   std::vector<torch::Tensor> losses_, q_values_, td_errors_, grad_norms_;
 };
 

@@ -88,20 +88,52 @@ torch::Tensor DqnLearner::host_tensor(float* data, torch::IntArrayRef shape) con
   return device_.is_cpu() ? t : t.to(device_);
 }
 
-DqnLossOutput DqnLearner::loss_and_gradient(ReplaySample& s, bool weighted) {
+DqnBatch DqnLearner::stage_batch(ReplaySample& s, bool weighted) {
   const int64_t b = s.size();
   const int64_t o = model_config_.obs_size;
-  bootstrap_.resize(static_cast<size_t>(b));
-  for (size_t i = 0; i < bootstrap_.size(); ++i) bootstrap_[i] = s.terminated[i] != 0.0f ? 0.0f : s.discounts[i];
+  const auto rows = static_cast<size_t>(b);
+  if (s.obs.size() != rows * static_cast<size_t>(layout_.float_slots) || s.next_obs.size() != s.obs.size() ||
+      s.obs_u8.size() != rows * static_cast<size_t>(layout_.byte_slots) || s.next_obs_u8.size() != s.obs_u8.size()) {
+    throw std::invalid_argument("DQN sample of " + std::to_string(b) + " transitions does not hold observations of " +
+                                std::to_string(layout_.float_slots) + " floats and " + std::to_string(layout_.byte_slots) +
+                                " bytes");
+  }
+  bootstrap_.resize(rows);
+  for (size_t i = 0; i < rows; ++i) bootstrap_[i] = s.terminated[i] != 0.0f ? 0.0f : s.discounts[i];
+  float* obs = s.obs.data();
+  float* next_obs = s.next_obs.data();
+  if (!layout_.flat_is_floats) {  // else the stored floats are the input as they are
+    staged_obs_.resize(rows * static_cast<size_t>(o));
+    staged_next_obs_.resize(staged_obs_.size());
+    flatten_observations(layout_, s.obs.data(), s.obs_u8.data(), b, staged_obs_.data());
+    flatten_observations(layout_, s.next_obs.data(), s.next_obs_u8.data(), b, staged_next_obs_.data());
+    obs = staged_obs_.data();
+    next_obs = staged_next_obs_.data();
+  }
 
   DqnBatch batch;
-  batch.obs = host_tensor(s.obs.data(), {b, o});
-  batch.next_obs = host_tensor(s.next_obs.data(), {b, o});
+  batch.obs = host_tensor(obs, {b, o});
+  batch.next_obs = host_tensor(next_obs, {b, o});
   batch.rewards = host_tensor(s.rewards.data(), {b});
   batch.bootstrap = host_tensor(bootstrap_.data(), {b});
   batch.actions = torch::from_blob(s.actions.data(), {b, 1}, torch::kLong);
   if (!device_.is_cpu()) batch.actions = batch.actions.to(device_);
   if (weighted) batch.weights = host_tensor(s.weights.data(), {b});
+  if (layout_.mask_size > 0) {
+    const int64_t n = layout_.mask_size;  // Discrete(n): one byte per action
+    next_mask_.resize(rows * static_cast<size_t>(n));
+    for (size_t i = 0; i < rows; ++i) {
+      const uint8_t* mask = s.next_obs_u8.data() + i * static_cast<size_t>(layout_.byte_slots) + layout_.mask_offset;
+      for (int64_t j = 0; j < n; ++j) next_mask_[i * static_cast<size_t>(n) + static_cast<size_t>(j)] = mask[j] != 0 ? 1 : 0;
+    }
+    batch.next_mask = torch::from_blob(next_mask_.data(), {b, n}, torch::kBool);
+    if (!device_.is_cpu()) batch.next_mask = batch.next_mask.to(device_);
+  }
+  return batch;
+}
+
+DqnLossOutput DqnLearner::loss_and_gradient(ReplaySample& s, bool weighted) {
+  const DqnBatch batch = stage_batch(s, weighted);
   if (backprop_) return backprop_->dqn_gradients(batch, config_.double_q, config_.huber_delta);  // overwrites flat_grad_
   DqnLossOutput out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
   flat_grad_.zero_();

@@ -120,14 +120,8 @@ DqnLossOutput QNetworkBackprop::dqn_gradients(const DqnBatch& batch, bool double
   // The online net on s (and on s' for double Q's argmax) in one pass.
   const torch::Tensor online_q = forward(online_, double_q ? torch::cat({batch.obs, batch.next_obs}) : batch.obs, activations_);
   const torch::Tensor next_q = forward(target_, batch.next_obs, target_activations_);
-  torch::Tensor next_value;
-  if (double_q) {
-    next_value = next_q.gather(1, online_q.narrow(0, b, b).argmax(1, /*keepdim=*/true)).squeeze(1);
-  } else {
-    next_value = next_q.amax(1);
-  }
   DqnLossOutput out;
-  out.target = torch::addcmul(batch.rewards, batch.bootstrap, next_value);
+  out.target = dqn_targets_from_q(next_q, double_q ? online_q.narrow(0, b, b) : torch::Tensor(), batch);
   const torch::Tensor actions = batch.actions.view({b, 1});
   const torch::Tensor q_rows = double_q ? online_q.narrow(0, 0, b) : online_q;
   out.q = q_rows.gather(1, actions).squeeze(1);

@@ -3,7 +3,7 @@
 // bookkeeping) outweighs the arithmetic: a few torch ops per layer and no graph.
 //
 // Forward: the online net runs once on [obs; next_obs] (2B rows) when double Q needs its
-// argmax on s', the target net on next_obs; y = R + bootstrap Q_t(s', a*) as dqn_targets.
+// argmax on s', the target net on next_obs; y = dqn_targets_from_q (legal a* only under a mask).
 // Loss = mean_i w_i huber_delta(q_i - y_i), so d loss / d q_i = w_i clamp(q_i - y_i, -delta,
 // delta) / B, placed in column a_i of g = d loss / d Q [B, n].
 // Heads: plain Q = h W^T + b. Dueling Q = V + A - mean(A): d/dV = sum_j g_j (= g_{a_i}),

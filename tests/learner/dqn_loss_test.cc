@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "learner/dqn_loss.h"
 #include "learner/policy_networks.h"
+#include "models/action_sampling.h"
 
 namespace {
 
@@ -120,4 +122,69 @@ TEST_CASE("DQN loss: Huber on Q(s, a) - y, importance-weighted, gradient to the 
   }
   CHECK(big > 0);
   CHECK(big < 3);
+}
+
+TEST_CASE("DQN targets under an action mask: an illegal action with the largest Q is never the max",
+          "[learner][dqn]") {
+  // Hand-made next-state Q-values [B = 3, n = 3]: in each row the largest value, of both nets,
+  // belongs to an illegal action.
+  rlx::DqnBatch batch;
+  batch.rewards = floats({0.5f, 0.0f, 1.0f}, {3});
+  batch.bootstrap = floats({1.0f, 0.5f, 0.0f}, {3});  // the last row terminated
+  const torch::Tensor target_q = floats({9.0f, 1.0f, 2.0f, /**/ 0.0f, 7.0f, 3.0f, /**/ 8.0f, -1.0f, -2.0f}, {3, 3});
+  const torch::Tensor online_q = floats({6.0f, 3.0f, 1.0f, /**/ 1.0f, 5.0f, 2.0f, /**/ 4.0f, 0.0f, 1.0f}, {3, 3});
+  batch.next_mask = torch::tensor(std::vector<uint8_t>{0, 1, 1, /**/ 1, 0, 1, /**/ 0, 1, 1}, torch::kByte).view({3, 3}).to(torch::kBool);
+
+  // Double Q: a* = argmax over legal actions of the online net (1, 2, 2), valued by the target net.
+  const torch::Tensor y_double = rlx::dqn_targets_from_q(target_q, online_q, batch);
+  CHECK(y_double[0].item<float>() == 0.5f + 1.0f * 1.0f);
+  CHECK(y_double[1].item<float>() == 0.0f + 0.5f * 3.0f);
+  CHECK(y_double[2].item<float>() == 1.0f);  // terminated: the reward alone, no masked value leaks in
+  // The target net's own max over legal actions: 2, 3.
+  const torch::Tensor y_max = rlx::dqn_targets_from_q(target_q, torch::Tensor(), batch);
+  CHECK(y_max[0].item<float>() == 0.5f + 2.0f);
+  CHECK(y_max[1].item<float>() == 0.0f + 0.5f * 3.0f);
+  CHECK(y_max[2].item<float>() == 1.0f);
+  CHECK(torch::isfinite(y_double).all().item<bool>());
+
+  // Without the mask the illegal maxima win: the mask is what changed the targets.
+  rlx::DqnBatch unmasked = batch;
+  unmasked.next_mask = torch::Tensor();
+  CHECK(rlx::dqn_targets_from_q(target_q, torch::Tensor(), unmasked)[0].item<float>() == 0.5f + 9.0f);
+  CHECK(rlx::dqn_targets_from_q(target_q, online_q, unmasked)[0].item<float>() == 0.5f + 9.0f);
+
+  // Masked values sit at kMaskedLogit, finite; a row that allows nothing is left as it is.
+  const torch::Tensor none = torch::zeros({1, 3}, torch::kBool);
+  CHECK(torch::equal(rlx::masked_q_values(target_q.narrow(0, 0, 1), none), target_q.narrow(0, 0, 1)));
+  const torch::Tensor masked = rlx::masked_q_values(target_q, batch.next_mask);
+  CHECK(masked[0][0].item<float>() == rlx::kMaskedLogit);
+  CHECK(masked[0][1].item<float>() == 1.0f);
+  CHECK(torch::isfinite(masked).all().item<bool>());
+}
+
+TEST_CASE("DQN loss under an action mask: both nets' targets range over legal next actions", "[learner][dqn]") {
+  // The linear nets of Case: forbid, in each next state, the action each rule would pick unmasked.
+  const Case c;
+  auto online = linear_q(c.w_online, c.b_online);
+  auto target = linear_q(c.w_target, c.b_target);
+  rlx::DqnBatch batch = c.batch(false);
+  std::vector<uint8_t> mask(9, 1);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto q_online = q_by_hand(c.w_online, c.b_online, c.next_obs.data() + 2 * i);
+    mask[3 * i + static_cast<size_t>(std::max_element(q_online.begin(), q_online.end()) - q_online.begin())] = 0;
+  }
+  batch.next_mask = torch::tensor(mask, torch::kByte).view({3, 3}).to(torch::kBool);
+  const torch::Tensor y = rlx::dqn_targets(*online, *target, batch, true);
+  for (size_t i = 0; i < 3; ++i) {
+    auto q_online = q_by_hand(c.w_online, c.b_online, c.next_obs.data() + 2 * i);
+    const auto q_target = q_by_hand(c.w_target, c.b_target, c.next_obs.data() + 2 * i);
+    for (size_t a = 0; a < 3; ++a) {
+      if (mask[3 * i + a] == 0) q_online[a] = -1e30;
+    }
+    const size_t chosen = static_cast<size_t>(std::max_element(q_online.begin(), q_online.end()) - q_online.begin());
+    const double expected = c.rewards[i] + c.bootstrap[i] * q_target[chosen];
+    CHECK(y[static_cast<int64_t>(i)].item<double>() == Approx(expected).epsilon(1e-5));
+  }
+  // The mask changed a bootstrapped row's target (row 0), so the check above tells the rules apart.
+  CHECK(std::abs(y[0].item<double>() - c.targets(true)[0]) > 1e-3);
 }

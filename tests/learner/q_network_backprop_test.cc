@@ -103,6 +103,35 @@ TEST_CASE("QNetworkBackprop: gradients equal autograd's through dqn_loss", "[lea
   }
 }
 
+TEST_CASE("QNetworkBackprop: masked targets and gradients equal dqn_loss's", "[learner][dqn]") {
+  torch::manual_seed(6);
+  for (const bool double_q : {true, false}) {
+    CAPTURE(double_q);
+    const Case c{false, "relu", {16}, double_q, true};
+    rlx::QNetwork online(q_config(c));
+    rlx::QNetwork target(q_config(c));
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : target.parameters()) p.add_(0.5 * torch::randn_like(p));
+    }
+    const int64_t b = 32;
+    rlx::DqnBatch batch = random_batch(b, true);
+    const rlx::DqnLossOutput unmasked = rlx::dqn_loss(online, target, batch, double_q, 1.0);
+    batch.next_mask = torch::rand({b, kActions}) > 0.5;
+    batch.next_mask[0].fill_(false);  // allows nothing: left unmasked
+    rlx::DqnLossOutput expected;
+    const torch::Tensor expected_grad = autograd_gradients(online, target, batch, double_q, 1.0, expected);
+    // The mask changes some targets, so agreement below is about the masked rule.
+    REQUIRE((expected.target - unmasked.target.detach()).abs().max().item<double>() > 1e-3);
+
+    torch::Tensor flat = torch::zeros({online.num_parameters()});
+    rlx::QNetworkBackprop backprop(online, target, flat);
+    const rlx::DqnLossOutput got = backprop.dqn_gradients(batch, double_q, 1.0);
+    CHECK(relative_error(got.target, expected.target) < 1e-6);
+    CHECK(relative_error(flat, expected_grad) < 1e-5);
+  }
+}
+
 TEST_CASE("QNetworkBackprop: refuses mismatched networks and gradient buffers", "[learner][dqn]") {
   const Case c{true, "relu", {8}, true, false};
   rlx::QNetwork online(q_config(c));
