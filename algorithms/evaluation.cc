@@ -57,9 +57,14 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   const ObsRow row(obs.data(), obs_bytes.data());
   std::vector<float> values(static_cast<size_t>(actions.is_box() ? actions.size() : 0));
   std::vector<float> clipped(values.size());
-  int64_t index = 0;
+  // Indexed actions as the policy gives them (from 0) and as the env gets them (its values).
+  std::vector<int64_t> indices(static_cast<size_t>(policy->action_components()));
+  std::vector<int64_t> env_indices(indices.size());
+  const std::vector<int64_t> starts = actions.is_discrete()         ? std::vector<int64_t>{actions.start}
+                                      : actions.is_multi_discrete() ? actions.starts
+                                                                    : std::vector<int64_t>(indices.size(), 0);
   float log_prob = 0, value = 0;
-  ActOutput out{&index, values.data(), policy->has_policy_outputs() ? &log_prob : nullptr,
+  ActOutput out{indices.data(), values.data(), policy->has_policy_outputs() ? &log_prob : nullptr,
                 policy->has_policy_outputs() ? &value : nullptr};
   EvaluationResult result;
   result.algorithm = algorithm_name(experiment.algorithm);
@@ -72,12 +77,14 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
     for (;;) {
       policy->act(ObsBatch(obs.data(), obs_bytes.data()), 1, out);
       Action action;
-      action.index = index;
+      for (size_t j = 0; j < indices.size() && !actions.is_box(); ++j) env_indices[j] = indices[j] + starts[j];
+      action.index = env_indices[0];
+      if (actions.is_multi_discrete() || actions.is_multi_binary()) action.indices = env_indices.data();
       if (actions.is_box()) {  // as in training: the env gets the sample clipped to its space
         for (size_t j = 0; j < values.size(); ++j) clipped[j] = std::clamp(values[j], actions.low[j], actions.high[j]);
         action.values = clipped.data();
       }
-      if (options.on_action) options.on_action(episode, length, *env, obs.data(), action);
+      if (options.on_action) options.on_action(episode, length, *env, row, action);
       const StepResult step = env->step(action, row);
       if (options.on_state) options.on_state(episode, *env);
       episode_return += step.reward;

@@ -48,9 +48,10 @@ struct EvaluationOptions {
   // Called with the episode (0-based) and the env after its reset and after every step (e.g. to
   // film it: watch/episode_recorder.h); unset: nothing is called.
   std::function<void(int episode, const Env& env)> on_state;
-  // Called before every step with the episode, its step, the raw observation the policy saw and
-  // the action the env gets (e.g. to trace them: `rlx evaluate --trace`); unset: nothing is called.
-  std::function<void(int episode, int64_t step, const Env& env, const float* obs, const Action& action)> on_action;
+  // Called before every step with the episode, its step, the raw observation the policy saw (its
+  // floats and bytes, the action mask last: env.observation_layout()) and the action the env gets
+  // (e.g. to trace them: `rlx evaluate --trace`); unset: nothing is called.
+  std::function<void(int episode, int64_t step, const Env& env, const ObsRow& obs, const Action& action)> on_action;
 };
 
 struct EvaluationResult {

@@ -22,17 +22,29 @@ namespace rlx::cli {
 
 namespace {
 
-// One step of `--trace`: {"episode", "step", "obs": [...], "action": index or [...]}, floats
-// written so that they read back to the same float32 ("obs": the observation's floats; its bytes,
-// e.g. a MinAtar grid, are not traced).
-std::string trace_line(int episode, int64_t step, const float* obs, const Action& action, const Env& env) {
+// One step of `--trace`: {"episode", "step", "obs", "action"} and, when the env has them,
+// "obs_bytes" and "action_mask": everything a policy reader needs to give the action again. "obs"
+// holds the observation's floats (written so that they read back to the same float32),
+// "obs_bytes" its bytes (uint8 Box and MultiBinary leaves), "action_mask" the mask (1 = legal);
+// "action" is what the env got: a Discrete value, a list of MultiDiscrete / MultiBinary values, or
+// a Box's floats.
+std::string trace_line(int episode, int64_t step, const ObsRow& obs, const Action& action, const Env& env) {
   const EnvSpec& spec = env.spec();
+  const ObservationLayout& layout = env.observation_layout();
   nlohmann::json line = {{"episode", episode}, {"step", step}};
-  line["obs"] = std::vector<float>(obs, obs + env.observation_layout().float_slots);
-  if (spec.action_space.is_discrete()) {
+  line["obs"] = std::vector<float>(obs.floats, obs.floats + layout.float_slots);
+  if (layout.mask_offset > 0) line["obs_bytes"] = std::vector<int>(obs.bytes, obs.bytes + layout.mask_offset);
+  if (layout.mask_size > 0) {
+    const uint8_t* mask = obs.bytes + layout.mask_offset;
+    line["action_mask"] = std::vector<int>(mask, mask + layout.mask_size);
+  }
+  const Space& actions = spec.action_space;
+  if (actions.is_discrete()) {
     line["action"] = action.index;
+  } else if (actions.is_box()) {
+    line["action"] = std::vector<float>(action.values, action.values + actions.size());
   } else {
-    line["action"] = std::vector<float>(action.values, action.values + spec.action_space.size());
+    line["action"] = std::vector<int64_t>(action.indices, action.indices + actions.size());
   }
   return line.dump() + "\n";
 }
@@ -54,7 +66,8 @@ int run_evaluate_command(const std::vector<std::string>& args) {
       "height", po::value<int>()->default_value(0), "video height in pixels (0: the env's default)")(
       "fps", po::value<double>()->default_value(0), "video frames per second (0: the env's own rate)")(
       "trace", po::value<std::string>(),
-      "write every step's observation and action to this JSON-lines file ({episode, step, obs, action})");
+      "write every step's observation and action to this JSON-lines file ({episode, step, obs, action}, with "
+      "obs_bytes and action_mask where the env has them)");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("checkpoint", 1);
@@ -104,7 +117,7 @@ int run_evaluate_command(const std::vector<std::string>& args) {
 
   std::string trace;  // JSON lines, written once the episodes are done
   if (values.count("trace")) {
-    evaluation.on_action = [&trace](int episode, int64_t step, const Env& env, const float* obs, const Action& action) {
+    evaluation.on_action = [&trace](int episode, int64_t step, const Env& env, const ObsRow& obs, const Action& action) {
       trace += trace_line(episode, step, obs, action, env);
     };
   }

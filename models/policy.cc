@@ -10,18 +10,20 @@ namespace rlx {
 namespace {
 
 // The worker policy a file's kind runs (models/rollout_policy.h), with the file's weights and
-// observation statistics: deterministic (argmax / mean / greedy) or sampling.
-std::unique_ptr<RolloutPolicy> make_policy(const PolicyFile& file, bool deterministic, uint64_t seed) {
+// observation statistics: deterministic (argmax / mean / greedy) or sampling. model is the
+// file's, with a mask wherever its actions take one.
+std::unique_ptr<RolloutPolicy> make_policy(const PolicyFile& file, const ModelSpec& model, bool deterministic,
+                                           uint64_t seed) {
   std::unique_ptr<RolloutPolicy> policy;
-  switch (file.model.kind) {
+  switch (model.kind) {
     case ModelKind::kActorCritic:
-      policy = std::make_unique<ActorCriticPolicy>(file.model, seed, deterministic, /*values=*/false);
+      policy = std::make_unique<ActorCriticPolicy>(model, seed, deterministic, /*values=*/false);
       break;
     case ModelKind::kQNetwork:
-      policy = std::make_unique<EpsilonGreedyQPolicy>(file.model, deterministic ? 0.0 : file.epsilon, seed);
+      policy = std::make_unique<EpsilonGreedyQPolicy>(model, deterministic ? 0.0 : file.epsilon, seed);
       break;
     case ModelKind::kSquashedGaussian:
-      policy = std::make_unique<SquashedGaussianPolicy>(file.model, 0.0, seed, deterministic);
+      policy = std::make_unique<SquashedGaussianPolicy>(model, 0.0, seed, deterministic);
       break;
   }
   policy->load_weights(file.parameters.data(), file.parameters.size(), 0);
@@ -29,29 +31,66 @@ std::unique_ptr<RolloutPolicy> make_policy(const PolicyFile& file, bool determin
   return policy;
 }
 
+// The values of an action space's elements start at: {start} for Discrete, starts for
+// MultiDiscrete, 0 per bit for MultiBinary.
+std::vector<int64_t> action_starts(const Space& space) {
+  if (space.is_discrete()) return {space.start};
+  if (space.is_multi_discrete()) return space.starts;
+  return std::vector<int64_t>(static_cast<size_t>(space.is_box() ? 0 : space.size()), 0);
+}
+
+// Throws std::invalid_argument unless the mask leaves each element of the action a legal value.
+void check_mask_allows(const uint8_t* mask, const std::vector<int64_t>& categories) {
+  for (size_t e = 0; e < categories.size(); ++e) {
+    if (std::none_of(mask, mask + categories[e], [](uint8_t legal) { return legal != 0; })) {
+      throw std::invalid_argument(categories.size() == 1 ? std::string("Policy::act got an action mask that allows no action")
+                                                         : "Policy::act got an action mask that allows no value of action element " +
+                                                               std::to_string(e) + " (its " + std::to_string(categories[e]) +
+                                                               " bytes are all 0)");
+    }
+    mask += categories[e];
+  }
+}
+
 }  // namespace
 
 struct Policy::Impl {
   std::string env_id, algorithm;
-  Space action_space;
+  Space observation_space, action_space;
+  bool trained_with_mask = false;
+  ObservationLayout layout;  // the acting policies' own: with a mask whenever the actions take one
+  std::vector<int64_t> categories, starts;
   std::unique_ptr<RolloutPolicy> deterministic, stochastic;
-  // act()'s scratch: the sampled log-probability an actor-critic reports, and raw Box actions.
+  // act()'s scratch: one stored byte row (leaves, then the mask), the sampled indices, the
+  // log-probability an actor-critic reports, and raw Box actions.
+  std::vector<uint8_t> bytes;
+  std::vector<int64_t> indices;
   float log_prob = 0;
   std::vector<float> values;
 };
 
 Policy::Policy(const std::string& path, uint64_t seed) : impl_(std::make_unique<Impl>()) {
   const PolicyFile file = read_policy_file(path);
-  impl_->env_id = file.env_id;
-  impl_->algorithm = file.algorithm;
-  impl_->action_space = file.model.action_space;
+  Impl& impl = *impl_;
+  impl.env_id = file.env_id;
+  impl.algorithm = file.algorithm;
+  impl.observation_space = file.model.input_space();
+  impl.action_space = file.model.action_space;
+  impl.trained_with_mask = file.model.action_mask;
+  ModelSpec model = file.model;
+  model.action_mask = impl.action_space.is_discrete() || impl.action_space.is_multi_discrete();
   try {
-    impl_->deterministic = make_policy(file, true, seed);
-    impl_->stochastic = make_policy(file, false, seed);
+    impl.deterministic = make_policy(file, model, true, seed);
+    impl.stochastic = make_policy(file, model, false, seed);
   } catch (const std::invalid_argument& error) {
     throw PolicyFileError(path + ": " + error.what());
   }
-  impl_->values.resize(impl_->action_space.is_box() ? static_cast<size_t>(impl_->action_space.size()) : 0);
+  impl.layout = impl.deterministic->observation_layout();
+  if (model.indexed_actions()) impl.categories = model.action_categories();
+  impl.starts = action_starts(impl.action_space);
+  impl.bytes.resize(static_cast<size_t>(impl.layout.byte_slots));
+  impl.indices.resize(std::max<size_t>(impl.starts.size(), 1));
+  impl.values.resize(impl.action_space.is_box() ? static_cast<size_t>(impl.action_space.size()) : 0);
 }
 
 Policy::~Policy() = default;
@@ -63,31 +102,86 @@ PolicyAction Policy::act(const std::vector<float>& observation, bool determinist
 }
 
 PolicyAction Policy::act(const float* observation, size_t size, bool deterministic) {
-  if (observation == nullptr || size != static_cast<size_t>(observation_size())) {
-    throw std::invalid_argument("Policy::act needs an observation of " + std::to_string(observation_size()) +
-                                " floats, got " + std::to_string(size));
+  if (byte_size() > 0) {
+    throw std::invalid_argument("Policy::act: observations of " + observation_space() + " have " +
+                                std::to_string(byte_size()) + " bytes besides their " + std::to_string(float_size()) +
+                                " floats; pass a PolicyObservation");
   }
-  RolloutPolicy& policy = deterministic ? *impl_->deterministic : *impl_->stochastic;
-  PolicyAction action;
-  ActOutput out{&action.index, impl_->values.data(), policy.has_policy_outputs() ? &impl_->log_prob : nullptr, nullptr};
-  policy.act(observation, 1, out);
-  const Space& space = impl_->action_space;
-  if (space.is_box()) {  // what rlx evaluate sends the env: the action clipped to the Box
-    action.values.resize(impl_->values.size());
-    for (size_t j = 0; j < impl_->values.size(); ++j) {
-      action.values[j] = std::clamp(impl_->values[j], space.low[j], space.high[j]);
+  PolicyObservation obs;
+  obs.floats = observation;
+  obs.float_count = size;
+  return act(obs, deterministic);
+}
+
+PolicyAction Policy::act(const PolicyObservation& observation, bool deterministic) {
+  Impl& impl = *impl_;
+  const ObservationLayout& layout = impl.layout;
+  const auto part = [&](const char* what, const void* data, size_t count, int64_t expected) {
+    if (count != static_cast<size_t>(expected) || (expected > 0 && data == nullptr)) {
+      throw std::invalid_argument("Policy::act needs an observation of " + std::to_string(expected) + " " + what +
+                                  " (observation space " + observation_space() + "), got " +
+                                  (data == nullptr && count > 0 ? "a null pointer" : std::to_string(count)));
     }
+  };
+  part("floats", observation.floats, observation.float_count, layout.float_slots);
+  part("bytes", observation.bytes, observation.byte_count, byte_size());
+  std::copy(observation.bytes, observation.bytes + observation.byte_count, impl.bytes.begin());
+  uint8_t* mask = impl.bytes.data() + layout.mask_offset;
+  if (observation.mask != nullptr || observation.mask_count > 0) {
+    if (layout.mask_size == 0) {
+      throw std::invalid_argument("Policy::act got an action mask, but its action space " + action_space() + " takes none");
+    }
+    if (observation.mask == nullptr || observation.mask_count != static_cast<size_t>(layout.mask_size)) {
+      throw std::invalid_argument("Policy::act needs an action mask of " + std::to_string(layout.mask_size) +
+                                  " bytes (one per value of action space " + action_space() + "), got " +
+                                  (observation.mask == nullptr ? "a null pointer" : std::to_string(observation.mask_count)));
+    }
+    std::copy(observation.mask, observation.mask + layout.mask_size, mask);
+    check_mask_allows(mask, impl.categories);
+  } else {
+    std::fill(mask, mask + layout.mask_size, uint8_t{1});  // every action legal
+  }
+
+  RolloutPolicy& policy = deterministic ? *impl.deterministic : *impl.stochastic;
+  ActOutput out{impl.indices.data(), impl.values.data(), policy.has_policy_outputs() ? &impl.log_prob : nullptr, nullptr};
+  policy.act(ObsBatch(observation.floats, impl.bytes.data()), 1, out);
+  PolicyAction action;
+  const Space& space = impl.action_space;
+  if (space.is_discrete()) {
+    action.index = impl.indices[0] + space.start;
+  } else if (space.is_box()) {  // what rlx evaluate sends the env: the action clipped to the Box
+    action.values.resize(impl.values.size());
+    for (size_t j = 0; j < impl.values.size(); ++j) action.values[j] = std::clamp(impl.values[j], space.low[j], space.high[j]);
+  } else {
+    action.indices.resize(impl.starts.size());
+    for (size_t j = 0; j < impl.starts.size(); ++j) action.indices[j] = impl.indices[j] + impl.starts[j];
   }
   return action;
 }
 
-int64_t Policy::observation_size() const { return impl_->deterministic->obs_size(); }
+std::string Policy::observation_space() const { return impl_->observation_space.to_string(); }
+
+int64_t Policy::float_size() const { return impl_->layout.float_slots; }
+
+int64_t Policy::observation_size() const { return float_size(); }
+
+int64_t Policy::byte_size() const { return impl_->layout.byte_slots - impl_->layout.mask_size; }
+
+int64_t Policy::mask_size() const { return impl_->layout.mask_size; }
+
+bool Policy::trained_with_mask() const { return impl_->trained_with_mask; }
+
+std::string Policy::action_space() const { return impl_->action_space.to_string(); }
 
 bool Policy::discrete_actions() const { return impl_->action_space.is_discrete(); }
+
+bool Policy::indexed_actions() const { return !impl_->action_space.is_box(); }
 
 int64_t Policy::action_size() const {
   return impl_->action_space.is_discrete() ? impl_->action_space.n : impl_->action_space.size();
 }
+
+const std::vector<int64_t>& Policy::action_categories() const { return impl_->categories; }
 
 const std::vector<float>& Policy::action_low() const { return impl_->action_space.low; }
 

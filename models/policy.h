@@ -3,11 +3,27 @@
 //
 //   rlx::Policy policy("policy.rlxp");
 //   rlx::PolicyAction action = policy.act(observation, /*deterministic=*/true);
-//   // Discrete actions: action.index; Box actions: action.values (clipped to the Box's bounds).
+//   // Discrete: action.index; MultiDiscrete / MultiBinary: action.indices; Box: action.values
+//   // (clipped to the Box's bounds).
+//
+// Observations of any space, in the form rlx stores them (core/observation_layout.h): the
+// float32 Box, Discrete and MultiDiscrete leaves as floats (float_size() of them, in the
+// space's flatten order), the uint8 Box and MultiBinary leaves as bytes (byte_size()), and for a
+// Discrete or MultiDiscrete action space an optional action mask (mask_size() bytes, nonzero =
+// legal; MultiDiscrete: each element's values one after another). act(std::vector<float>) takes
+// the floats alone, for a policy whose observations have no bytes (a float32 Box: the
+// observation itself); act(PolicyObservation) takes all three:
+//
+//   rlx::PolicyObservation obs;
+//   obs.bytes = frame.data();  obs.byte_count = frame.size();  // an 84x84x4 uint8 image, HWC
+//   obs.mask = legal.data();   obs.mask_count = legal.size();  // optional
+//   rlx::PolicyAction action = policy.act(obs);
 //
 // The file carries the network (its layers and weights) and the observation normalisation of
-// training, so act() takes raw observations, exactly as the environment gives them, and
-// returns what rlx's own evaluation (`rlx evaluate`) would send to the environment.
+// training, so act() takes raw observations, exactly as the environment gives them (act flattens
+// them as the workers do: Discrete one-hot, uint8 scaled to [0, 1] by its bounds), and returns
+// what rlx's own evaluation (`rlx evaluate`) would send to the environment: actions are the
+// space's values (Discrete and MultiDiscrete starts included), never one the mask forbids.
 // python/rlx_policy.py reads the same files with NumPy alone.
 #pragma once
 
@@ -27,9 +43,22 @@ class PolicyFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One action: `index` for Discrete action spaces, `values` (action_size() floats) for Box.
+// One observation as rlx stores it (see above). Pointers are the caller's, read during act()
+// only; a part the policy does not have may stay null with a count of 0.
+struct PolicyObservation {
+  const float* floats = nullptr;  // float_size() values: float32 Box, Discrete and MultiDiscrete leaves
+  size_t float_count = 0;
+  const uint8_t* bytes = nullptr;  // byte_size() values: uint8 Box and MultiBinary leaves
+  size_t byte_count = 0;
+  const uint8_t* mask = nullptr;  // mask_size() values, nonzero = legal; null: every action is legal
+  size_t mask_count = 0;
+};
+
+// One action: `index` for Discrete, `indices` (action_size() values, row-major) for MultiDiscrete
+// and MultiBinary, `values` (action_size() floats) for Box.
 struct PolicyAction {
   int64_t index = 0;
+  std::vector<int64_t> indices;
   std::vector<float> values;
 };
 
@@ -43,19 +72,43 @@ class Policy {
   Policy(Policy&&) noexcept;
   Policy& operator=(Policy&&) noexcept;
 
-  // The action for one raw observation of observation_size() floats: argmax / mean (Q-networks:
-  // greedy) when deterministic, else a draw from the policy (Q-networks: epsilon-greedy with the
-  // exploration rate training ended with). Throws std::invalid_argument on a wrong size.
+  // The action for one raw observation: argmax / mean (Q-networks: greedy) when deterministic,
+  // else a draw from the policy (Q-networks: epsilon-greedy with the exploration rate training
+  // ended with); never an action the mask forbids. Throws std::invalid_argument naming what was
+  // expected on a wrong float, byte or mask count, or a mask that leaves no action (for
+  // MultiDiscrete: no value of some element).
+  PolicyAction act(const PolicyObservation& observation, bool deterministic = true);
+  // act() of an observation that is floats alone (byte_size() == 0), without a mask; throws
+  // std::invalid_argument on a wrong size or when the policy's observations have bytes.
   PolicyAction act(const std::vector<float>& observation, bool deterministic = true);
   PolicyAction act(const float* observation, size_t size, bool deterministic = true);
 
-  // Floats per observation.
+  // The observation space, as rlx prints spaces: "Box(0, 255, (84, 84, 4), uint8)",
+  // "Dict('grid': ..., 'level': Discrete(3))".
+  std::string observation_space() const;
+  // Floats per observation (PolicyObservation::floats); observation_size() is the same number.
+  int64_t float_size() const;
   int64_t observation_size() const;
-  // True for a Discrete action space (act() fills index), false for a Box (act() fills values).
+  // Bytes per observation (PolicyObservation::bytes), the mask not counted.
+  int64_t byte_size() const;
+  // Bytes of an action mask: n for Discrete(n), the sum of nvec for MultiDiscrete; 0 when the
+  // action space takes none (Box, MultiBinary). Any policy with such actions takes a mask.
+  int64_t mask_size() const;
+  // True when the policy was trained with masks (its env masks its actions).
+  bool trained_with_mask() const;
+
+  // The action space, as rlx prints spaces.
+  std::string action_space() const;
+  // True for a Discrete action space (act() fills index).
   bool discrete_actions() const;
-  // Discrete: the number of actions; Box: the number of floats per action.
+  // True for Discrete, MultiDiscrete and MultiBinary action spaces (act() fills index or indices).
+  bool indexed_actions() const;
+  // Discrete: the number of actions; MultiDiscrete and MultiBinary: the number of elements
+  // (indices.size()); Box: the number of floats per action.
   int64_t action_size() const;
-  // Box: the bounds act() clips to (empty for Discrete).
+  // The categorical size of each action element: {n}, nvec, or 2 per MultiBinary bit; empty for Box.
+  const std::vector<int64_t>& action_categories() const;
+  // Box: the bounds act() clips to (empty otherwise).
   const std::vector<float>& action_low() const;
   const std::vector<float>& action_high() const;
   // Where the policy came from: the env id and algorithm it was trained with.

@@ -2,12 +2,21 @@
 
     from rlx_policy import Policy
     policy = Policy("policy.rlxp")
-    action = policy.act(observation, deterministic=True)  # int (Discrete) or float32 array (Box)
+    action = policy.act(observation, action_mask=None, deterministic=True)
 
-The file holds the network (its layers, spelled out in the header), the weights and the
-observation normalisation of training, so act() takes raw observations as the environment
-gives them and returns what `rlx evaluate` would send to the environment. The format is
-described in rlx's models/policy_file.h; rlx::Policy (models/policy.h) is the C++ reader.
+act() takes one observation as Gymnasium gives it: an array for a Box (uint8 images as they
+are), an int for a Discrete, a dict keyed by a Dict space's keys, a tuple for a Tuple, nested
+as the space is; and, for Discrete and MultiDiscrete actions, an optional action mask (one entry
+per value, nonzero = legal; MultiDiscrete: each element's values one after another). It returns
+an int (Discrete), an int64 array of the space's shape (MultiDiscrete; its starts included), an
+int8 array (MultiBinary) or a float32 array (Box, clipped to its bounds).
+
+The file holds the network (its layers, spelled out in the header), the weights, the spaces and
+the observation normalisation of training, so act() takes raw observations as the environment
+gives them (it flattens them as gymnasium.spaces.flatten does, with uint8 Boxes scaled to [0, 1]
+by their bounds, as rlx's workers do) and returns what `rlx evaluate` would send to the
+environment, never an action the mask forbids. The format is described in rlx's
+models/policy_file.h; rlx::Policy (models/policy.h) is the C++ reader.
 
 Run as a script to check a policy against an `rlx evaluate --trace` file:
     python3 rlx_policy.py policy.rlxp --check-trace steps.jsonl [--atol 1e-4]
@@ -186,6 +195,137 @@ def _read(path):
     return header, array
 
 
+# The logit of an action its mask forbids (rlx's kMaskedLogit, models/action_sampling.h).
+MASKED_LOGIT = np.float32(-1e8)
+
+
+def _shape_size(shape):
+    return int(np.prod([int(d) for d in shape], dtype=np.int64))
+
+
+class _Leaf:
+    """One leaf of an observation space (rlx's core/observation_layout.h): where it is stored
+    (floats or bytes, from offset, slots of them) and where it lands in the flat input."""
+
+    def __init__(self, path, space, layout):
+        self.path, self.type = path, space["type"]
+        self.shape = tuple(int(d) for d in space.get("shape", []))
+        self.slots = 1 if self.type == "Discrete" else len(space["nvec"]) if self.type == "MultiDiscrete" \
+            else _shape_size(self.shape)
+        self.bytes = self.type == "MultiBinary" or (self.type == "Box" and space.get("dtype") == "uint8")
+        self.offset = layout.byte_slots if self.bytes else layout.float_slots
+        if self.bytes:
+            layout.byte_slots += self.slots
+        else:
+            layout.float_slots += self.slots
+        if self.type == "Discrete":
+            self.counts, self.starts = [int(space["n"])], [int(space.get("start", 0))]
+        elif self.type == "MultiDiscrete":
+            self.counts = [int(n) for n in space["nvec"]]
+            self.starts = [int(v) for v in space.get("start") or [0] * len(self.counts)]
+        self.flat_size = sum(self.counts) if self.type in ("Discrete", "MultiDiscrete") else self.slots
+        if self.type == "Box":
+            self.low, self.high = _bounds(space["low"], self.slots), _bounds(space["high"], self.slots)
+            if self.bytes:  # flat = (x - low) * (1 / (high - low)), in float32 as the workers compute it
+                span = self.high - self.low
+                self.scale = np.where(span > 0, np.float32(1) / np.where(span > 0, span, 1), 0).astype(np.float32)
+
+    def describe(self):
+        return "observation%s (%s)" % (self.path, self.type)
+
+    def flatten(self, value):
+        """The leaf's part of the flat input, float32 [flat_size]."""
+        values = np.asarray(value).reshape(-1)
+        if values.size != self.slots:
+            raise ValueError("act needs %s with %d values, got %d" % (self.describe(), self.slots, values.size))
+        if self.type == "Box":
+            x = values.astype(np.float32)
+            return (x - self.low) * self.scale if self.bytes else x
+        if self.type == "MultiBinary":
+            return (values != 0).astype(np.float32)
+        out = np.zeros(self.flat_size, dtype=np.float32)  # one-hot per element; a value outside: all zero
+        at = 0
+        for v, n, start in zip(values, self.counts, self.starts):
+            index = int(v) - start
+            if 0 <= index < n:
+                out[at + index] = 1
+            at += n
+        return out
+
+    def unstore(self, floats, stored_bytes):
+        """The leaf's value, as Gymnasium gives it, from a stored observation's floats and bytes."""
+        part = (stored_bytes if self.bytes else floats)[self.offset:self.offset + self.slots]
+        if self.type == "Discrete":
+            return int(part[0])
+        dtype = {"Box": np.uint8 if self.bytes else np.float32, "MultiBinary": np.int8, "MultiDiscrete": np.int64}
+        return np.asarray(part, dtype=np.float64).astype(dtype[self.type]).reshape(self.shape)
+
+
+class ObservationSpace:
+    """An observation space from its JSON (rlx's core/space_json.h): its leaves in flatten order,
+    the slots of the stored form (floats, bytes) and the flat input's width."""
+
+    def __init__(self, space):
+        self.space = space
+        self.float_slots = self.byte_slots = 0
+        self.leaves = []
+        self._tree = self._build(space, "")
+        self.flat_size = sum(leaf.flat_size for leaf in self.leaves)
+
+    def _build(self, space, path):
+        kind = space["type"]
+        if kind == "Dict":
+            return ("Dict", [(entry["key"], self._build(entry["space"], "%s[%r]" % (path, entry["key"])))
+                             for entry in space["spaces"]])
+        if kind == "Tuple":
+            return ("Tuple", [self._build(child, "%s[%d]" % (path, i)) for i, child in enumerate(space["spaces"])])
+        if kind not in ("Box", "Discrete", "MultiDiscrete", "MultiBinary"):
+            raise PolicyFileError("unknown observation space type %r" % kind)
+        leaf = _Leaf(path, space, self)
+        self.leaves.append(leaf)
+        return ("Leaf", leaf)
+
+    def flatten(self, observation):
+        """gymnasium.spaces.flatten of one observation (uint8 Boxes scaled), float32 [flat_size]."""
+        parts = []
+
+        def walk(node, value, path):
+            kind, children = node
+            if kind == "Leaf":
+                parts.append(children.flatten(value))
+            elif kind == "Dict":
+                if not hasattr(value, "keys"):
+                    raise ValueError("act needs observation%s as a dict with keys %s, got %s"
+                                     % (path, [key for key, _ in children], type(value).__name__))
+                for key, child in children:
+                    if key not in value:
+                        raise ValueError("act needs observation%s[%r], which the observation lacks" % (path, key))
+                    walk(child, value[key], "%s[%r]" % (path, key))
+            else:
+                if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") or len(value) != len(children):
+                    raise ValueError("act needs observation%s as a tuple of %d values" % (path, len(children)))
+                for i, child in enumerate(children):
+                    walk(child, value[i], "%s[%d]" % (path, i))
+        walk(self._tree, observation, "")
+        return np.concatenate(parts).astype(np.float32, copy=False)
+
+    def unstore(self, floats, stored_bytes):
+        """The observation as Gymnasium gives it (dicts, tuples, arrays) from its stored form."""
+        floats, stored_bytes = np.asarray(floats, dtype=np.float32), np.asarray(stored_bytes, dtype=np.int64)
+        if floats.size != self.float_slots or stored_bytes.size != self.byte_slots:
+            raise ValueError("a stored observation of this space has %d floats and %d bytes, got %d and %d"
+                             % (self.float_slots, self.byte_slots, floats.size, stored_bytes.size))
+
+        def walk(node):
+            kind, children = node
+            if kind == "Leaf":
+                return children.unstore(floats, stored_bytes)
+            if kind == "Dict":
+                return {key: walk(child) for key, child in children}
+            return tuple(walk(child) for child in children)
+        return walk(self._tree)
+
+
 class Policy:
     """An exported policy, ready to act on raw observations."""
 
@@ -202,16 +342,37 @@ class Policy:
         self.kind = model["kind"]
         self.env_id = header["source"]["env"]
         self.algorithm = header["source"]["algorithm"]
-        self.observation_size = int(model["observation_size"])
-        space = model["action_space"]
-        self.discrete_actions = space["type"] == "Discrete"
-        if self.discrete_actions:
-            self.action_size = int(space["n"])
-            self.action_low = self.action_high = None
-        else:
-            self.action_size = int(np.prod([int(d) for d in space["shape"]]))
+        self.observation_size = int(model["observation_size"])  # the flat input's width
+        self.observation_space = ObservationSpace(model.get("observation_space") or {
+            "type": "Box", "shape": [self.observation_size], "low": "-inf", "high": "inf", "dtype": "float32"})
+        if self.observation_space.flat_size != self.observation_size:
+            raise ValueError("observation space flattens to %d values, the model takes %d"
+                             % (self.observation_space.flat_size, self.observation_size))
+        self.trained_with_mask = bool(model.get("action_mask", False))
+        space = self.action_space = model["action_space"]
+        kind = space["type"]
+        self.discrete_actions = kind == "Discrete"
+        self.indexed_actions = kind != "Box"
+        self.action_low = self.action_high = None
+        if kind == "Discrete":
+            self.action_size, self.action_categories = int(space["n"]), [int(space["n"])]
+            self._starts = np.array([int(space.get("start", 0))], dtype=np.int64)
+        elif kind == "MultiDiscrete":
+            self.action_categories = [int(n) for n in space["nvec"]]
+            self.action_size = len(self.action_categories)
+            self._starts = np.array(space.get("start") or [0] * self.action_size, dtype=np.int64)
+        elif kind == "MultiBinary":
+            self.action_size = _shape_size(space["shape"])
+            self.action_categories = [2] * self.action_size
+            self._starts = np.zeros(self.action_size, dtype=np.int64)
+        elif kind == "Box":
+            self.action_size, self.action_categories = _shape_size(space["shape"]), []
             self.action_low = _bounds(space["low"], self.action_size)
             self.action_high = _bounds(space["high"], self.action_size)
+        else:
+            raise ValueError("unknown action space type %r" % kind)
+        self._action_shape = tuple(int(d) for d in space.get("shape", [self.action_size]))
+        self.mask_size = sum(self.action_categories) if kind in ("Discrete", "MultiDiscrete") else 0
         params = array("parameters")
         chains = header["chains"]
         norm = header["obs_normalization"]
@@ -226,7 +387,7 @@ class Policy:
             self._trunk = _chain(chains["trunk"], params)
             self._policy = _chain(chains["policy"], params)
             offset = header["log_std_offset"]
-            if not self.discrete_actions:
+            if not self.indexed_actions:
                 self._log_std = params[int(offset):int(offset) + self.action_size]
                 self._std_dev = np.exp(self._log_std).astype(np.float32)
         elif self.kind == "q_network":
@@ -242,19 +403,56 @@ class Policy:
             return obs
         return np.clip((obs - self._mean) / self._std, -self._clip, self._clip)
 
-    def act(self, observation, deterministic=True):
-        """The action for one raw observation: an int (Discrete) or a float32 array (Box)."""
-        obs = np.asarray(observation, dtype=np.float32).reshape(-1)
-        if obs.size != self.observation_size:
-            raise ValueError("act needs an observation of %d floats, got %d" % (self.observation_size, obs.size))
-        x = self._normalize(obs)[None, :]
+    def _legal(self, action_mask):
+        """The mask as bools [mask_size] (None: every action legal); ValueError when it does not fit
+        the action space or leaves an element no legal value."""
+        if action_mask is None:
+            return None
+        if self.mask_size == 0:
+            raise ValueError("act got an action mask, but the action space %s takes none" % self.action_space["type"])
+        legal = np.asarray(action_mask).reshape(-1) != 0
+        if legal.size != self.mask_size:
+            raise ValueError("act needs an action mask of %d values (one per value of the %s action space), got %d"
+                             % (self.mask_size, self.action_space["type"], legal.size))
+        at = 0
+        for e, n in enumerate(self.action_categories):
+            if not legal[at:at + n].any():
+                raise ValueError("act got an action mask that allows no action" if len(self.action_categories) == 1
+                                 else "act got an action mask that allows no value of action element %d" % e)
+            at += n
+        return legal
+
+    def _categorical(self, logits, legal, deterministic):
+        """One index per action element, each from its segment of the (masked) logits: the argmax,
+        or a draw from the softmax."""
+        if legal is not None:
+            logits = np.where(legal, logits, MASKED_LOGIT)
+        indices, at = [], 0
+        for n in self.action_categories:
+            segment = logits[at:at + n]
+            if deterministic:
+                indices.append(int(np.argmax(segment)))
+            else:
+                p = np.exp(segment.astype(np.float64) - segment.max())
+                indices.append(int(self._rng.choice(n, p=p / p.sum())))
+            at += n
+        return np.array(indices, dtype=np.int64)
+
+    def _indexed_action(self, indices):
+        values = indices + self._starts
+        if self.discrete_actions:
+            return int(values[0])
+        return values.reshape(self._action_shape).astype(np.int8 if self.action_space["type"] == "MultiBinary" else np.int64)
+
+    def act(self, observation, action_mask=None, deterministic=True):
+        """The action for one raw observation (and its optional action mask): an int (Discrete), an
+        int64 array (MultiDiscrete), an int8 array (MultiBinary) or a float32 array (Box)."""
+        legal = self._legal(action_mask)
+        x = self._normalize(self.observation_space.flatten(observation))[None, :]
         if self.kind == "actor_critic":
             out = self._policy(self._trunk(x))[0]
-            if self.discrete_actions:
-                if deterministic:
-                    return int(np.argmax(out))
-                p = np.exp(out - out.max())
-                return int(self._rng.choice(out.size, p=p / p.sum()))
+            if self.indexed_actions:
+                return self._indexed_action(self._categorical(out, legal, deterministic))
             action = out if deterministic else out + self._std_dev * self._rng.standard_normal(out.size).astype(np.float32)
             return np.clip(action, self.action_low, self.action_high).astype(np.float32)
         if self.kind == "q_network":
@@ -264,9 +462,10 @@ class Policy:
             else:  # dueling: Q = V + A - mean(A)
                 value, advantage = self._heads[0](h)[0], self._heads[1](h)[0]
                 q = value + advantage - advantage.mean()
+            choices = np.arange(self.action_size) if legal is None else np.flatnonzero(legal)
             if not deterministic and self._rng.random() < self.epsilon:
-                return int(self._rng.integers(self.action_size))
-            return int(np.argmax(q))
+                return self._indexed_action(np.array([self._rng.choice(choices)]))
+            return self._indexed_action(np.array([choices[int(np.argmax(q[choices]))]]))
         out = self._policy(x)[0]  # squashed_gaussian: A means, then A log-stds
         mean = out[:self.action_size]
         u = mean
@@ -279,16 +478,19 @@ class Policy:
 
 
 def _check_trace(policy_path, trace_path, atol):
-    """Compares the policy's deterministic actions with a trace; returns the mismatch count."""
+    """Compares the policy's deterministic actions with a trace; returns the mismatch count. Each
+    traced observation is rebuilt as Gymnasium gives it (from "obs" and "obs_bytes") and acted on
+    with its "action_mask"."""
     policy = Policy(policy_path)
     steps = mismatches = 0
     worst = 0.0
     with open(trace_path) as f:
         for line in f:
             step = json.loads(line)
-            got = policy.act(step["obs"], deterministic=True)
-            if policy.discrete_actions:
-                ok = got == step["action"]
+            observation = policy.observation_space.unstore(step["obs"], step.get("obs_bytes", []))
+            got = policy.act(observation, action_mask=step.get("action_mask"), deterministic=True)
+            if policy.indexed_actions:
+                ok = np.array_equal(np.asarray(got).reshape(-1), np.asarray(step["action"]).reshape(-1))
             else:
                 diff = float(np.max(np.abs(got - np.asarray(step["action"], dtype=np.float32))))
                 worst = max(worst, diff)

@@ -119,7 +119,7 @@ TEST_CASE("a checkpoint of the rlx before model specs evaluates to the actions t
   options.deterministic = true;
   options.seed = 5;  // as the trace was taken
   std::vector<std::vector<float>> actions;
-  options.on_action = [&](int, int64_t, const Env&, const float*, const Action& action) {
+  options.on_action = [&](int, int64_t, const Env&, const ObsRow&, const Action& action) {
     actions.push_back({action.values[0]});  // Pendulum: one torque
   };
   const EvaluationResult result = evaluate_checkpoint(options);

@@ -11,9 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "models/policy.h"
+#include "policy_trace.h"
 #include "run_rlx.h"
 
+using rlx::test::check_cpp_reader;
 using rlx::test::read_text_file;
+using rlx::test::run_python_reader;
 using rlx::test::run_rlx;
 using rlx::test::temp_dir;
 
@@ -25,12 +28,14 @@ std::string last_checkpoint(const std::string& out, const std::string& experimen
   return result.at("last_checkpoint").get<std::string>();
 }
 
-// Trains `experiments/FILE` with extra options (a short run), exports its last checkpoint to
-// out/policy.rlxp, and writes `rlx evaluate --deterministic --trace` of it to out/trace.jsonl.
-// Returns the policy file's path.
+// Trains `experiments/FILE` (or FILE, an absolute path) with extra options (a short run), exports
+// its last checkpoint to out/policy.rlxp, and writes `rlx evaluate --deterministic --trace` of it
+// to out/trace.jsonl. Returns the policy file's path.
 std::string train_export_trace(const std::string& out, const std::string& file, const std::string& options) {
-  const std::string experiment = file.substr(0, file.find(".yaml"));
-  const auto train = run_rlx("train " + std::string(RLX_SOURCE_DIR) + "/experiments/" + file + " " + options +
+  const std::string name = file.substr(file.rfind('/') + 1);
+  const std::string experiment = name.substr(0, name.find(".yaml"));
+  const std::string path = file.front() == '/' ? file : std::string(RLX_SOURCE_DIR) + "/experiments/" + file;
+  const auto train = run_rlx("train " + path + " " + options +
                              " --seed 0 --trial-name t --output " + out + " -q");
   INFO(train.out << train.err);
   REQUIRE((train.exit_code == 0 || train.exit_code == 3));
@@ -47,48 +52,12 @@ std::string train_export_trace(const std::string& out, const std::string& file, 
   return policy;
 }
 
-// The steps of an `rlx evaluate --trace` file.
-std::vector<nlohmann::json> trace_steps(const std::string& out) {
-  std::vector<nlohmann::json> steps;
-  std::ifstream in(out + "/trace.jsonl");
-  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line));
-  return steps;
-}
+// The steps of out/trace.jsonl.
+std::vector<nlohmann::json> trace_steps(const std::string& out) { return rlx::test::trace_steps(out + "/trace.jsonl"); }
 
-// Checks that rlx::Policy gives every traced step's action, exactly (the same kernel and floats).
-void check_cpp_reader(const std::string& policy_path, const std::vector<nlohmann::json>& steps) {
-  rlx::Policy policy(policy_path);
-  REQUIRE(steps.size() > 10);
-  for (const nlohmann::json& step : steps) {
-    const rlx::PolicyAction action = policy.act(step.at("obs").get<std::vector<float>>(), true);
-    if (policy.discrete_actions()) {
-      REQUIRE(action.index == step.at("action").get<int64_t>());
-    } else {
-      REQUIRE(action.values == step.at("action").get<std::vector<float>>());
-    }
-  }
-}
-
-// Runs python/rlx_policy.py's trace check with Debian's Python; returns its exit status and output.
-rlx::test::CommandOutput run_python_reader(const std::string& args, const std::string& out) {
-  const std::string command = std::string(RLX_SYSTEM_PYTHON) + " " + RLX_SOURCE_DIR + "/python/rlx_policy.py " + args +
-                              " > " + out + "/python.out 2> " + out + "/python.err";
-  const int status = std::system(command.c_str());
-  rlx::test::CommandOutput result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = read_text_file(out + "/python.out");
-  result.err = read_text_file(out + "/python.err");
-  return result;
-}
-
+// python/rlx_policy.py --check-trace of out/trace.jsonl finds its `steps` steps and no mismatch.
 void check_python_reader(const std::string& policy_path, const std::string& out, size_t steps) {
-  const auto python = run_python_reader(policy_path + " --check-trace " + out + "/trace.jsonl --atol 1e-4", out);
-  INFO(python.out << python.err);
-  REQUIRE(python.exit_code == 0);
-  const std::string last = python.out.substr(python.out.rfind('{'));
-  const auto summary = nlohmann::json::parse(last);
-  CHECK(summary.at("steps").get<size_t>() == steps);
-  CHECK(summary.at("mismatches") == 0);
+  rlx::test::check_python_reader(policy_path, out + "/trace.jsonl", out, steps);
 }
 
 std::string shell_quote(const std::string& word) {
@@ -153,6 +122,31 @@ TEST_CASE("exported Gaussian PPO (with observation normalisation), DQN and SAC p
       std::system(("rm -rf " + out).c_str());
     }
   }
+}
+
+TEST_CASE("an exported MinAtar PPO policy (uint8 image observations) acts as rlx evaluate traced it, bytes and all",
+          "[cli][export][spaces]") {
+  const std::string out = temp_dir("export_minatar");
+  // A short synchronous run: the policy only has to be some function of the pixels.
+  std::ofstream(out + "/breakout-ppo.yaml") << "breakout-ppo:\n"
+                                               "  env: MinAtar/Breakout-v1\n"
+                                               "  algorithm: PPO\n"
+                                               "  stop: {timesteps_total: 512}\n"
+                                               "  config: {num_workers: 0, num_envs_per_worker: 4, rollout_fragment_length: 64,\n"
+                                               "           train_batch_size: 256, minibatch_size: 128, num_epochs: 1,\n"
+                                               "           hidden_sizes: [16], checkpoint_freq: 1}\n";
+  const std::string policy = train_export_trace(out, out + "/breakout-ppo.yaml", "");
+  const std::vector<nlohmann::json> steps = trace_steps(out);
+  REQUIRE(!steps.empty());
+  CHECK(steps.front().at("obs").empty());  // every leaf is bytes: a 10x10x4 grid
+  CHECK(steps.front().at("obs_bytes").size() == 400);
+  CHECK(steps.front().count("action_mask") == 0);
+  rlx::Policy reader(policy);
+  CHECK(reader.observation_space() == "Box(0, 1, (10, 10, 4), uint8)");
+  CHECK(reader.byte_size() == 400);
+  check_cpp_reader(policy, steps);
+  check_python_reader(policy, out, steps.size());
+  std::system(("rm -rf " + out).c_str());
 }
 
 TEST_CASE("the Python reader refuses truncated and damaged policy files with the reason", "[cli][export]") {

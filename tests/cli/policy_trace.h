@@ -1,0 +1,95 @@
+// The trace comparison of the export tests: an `rlx evaluate --trace` file (cli/evaluate_command.cc:
+// one JSON line per step with "obs", "obs_bytes" and "action_mask" where the env has them, and
+// the "action" the env got) replayed through rlx::Policy (C++) and python/rlx_policy.py (NumPy),
+// each of which must give every traced action again.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/policy.h"
+#include "run_rlx.h"
+
+namespace rlx::test {
+
+// The steps of a trace file.
+inline std::vector<nlohmann::json> trace_steps(const std::string& path) {
+  std::vector<nlohmann::json> steps;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line));
+  return steps;
+}
+
+// A traced step's array of small integers ("obs_bytes", "action_mask") as bytes; empty when absent.
+inline std::vector<uint8_t> trace_bytes(const nlohmann::json& step, const char* key) {
+  return step.contains(key) ? step.at(key).get<std::vector<uint8_t>>() : std::vector<uint8_t>{};
+}
+
+// rlx::Policy's action for a traced step's observation and mask.
+inline PolicyAction act_on_step(Policy& policy, const nlohmann::json& step, bool deterministic) {
+  const std::vector<float> floats = step.at("obs").get<std::vector<float>>();
+  const std::vector<uint8_t> bytes = trace_bytes(step, "obs_bytes");
+  const std::vector<uint8_t> mask = trace_bytes(step, "action_mask");
+  PolicyObservation obs;
+  obs.floats = floats.data();
+  obs.float_count = floats.size();
+  obs.bytes = bytes.data();
+  obs.byte_count = bytes.size();
+  if (!mask.empty()) {
+    obs.mask = mask.data();
+    obs.mask_count = mask.size();
+  }
+  return policy.act(obs, deterministic);
+}
+
+// Checks that rlx::Policy gives every traced step's action, exactly (the same kernel and floats).
+inline void check_cpp_reader(const std::string& policy_path, const std::vector<nlohmann::json>& steps) {
+  Policy policy(policy_path);
+  REQUIRE(steps.size() > 10);
+  for (const nlohmann::json& step : steps) {
+    INFO("episode " << step.at("episode") << " step " << step.at("step"));
+    const PolicyAction action = act_on_step(policy, step, true);
+    if (policy.discrete_actions()) {
+      REQUIRE(action.index == step.at("action").get<int64_t>());
+    } else if (policy.indexed_actions()) {
+      REQUIRE(action.indices == step.at("action").get<std::vector<int64_t>>());
+    } else {
+      REQUIRE(action.values == step.at("action").get<std::vector<float>>());
+    }
+  }
+}
+
+// Runs python/rlx_policy.py with Debian's Python (it has NumPy) and ARGS; returns its exit status
+// and output (files under out).
+inline CommandOutput run_python_reader(const std::string& args, const std::string& out) {
+  const std::string command = std::string(RLX_SYSTEM_PYTHON) + " " + RLX_SOURCE_DIR + "/python/rlx_policy.py " + args +
+                              " > " + out + "/python.out 2> " + out + "/python.err";
+  const int status = std::system(command.c_str());
+  CommandOutput result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text_file(out + "/python.out");
+  result.err = read_text_file(out + "/python.err");
+  return result;
+}
+
+// Checks that python/rlx_policy.py --check-trace finds all `steps` steps of the trace and no mismatch.
+inline void check_python_reader(const std::string& policy_path, const std::string& trace_path, const std::string& out,
+                                size_t steps) {
+  const auto python = run_python_reader(policy_path + " --check-trace " + trace_path + " --atol 1e-4", out);
+  INFO(python.out << python.err);
+  REQUIRE(python.exit_code == 0);
+  const auto summary = nlohmann::json::parse(python.out.substr(python.out.rfind('{')));
+  CHECK(summary.at("steps").get<size_t>() == steps);
+  CHECK(summary.at("mismatches") == 0);
+}
+
+}  // namespace rlx::test
