@@ -24,7 +24,8 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   setup.num_envs = static_cast<int>(c.num_envs_per_worker);
   setup.fragment_length = static_cast<int>(c.rollout_fragment_length);
   setup.seed = static_cast<uint64_t>(c.seed);
-  setup.model = model_from_config(experiment, global_env_registry().spec(experiment.env));
+  setup.frame_stack = static_cast<int>(c.frame_stack);
+  setup.model = model_from_config(experiment, experiment_env_spec(experiment));
   setup.drop_nonfinite_episodes = c.drop_nonfinite_episodes;
   setup.weight_delay = static_cast<int>(c.worker_weight_delay);
   return setup;
@@ -79,8 +80,8 @@ EnvSpec check_experiment_env(const Experiment& experiment) {
     }
   }
   load_experiment_envs(experiment);
-  const EnvSpec spec = global_env_registry().spec(experiment.env);
-  global_env_registry().make(experiment.env);  // an instance must carry the registered spec (EnvContractError)
+  const EnvSpec spec = experiment_env_spec(experiment);  // frame_stack suits the env (ConfigError)
+  experiment_env_factory(experiment)();  // an instance must carry the registered spec (EnvContractError)
   model_from_config(experiment, spec);  // the algorithm suits the env's action space (ConfigError)
   return spec;
 }

@@ -12,7 +12,7 @@
 namespace rlx {
 
 DqnAlgorithm::DqnAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
-    : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
+    : setup_(common_worker_setup(experiment)), spec_(setup_.env_spec()) {
   DqnConfig config = experiment.config.dqn();
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.apex_epsilons = config.apex_epsilons;

@@ -50,7 +50,8 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   }
   std::unique_ptr<RolloutPolicy> policy = restored.algorithm->evaluation_policy(options.deterministic, options.seed);
 
-  std::unique_ptr<Env> env = global_env_registry().make(env_id);
+  // The policy sees what it was trained on: the env's observations stacked by frame_stack.
+  std::unique_ptr<Env> env = experiment_env_factory(experiment, env_id)();
   const Space& actions = spec.action_space;
   std::vector<float> obs(static_cast<size_t>(env->observation_layout().float_slots));
   std::vector<uint8_t> obs_bytes(static_cast<size_t>(env->observation_layout().byte_slots));  // uint8 leaves, the mask
@@ -71,7 +72,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   result.env_id = env_id;
   for (int episode = 0; episode < options.episodes; ++episode) {
     env->reset(options.seed + static_cast<uint64_t>(episode), row);
-    if (options.on_state) options.on_state(episode, *env);
+    if (options.on_state) options.on_state(episode, unstacked_env(*env));
     double episode_return = 0;
     int64_t length = 0;
     for (;;) {
@@ -86,7 +87,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
       }
       if (options.on_action) options.on_action(episode, length, *env, row, action);
       const StepResult step = env->step(action, row);
-      if (options.on_state) options.on_state(episode, *env);
+      if (options.on_state) options.on_state(episode, unstacked_env(*env));
       episode_return += step.reward;
       ++length;
       if (step.terminated || step.truncated) break;

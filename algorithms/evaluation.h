@@ -46,7 +46,7 @@ struct EvaluationOptions {
   std::optional<std::string> env_id; // default: the checkpoint's env
   std::vector<std::string> env_plugins;  // --env-plugin: where the checkpoint's plugins are now (core/plugin_refs.h)
   // Called with the episode (0-based) and the env after its reset and after every step (e.g. to
-  // film it: watch/episode_recorder.h); unset: nothing is called.
+  // film it: watch/episode_recorder.h), the raw env under any frame stacking; unset: nothing is called.
   std::function<void(int episode, const Env& env)> on_state;
   // Called before every step with the episode, its step, the raw observation the policy saw (its
   // floats and bytes, the action mask last: env.observation_layout()) and the action the env gets

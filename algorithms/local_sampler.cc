@@ -27,7 +27,7 @@ Rng::State rng_from_json(const nlohmann::json& json) {
 }  // namespace
 
 LocalSampler::LocalSampler(const WorkerSetup& setup) : setup_(setup), weight_delay_(setup.weight_delay) {
-  auto envs = std::make_unique<VectorEnv>(global_env_registry().factory(setup.env_id), setup.num_envs,
+  auto envs = std::make_unique<VectorEnv>(setup.env_factory(), setup.num_envs,
                                            setup.non_finite_policy());
   policy_ = make_rollout_policy(setup, envs->spec());
   collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,

@@ -32,7 +32,7 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
            "trunk; use learner_backend: torch)";
   }
   load_experiment_envs(experiment);  // the encoder may be chosen from the env's observation space
-  const ModelSpec model = model_from_config(experiment, global_env_registry().spec(experiment.env));
+  const ModelSpec model = model_from_config(experiment, experiment_env_spec(experiment));
   if (model.encoder != "mlp") {
     return "the native learner trains MLP encoders, but this model's encoder is " + model.encoder +
            " (use learner_backend: torch)";

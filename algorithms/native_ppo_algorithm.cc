@@ -14,7 +14,7 @@ namespace rlx {
 
 NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
     : setup_(common_worker_setup(experiment)),
-      spec_(global_env_registry().spec(experiment.env)),
+      spec_(setup_.env_spec()),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   if (auto refusal = native_learner_refusal(experiment)) {
     throw ConfigError(experiment.source + ": learner_backend: native: " + *refusal);

@@ -24,7 +24,7 @@ PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptio
 
 PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options, PpoConfig config)
     : setup_(common_worker_setup(experiment)),
-      spec_(global_env_registry().spec(experiment.env)),
+      spec_(setup_.env_spec()),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself

@@ -48,7 +48,7 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   } else {
     receiver_options.endpoint = options_.bind_endpoint;
   }
-  receiver_options.env = ExpectedEnv::of(global_env_registry().spec(options_.setup.env_id));
+  receiver_options.env = ExpectedEnv::of(options_.setup.env_spec());
   receiver_options.fragment_length = options_.setup.fragment_length;
   // A worker may run more envs than the learner's setup asks (rlx worker --envs K).
   receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);

@@ -25,7 +25,7 @@ std::optional<std::string> sac_refusal(const CommonConfig& common) {
 }  // namespace
 
 SacAlgorithm::SacAlgorithm(const Experiment& experiment)
-    : setup_(common_worker_setup(experiment)), spec_(global_env_registry().spec(experiment.env)) {
+    : setup_(common_worker_setup(experiment)), spec_(setup_.env_spec()) {
   if (auto refusal = sac_refusal(experiment.config.common())) throw ConfigError(experiment.source + ": " + *refusal);
   SacConfig config = experiment.config.sac();
   config.total_timesteps = experiment.stop.schedule_horizon();

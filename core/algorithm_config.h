@@ -43,6 +43,7 @@ struct CommonConfig {
   int64_t record_video_every{};
   std::string encoder;                 // "auto", "mlp" or "cnn" (algorithms/model_from_config.h)
   std::string conv_filters;            // "auto" or "OUT:KERNEL:STRIDE,..." (models/cnn_encoder.h)
+  int64_t frame_stack{};               // observations stacked over this many steps; 1 = off (envs/frame_stack.h)
   IntList hidden_sizes;
   std::string activation;
   bool vf_share_layers{};

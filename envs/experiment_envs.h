@@ -1,8 +1,10 @@
 // Making an experiment's env known to this process: its plugins loaded and, for a Python env, the
-// class registered with its env_config and python_path (envs/python_env.h).
+// class registered with its env_config and python_path (envs/python_env.h); and the env as the
+// experiment's consumers see it (frame_stack applied: envs/frame_stack.h).
 #pragma once
 
 #include "core/experiment.h"
+#include "envs/frame_stack.h"
 #include "envs/plugin_loader.h"
 #include "envs/python_env.h"
 
@@ -17,6 +19,20 @@ inline void load_experiment_envs(const Experiment& experiment, const std::string
     add_python_path(experiment.python_path);
     register_python_env(id, experiment.env_config.dump());
   }
+}
+
+// The spec of env_id (the experiment's env unless given) as the experiment's workers, learner and
+// evaluation see it: the registered spec, its observations stacked by frame_stack. Throws
+// UnknownEnvError for an unregistered id, ConfigError when the env's observations cannot be stacked.
+inline EnvSpec experiment_env_spec(const Experiment& experiment, const std::string& env_id = "") {
+  const std::string& id = env_id.empty() ? experiment.env : env_id;
+  return frame_stacked_spec(global_env_registry().spec(id), static_cast<int>(experiment.config.common().frame_stack));
+}
+
+// The factory of env_id (the experiment's env unless given) as experiment_env_spec describes it.
+inline EnvFactory experiment_env_factory(const Experiment& experiment, const std::string& env_id = "") {
+  const std::string& id = env_id.empty() ? experiment.env : env_id;
+  return frame_stacked_factory(global_env_registry().factory(id), static_cast<int>(experiment.config.common().frame_stack));
 }
 
 }  // namespace rlx

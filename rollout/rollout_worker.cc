@@ -73,8 +73,7 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   WorkerSetup setup = incoming;
   if (options_.num_envs > 0) setup.num_envs = options_.num_envs;
   if (is_python_env_id(setup.env_id)) register_python_env(setup.env_id, setup.env_config);
-  const EnvFactory& factory = global_env_registry().factory(setup.env_id);
-  auto envs = std::make_unique<VectorEnv>(factory, setup.num_envs, setup.non_finite_policy());
+  auto envs = std::make_unique<VectorEnv>(setup.env_factory(), setup.num_envs, setup.non_finite_policy());
   collector_.reset();
   policy_ = make_rollout_policy(setup, envs->spec());
   collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,

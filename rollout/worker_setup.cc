@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "envs/frame_stack.h"
 #include "models/model_spec_json.h"
 #include "models/rollout_policy.h"
 
@@ -44,6 +45,12 @@ double WorkerSetup::initial_epsilon() const {
   return apex_epsilons ? apex_worker_epsilon(worker_index, num_workers) : epsilon;
 }
 
+EnvSpec WorkerSetup::env_spec() const { return frame_stacked_spec(global_env_registry().spec(env_id), frame_stack); }
+
+EnvFactory WorkerSetup::env_factory() const {
+  return frame_stacked_factory(global_env_registry().factory(env_id), frame_stack);
+}
+
 const ModelSpec& WorkerSetup::model_for(const EnvSpec& env) const {
   model.check_env(env, "this worker's");
   return model;
@@ -63,7 +70,8 @@ std::string WorkerSetup::to_json() const {
                     {"deterministic", deterministic},
                     {"behaviour_values", behaviour_values},
                     {"drop_nonfinite_episodes", drop_nonfinite_episodes},
-                    {"weight_delay", weight_delay}};
+                    {"weight_delay", weight_delay},
+                    {"frame_stack", frame_stack}};
   return out.dump();
 }
 
@@ -112,6 +120,11 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
   if (in.contains("weight_delay")) {
     setup.weight_delay = required<int>(in, "weight_delay", "an integer");
     check_range("weight_delay", setup.weight_delay, 0, kMaxWeightDelay);
+  }
+  // Absent in the Welcome of learners before it: no stacking.
+  if (in.contains("frame_stack")) {
+    setup.frame_stack = required<int>(in, "frame_stack", "an integer");
+    check_range("frame_stack", setup.frame_stack, 1, kMaxFrameStack);
   }
   return setup;
 }

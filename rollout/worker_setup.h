@@ -30,6 +30,7 @@ struct WorkerSetup {
   bool behaviour_values = true;  // kActorCritic: fragments carry V(s) (false when the learner recomputes it)
   bool drop_nonfinite_episodes = false;  // end episodes at a non-finite env step (counted) instead of failing
   int weight_delay = 0;        // act with the weights received this many publications before the newest (ablations)
+  int frame_stack = 1;         // observations stacked over this many steps (envs/frame_stack.h); 1 = off
 
   // The seed of this worker's envs and action sampling.
   uint64_t worker_seed() const { return seed + 1'000'003ULL * static_cast<uint64_t>(worker_index); }
@@ -39,6 +40,10 @@ struct WorkerSetup {
   NonFinitePolicy non_finite_policy() const {
     return drop_nonfinite_episodes ? NonFinitePolicy::kDropEpisode : NonFinitePolicy::kError;
   }
+  // The spec of the env the worker steps: env_id's, frame-stacked; throws like frame_stacked_spec.
+  EnvSpec env_spec() const;
+  // The factory of that env: env_id's, frame-stacked.
+  EnvFactory env_factory() const;
   // The model, checked against the worker's own env: throws std::invalid_argument when the
   // env's observation size or action space differ from the model's.
   const ModelSpec& model_for(const EnvSpec& env) const;

@@ -108,5 +108,28 @@ TEST_CASE("The Welcome carries the learner's model spec whole, and a worker chec
   CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("missing key 'model'"));
 }
 
+
+TEST_CASE("WorkerSetup carries frame_stack, 1 when an older Welcome lacks it, and the worker's env stacks it", "[rollout][setup][frame_stack]") {
+  WorkerSetup setup;
+  setup.env_id = "MinAtar/Breakout-v1";
+  setup.model = small_model();
+  setup.frame_stack = 4;
+  const WorkerSetup back = WorkerSetup::from_json(setup.to_json());
+  CHECK(back.frame_stack == 4);
+  CHECK(back.env_spec().observation_space.shape == std::vector<int64_t>{10, 10, 16});
+  CHECK(back.env_factory()()->spec() == back.env_spec());
+
+  nlohmann::json welcome = nlohmann::json::parse(setup.to_json());
+  welcome.erase("frame_stack");  // a learner of an earlier rlx
+  CHECK(WorkerSetup::from_json(welcome.dump()).frame_stack == 1);
+  CHECK(WorkerSetup::from_json(welcome.dump()).env_spec() == global_env_registry().spec("MinAtar/Breakout-v1"));
+  for (int bad : {0, -1, 65}) {
+    welcome["frame_stack"] = bad;
+    CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("frame_stack"));
+  }
+  welcome["frame_stack"] = "4";
+  CHECK_THROWS_WITH(WorkerSetup::from_json(welcome.dump()), Catch::Contains("frame_stack"));
+}
+
 }  // namespace
 }  // namespace rlx
