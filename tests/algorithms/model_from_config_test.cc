@@ -38,7 +38,7 @@ Experiment experiment_of(AlgorithmKind algorithm, const std::string& env) {
   return experiment;
 }
 
-TEST_CASE("model_from_config takes structured observations for PPO and refuses what no learner trains on yet",
+TEST_CASE("model_from_config takes structured observations for PPO and DQN and refuses what no learner trains on yet",
           "[algorithms][model_spec]") {
   EnvSpec board;
   board.id = "Board-v0";
@@ -47,10 +47,20 @@ TEST_CASE("model_from_config takes structured observations for PPO and refuses w
   const ModelSpec ppo = model_from_config(experiment_of(AlgorithmKind::kPPO, "Board-v0"), board);
   CHECK(ppo.obs_size == 9 + 2);
   CHECK(ppo.observation_space == board.observation_space);
-  CHECK_THROWS_WITH(model_from_config(experiment_of(AlgorithmKind::kDQN, "Board-v0"), board),
-                    Catch::Contains("env Board-v0 observes Dict(") && Catch::Contains("which DQN cannot train on yet"));
   EnvSpec masked = board;
   masked.action_mask = true;
+  // DQN trains on them too, masked or not: its Q-network reads the same flattened input.
+  for (const EnvSpec& env : {board, masked}) {
+    const ModelSpec q_network = model_from_config(experiment_of(AlgorithmKind::kDQN, "Board-v0"), env);
+    CHECK(q_network.kind == ModelKind::kQNetwork);
+    CHECK(q_network.obs_size == 9 + 2);
+    CHECK(q_network.action_mask == env.action_mask);
+  }
+  // Its actions stay Discrete: a MultiDiscrete board is refused.
+  EnvSpec multi = board;
+  multi.action_space = Space::multi_discrete({3, 3}, {0, 0});
+  CHECK_THROWS_WITH(model_from_config(experiment_of(AlgorithmKind::kDQN, "Board-v0"), multi),
+                    Catch::Contains("algorithm DQN needs a Discrete action space, but env Board-v0 has MultiDiscrete("));
   // PPO and APPO train on masked and MultiDiscrete actions: the spec carries the mask and the categories.
   EnvSpec masked_multi = masked;
   masked_multi.action_space = Space::multi_discrete({3, 3}, {0, 0});
