@@ -19,7 +19,7 @@ SteppingMeasurement measure_env_stepping(const EnvFactory& factory, int num_envs
   // A pool of pre-drawn action batches, cycled through so drawing costs nothing in the loop.
   constexpr int64_t kActionBatches = 256;
   Rng rng(seed);
-  std::vector<int64_t> indices(action_space.is_discrete() ? kActionBatches * k : 0);
+  std::vector<int64_t> indices(action_space.is_box() ? 0 : kActionBatches * k * envs.action_indices());  // Discrete: 1 an env
   std::vector<float> values(action_space.is_box() ? kActionBatches * k * envs.action_size() : 0);
   sample_actions(action_space, rng, kActionBatches * k, indices.data(), values.data());
 
@@ -36,8 +36,8 @@ SteppingMeasurement measure_env_stepping(const EnvFactory& factory, int num_envs
   for (int64_t t = 0; t < steps_per_env; ++t) {
     const int64_t batch = t % kActionBatches;
     ActionBatch actions;
-    if (action_space.is_discrete()) {
-      actions.indices = indices.data() + batch * k;
+    if (!action_space.is_box()) {
+      actions.indices = indices.data() + batch * k * envs.action_indices();
     } else {
       actions.values = values.data() + batch * k * envs.action_size();
     }
