@@ -1,5 +1,6 @@
 #include "algorithms/episode_window.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/checkpoint_dir.h"
@@ -27,6 +28,14 @@ void EpisodeWindow::add(const FinishedEpisode& episode) {
 }
 
 double EpisodeWindow::return_mean() const { return window_mean(returns_); }
+
+double EpisodeWindow::return_min() const {
+  return returns_.empty() ? NAN : *std::min_element(returns_.begin(), returns_.end());
+}
+
+double EpisodeWindow::return_max() const {
+  return returns_.empty() ? NAN : *std::max_element(returns_.begin(), returns_.end());
+}
 
 double EpisodeWindow::length_mean() const { return window_mean(lengths_); }
 

@@ -1,4 +1,4 @@
-// The episodes behind episode_return_mean and episode_len_mean: the last kEpisodeWindow that
+// The episodes behind episode_return_mean (and its min and max) and episode_len_mean: the last kEpisodeWindow that
 // finished, carried by every checkpoint so the metrics and the reward criterion continue across
 // resumes instead of starting empty.
 #pragma once
@@ -25,6 +25,9 @@ class EpisodeWindow {
   size_t size() const { return returns_.size(); }
   // The mean return of the episodes held; NaN when there are none.
   double return_mean() const;
+  // The lowest and highest return of the episodes held; NaN when there are none.
+  double return_min() const;
+  double return_max() const;
   // The mean length of the episodes held; NaN when there are none.
   double length_mean() const;
 

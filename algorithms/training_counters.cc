@@ -57,6 +57,8 @@ nlohmann::json counters_json(const TrainingCounters& counters, const EpisodeWind
           {"time_total_s", counters.time_s},
           {"episodes_total", counters.episodes},
           {"episode_return_mean", or_null(window.return_mean())},
+          {"episode_return_min", or_null(window.return_min())},
+          {"episode_return_max", or_null(window.return_max())},
           {"episode_len_mean", or_null(window.length_mean())},
           {"sampler", sampler_json(sampling)}};
 }

@@ -63,9 +63,9 @@ std::optional<double> iteration_of(const nlohmann::json& row) {
 }  // namespace
 
 const std::vector<std::string>& standard_result_keys() {
-  static const std::vector<std::string> keys = {"training_iteration",  "timesteps_total",  "time_total_s",
-                                                "episodes_total",      "episode_return_mean", "episode_len_mean",
-                                                "env_steps_per_s"};
+  static const std::vector<std::string> keys = {"training_iteration", "timesteps_total",    "time_total_s",
+                                                "episodes_total",     "episode_return_mean", "episode_return_min",
+                                                "episode_return_max", "episode_len_mean",    "env_steps_per_s"};
   return keys;
 }
 

@@ -136,6 +136,8 @@ std::string column_label(const std::string& column) {
       {"time_total_s", "wall-clock time (seconds)"},
       {"episodes_total", "episodes"},
       {"episode_return_mean", "episode return (mean of last 100 episodes)"},
+      {"episode_return_min", "episode return (lowest of last 100 episodes)"},
+      {"episode_return_max", "episode return (highest of last 100 episodes)"},
       {"episode_len_mean", "episode length in steps (mean of last 100 episodes)"},
       {"env_steps_per_s", "environment steps per second"},
       {"learner/policy_loss", "policy loss (learner/policy_loss)"},

@@ -50,12 +50,12 @@ TEST_CASE("ResultsWriter writes rows to result.jsonl and progress.csv", "[core][
   const auto csv = lines(trial / "progress.csv");
   REQUIRE(csv.size() == 3);
   CHECK(csv[0] ==
-        "training_iteration,timesteps_total,time_total_s,episodes_total,episode_return_mean,episode_len_mean,"
-        "env_steps_per_s,algorithm,learner/kl,policy_loss");
-  CHECK(csv[1] == "1,1000,1.5,3,10.0,20.0,5000.5,\"PPO, clipped\",0.02,-0.01");
-  CHECK(csv[2] == "2,2000,3.0,6,nan,20.0,5000.5,\"PPO, clipped\",0.02,");
-  CHECK(parse_csv_line(csv[1])[7] == "PPO, clipped");
-  CHECK(writer.csv_columns().size() == 10);
+        "training_iteration,timesteps_total,time_total_s,episodes_total,episode_return_mean,episode_return_min,"
+        "episode_return_max,episode_len_mean,env_steps_per_s,algorithm,learner/kl,policy_loss");
+  CHECK(csv[1] == "1,1000,1.5,3,10.0,,,20.0,5000.5,\"PPO, clipped\",0.02,-0.01");
+  CHECK(csv[2] == "2,2000,3.0,6,nan,,,20.0,5000.5,\"PPO, clipped\",0.02,");
+  CHECK(parse_csv_line(csv[1])[9] == "PPO, clipped");
+  CHECK(writer.csv_columns().size() == 12);
 
   const auto jsonl = lines(trial / "result.jsonl");
   REQUIRE(jsonl.size() == 2);
@@ -95,14 +95,14 @@ TEST_CASE("ResultsWriter resumes: same header, appended rows, partial lines drop
   third["extra"] = 1.0;  // a key the header lacks
   {
     ResultsWriter writer(dir.path());
-    CHECK(writer.csv_columns().size() == 10);
+    CHECK(writer.csv_columns().size() == 12);
     CHECK(writer.last_row()["training_iteration"] == 2);
     writer.append(third);
   }
   const auto csv = lines(dir / "progress.csv");
   REQUIRE(csv.size() == 4);
   CHECK(csv[3].rfind("3,3000,4.5,", 0) == 0);
-  CHECK(parse_csv_line(csv[3]).size() == 10);
+  CHECK(parse_csv_line(csv[3]).size() == 12);
   const auto jsonl = lines(dir / "result.jsonl");
   REQUIRE(jsonl.size() == 3);
   CHECK(nlohmann::json::parse(jsonl[2]) == third);
