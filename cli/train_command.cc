@@ -107,6 +107,32 @@ RankFlags rank_flags(const po::variables_map& values) {
   return flags;
 }
 
+
+// The --env-plugin files given.
+std::vector<std::string> env_plugins_from(const po::variables_map& values) {
+  if (!values.count("env-plugin")) return {};
+  return values["env-plugin"].as<std::vector<std::string>>();
+}
+
+// Adds the --python-path directories to the experiment's python_path, each once.
+void add_command_line_python_path(Experiment& experiment, const po::variables_map& values) {
+  for (const std::string& dir : python_path_from(values)) {
+    std::vector<std::string>& recorded = experiment.python_path;
+    if (std::find(recorded.begin(), recorded.end(), dir) == recorded.end()) recorded.push_back(dir);
+  }
+}
+
+// A copy of the experiment with the command line's env plugins and Python path added, so that
+// deciding who trains it (which may load its env: the encoder follows the observation space)
+// finds the env the run will.
+Experiment with_command_line_envs(Experiment experiment, const po::variables_map& values) {
+  for (const std::string& plugin : env_plugins_from(values)) {
+    experiment.plugins.push_back({std::filesystem::absolute(plugin).lexically_normal().string(), ""});
+  }
+  add_command_line_python_path(experiment, values);
+  return experiment;
+}
+
 }  // namespace
 
 int run_train(const std::vector<std::string>& args, const TrainBackend& backend) {
@@ -186,7 +212,7 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
   // Before anything is written: can this executable run it? (--resume auto: the file's experiment,
   // resolved again once its checkpoint is known.)
   Experiment experiment = resolve_experiment(values, resume, overrides);
-  if (backend.runs && !backend.runs(experiment)) return backend.hand_over(args);
+  if (backend.runs && !backend.runs(with_command_line_envs(experiment, values))) return backend.hand_over(args);
   set_log_role("driver", "rlx train");
   if (resume && !resume_auto) say_checkpoint_taken(values["resume"].as<std::string>(), resume->path);  // past hand-over
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
@@ -205,8 +231,7 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
     train.placement = placement;
     logger().info("learner rank 0 of {} on {} ({})", placement->world_size, local_host_name(), placement->origin);
   }
-  std::vector<std::string> env_plugins;
-  if (values.count("env-plugin")) env_plugins = values["env-plugin"].as<std::vector<std::string>>();
+  const std::vector<std::string> env_plugins = env_plugins_from(values);
   if (resume) {
     // The checkpoint's plugins, pointed at the given files where they moved.
     for (const std::string& warning : relocate_plugins(train.experiment.plugins, env_plugins)) {
@@ -217,10 +242,7 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
       train.experiment.plugins.push_back({std::filesystem::absolute(plugin).lexically_normal().string(), ""});
     }
   }
-  for (const std::string& dir : python_path_from(values)) {  // recorded, for resumes, evaluations and workers
-    std::vector<std::string>& recorded = train.experiment.python_path;
-    if (std::find(recorded.begin(), recorded.end(), dir) == recorded.end()) recorded.push_back(dir);
-  }
+  add_command_line_python_path(train.experiment, values);  // recorded, for resumes, evaluations and workers
   train.output_root = values["output"].as<std::string>();
   if (resume) train.resume = resume->path;
   if (values.count("endpoint-file")) train.endpoint_file = values["endpoint-file"].as<std::string>();
