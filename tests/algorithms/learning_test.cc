@@ -16,39 +16,13 @@
 #include <vector>
 
 #include "algorithms/evaluation.h"
-#include "algorithms/make_algorithm.h"
-#include "algorithms/trainer.h"
 #include "core/experiment.h"
+#include "tests/algorithms/learning_test_util.h"
 
 namespace rlx {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Trains experiments/FILE with the overrides into a temporary directory; with evaluation set,
-// also evaluates the final checkpoint deterministically over 20 episodes into it.
-TrainOutcome train_example(const std::string& file, const std::vector<std::string>& overrides,
-                           std::optional<EvaluationResult>* evaluation = nullptr) {
-  char pattern[] = "/tmp/rlx-learning-test-XXXXXX";
-  const fs::path output = ::mkdtemp(pattern);
-  TrainOptions options;
-  options.make_algorithm = [](const Experiment& e, const DataParallelOptions& o) { return make_algorithm(e, o); };
-  options.experiment = load_experiment(fs::path(RLX_SOURCE_DIR) / "experiments" / file, "", overrides);
-  options.output_root = output;
-  options.progress = false;
-  options.worker_program = std::string(RLX_BINARY_DIR) + "/rlx";
-  TrainOutcome outcome = run_training(options);
-  if (evaluation && outcome.last_checkpoint) {
-    EvaluationOptions evaluate;
-    evaluate.checkpoint = *outcome.last_checkpoint;
-    evaluate.episodes = 20;
-    evaluate.deterministic = true;
-    *evaluation = evaluate_checkpoint(evaluate);
-  }
-  fs::remove_all(output);
-  INFO(file << " stopped by " << outcome.stopped_by << ": " << outcome.final_row.dump());
-  return outcome;
-}
 
 // Seeds 0-2 of experiments/cartpole-ppo.yaml, synchronous, on the given learner_backend: each
 // reaches the reward criterion and its saved policy, run greedily, scores 450 or more.

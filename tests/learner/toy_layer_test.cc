@@ -140,10 +140,10 @@ TEST_CASE("a toy layer kind, added in the spec and LibTorch, reaches every consu
 TEST_CASE("a model of an unregistered layer or encoder kind is refused by name", "[learner][model_spec]") {
   ModelSpec spec = rlx_test::model_config_for("CartPole-v1", {16});
   spec.encoder = "no_such_encoder";
-  CHECK_THROWS_WITH(actor_critic_layout(spec), Catch::Contains("unknown encoder kind 'no_such_encoder' (known: mlp"));
+  CHECK_THROWS_WITH(actor_critic_layout(spec), Catch::Contains("unknown encoder kind 'no_such_encoder' (known: cnn, mlp"));
   nlohmann::json text = model_spec_to_json(rlx_test::model_config_for("CartPole-v1", {16}));
   text["encoder"]["kind"] = "no_such_encoder";
-  CHECK_THROWS_WITH(model_spec_from_json(text), Catch::Contains("model.encoder.kind: expected one of mlp"));
+  CHECK_THROWS_WITH(model_spec_from_json(text), Catch::Contains("model.encoder.kind: expected one of cnn, mlp"));
   CHECK_THROWS_WITH(find_layer_kind("no_such_layer"), Catch::Contains("unknown layer kind 'no_such_layer' (known: dense"));
   CHECK_THROWS_WITH(find_torch_layer("no_such_layer"), Catch::Contains("has no LibTorch forward"));
 }
