@@ -69,7 +69,7 @@ PipelineMeasurement measure_pipeline_sampling(const PipelineBenchmarkOptions& op
   receiver.publish_weights(weights);
 
   std::vector<std::string> env_plugins = options.env_plugins;
-  if (is_synthetic_env(options.env_id)) env_plugins.push_back(synthetic_envs_plugin_path());
+  if (is_synthetic_env(options.env_id)) env_plugins.push_back(synthetic_envs_plugin_path(options.worker_program));
   const std::string endpoint = receiver.endpoint();
   const auto launched = Clock::now();
   WorkerPool pool({options.num_workers, 0, std::chrono::milliseconds(2000), {}}, [&](int i) {

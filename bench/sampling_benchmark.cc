@@ -1,5 +1,7 @@
 #include "bench/sampling_benchmark.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -46,6 +48,12 @@ class TimedPolicy : public RolloutPolicy {
   int64_t calls_ = 0;
 };
 
+double thread_cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
 }  // namespace
 
 LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int num_envs, int fragment_length,
@@ -69,6 +77,7 @@ LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int n
 
   LocalSamplingMeasurement result;
   result.num_parameters = static_cast<int64_t>(policy.num_parameters());
+  const double cpu_start = thread_cpu_seconds();
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   do {
@@ -76,6 +85,7 @@ LocalSamplingMeasurement measure_local_sampling(const EnvFactory& factory, int n
     ++result.fragments;
   } while (Clock::now() < deadline);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.cpu_seconds = thread_cpu_seconds() - cpu_start;
   result.env_steps = result.fragments * fragment_length * static_cast<int64_t>(num_envs);
   result.episodes = static_cast<int64_t>(collector.take_finished_episodes().size());
   result.inference_seconds = timed.seconds();

@@ -20,6 +20,10 @@ struct LocalSamplingMeasurement {
   double seconds = 0.0;           // wall time of the timed fragments
   double inference_seconds = 0.0; // part of it spent in RolloutPolicy::act
   int64_t num_parameters = 0;     // size of the flat weight vector
+  double cpu_seconds = 0.0;       // CPU time of this thread in the timed fragments
+
+  // CPU microseconds per env step (steady under a shared machine, unlike the wall-time rate).
+  double cpu_us_per_step() const { return env_steps > 0 ? 1e6 * cpu_seconds / env_steps : 0.0; }
 
   double env_steps_per_s() const { return seconds > 0 ? env_steps / seconds : 0.0; }
   // Mean cost of one batched inference call (all K envs), in microseconds.

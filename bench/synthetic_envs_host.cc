@@ -5,7 +5,6 @@
 #include <string>
 
 #include "bench/synthetic_pixels_env.h"
-#include "core/rlx_program.h"
 
 namespace rlx {
 
@@ -22,9 +21,8 @@ void register_synthetic_envs_globally() {
 
 bool is_synthetic_env(const std::string& env_id) { return env_id == SyntheticPixelsEnv::kId; }
 
-std::string synthetic_envs_plugin_path() {
-  const std::filesystem::path program = rlx_program_path();
-  const std::filesystem::path plugin = program.parent_path() / kSyntheticEnvsPluginFile;
+std::string synthetic_envs_plugin_path(const std::string& worker_program) {
+  const std::filesystem::path plugin = std::filesystem::path(worker_program).parent_path() / kSyntheticEnvsPluginFile;
   if (!std::filesystem::exists(plugin)) {
     throw std::runtime_error("the workers of a benchmark on the synthetic envs load " + plugin.string() +
                              ", which is not there (build the target rlx_synthetic_envs, or all of rlx)");

@@ -65,8 +65,8 @@ void register_synthetic_envs_globally();
 bool is_synthetic_env(const std::string& env_id);
 
 // The env plugin that registers the synthetic envs in another process (a benchmark's `rlx
-// worker`): rlx-synthetic-envs.so beside the rlx program (rlx_program_path()). Throws
+// worker`): rlx-synthetic-envs.so beside worker_program (the rlx binary). Throws
 // std::runtime_error naming the path and the target to build when it is not there.
-std::string synthetic_envs_plugin_path();
+std::string synthetic_envs_plugin_path(const std::string& worker_program);
 
 }  // namespace rlx

@@ -31,6 +31,7 @@ struct SamplingRepeat {
   double raw = 0.0;       // raw env steps/s, one process
   double local = 0.0;     // local sampling steps/s, one process
   double inference_us = 0.0;
+  double local_cpu_us = 0.0;  // local sampling's CPU per step
   double pipeline = 0.0;  // pipeline env steps/s, all workers
   PipelineMeasurement measurement;
 };
@@ -47,6 +48,13 @@ std::vector<int64_t> hidden_sizes_of(const std::string& text) {
     sizes.push_back(static_cast<int64_t>(size));
   }
   return sizes;
+}
+
+// Local sampling's CPU per step over the pipeline's (workers' and receiver's): what the
+// pipeline ratio would be on dedicated cores, whatever else shares the machine.
+double cpu_ratio(const SamplingRepeat& run) {
+  const double pipeline_us = run.measurement.worker_cpu_us_per_step() + run.measurement.receiver_cpu_us_per_step();
+  return pipeline_us > 0 ? run.local_cpu_us / pipeline_us : 0.0;
 }
 
 std::string joined(const std::vector<int64_t>& sizes) {
@@ -117,6 +125,7 @@ int run_bench_sampling(const std::vector<std::string>& args) {
     const LocalSamplingMeasurement local = measure_local_sampling(factory, envs, fragment_length, config, seconds, seed);
     run.local = local.env_steps_per_s();
     run.inference_us = local.inference_us_per_call();
+    run.local_cpu_us = local.cpu_us_per_step();
     parameters = local.num_parameters;
     run.measurement = measure_pipeline_sampling(pipeline_options);
     run.pipeline = run.measurement.env_steps_per_s();
@@ -127,7 +136,8 @@ int run_bench_sampling(const std::vector<std::string>& args) {
                 << " pipeline_ratio=" << (run.local > 0 ? run.pipeline / (run.local * workers) : 0.0)
                 << " worker_cpu_us_per_step=" << run.measurement.worker_cpu_us_per_step()
                 << " receiver_cpu_us_per_step=" << run.measurement.receiver_cpu_us_per_step()
-                << " worker_starved_fraction=" << run.measurement.worker_starved_fraction() << std::endl;
+                << " worker_starved_fraction=" << run.measurement.worker_starved_fraction()
+                << " local_cpu_us_per_step=" << run.local_cpu_us << std::endl;
     }
     runs.push_back(std::move(run));
   }
@@ -159,7 +169,9 @@ int run_bench_sampling(const std::vector<std::string>& args) {
             << " receiver_cpu_us_per_step="
             << median([](const SamplingRepeat& r) { return r.measurement.receiver_cpu_us_per_step(); })
             << " worker_starved_fraction="
-            << median([](const SamplingRepeat& r) { return r.measurement.worker_starved_fraction(); }) << "\n"
+            << median([](const SamplingRepeat& r) { return r.measurement.worker_starved_fraction(); })
+            << " local_cpu_us_per_step=" << median([](const SamplingRepeat& r) { return r.local_cpu_us; }) << "\n"
+            << "pipeline_cpu_ratio=" << median([](const SamplingRepeat& r) { return cpu_ratio(r); }) << "\n"
             << "observation_bytes=" << obs_bytes << "\n"
             << "wire_bytes_per_fragment=" << last.wire_bytes_per_fragment << "\n"
             << "wire_bytes_per_step=" << last.wire_bytes_per_step() << "\n"
