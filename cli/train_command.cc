@@ -122,12 +122,17 @@ void add_command_line_python_path(Experiment& experiment, const po::variables_ma
   }
 }
 
-// A copy of the experiment with the command line's env plugins and Python path added, so that
-// deciding who trains it (which may load its env: the encoder follows the observation space)
-// finds the env the run will.
-Experiment with_command_line_envs(Experiment experiment, const po::variables_map& values) {
-  for (const std::string& plugin : env_plugins_from(values)) {
-    experiment.plugins.push_back({std::filesystem::absolute(plugin).lexically_normal().string(), ""});
+// A copy of the experiment with the command line's env plugins (on a resume: the checkpoint's,
+// pointed at the given files where they moved) and Python path added, as the run will have them,
+// so that deciding who trains it (which may load its env: the encoder follows the observation
+// space) finds the same env.
+Experiment with_command_line_envs(Experiment experiment, const po::variables_map& values, bool resuming) {
+  if (resuming) {
+    relocate_plugins(experiment.plugins, env_plugins_from(values));  // its warnings are said once, later
+  } else {
+    for (const std::string& plugin : env_plugins_from(values)) {
+      experiment.plugins.push_back({std::filesystem::absolute(plugin).lexically_normal().string(), ""});
+    }
   }
   add_command_line_python_path(experiment, values);
   return experiment;
@@ -212,7 +217,7 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
   // Before anything is written: can this executable run it? (--resume auto: the file's experiment,
   // resolved again once its checkpoint is known.)
   Experiment experiment = resolve_experiment(values, resume, overrides);
-  if (backend.runs && !backend.runs(with_command_line_envs(experiment, values))) return backend.hand_over(args);
+  if (backend.runs && !backend.runs(with_command_line_envs(experiment, values, resume.has_value()))) return backend.hand_over(args);
   set_log_role("driver", "rlx train");
   if (resume && !resume_auto) say_checkpoint_taken(values["resume"].as<std::string>(), resume->path);  // past hand-over
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
