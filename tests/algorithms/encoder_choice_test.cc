@@ -9,19 +9,12 @@
 #include "core/config_error.h"
 #include "envs/registry.h"
 #include "models/cnn_encoder.h"
+#include "tests/algorithms/train_util.h"
 
 namespace rlx {
 namespace {
 
-Experiment experiment_on(const std::string& env, AlgorithmKind algorithm = AlgorithmKind::kPPO) {
-  Experiment experiment;
-  experiment.name = "encoder";
-  experiment.source = "encoder.yaml";
-  experiment.env = env;
-  experiment.algorithm = algorithm;
-  experiment.config.apply_algorithm_defaults(algorithm);
-  return experiment;
-}
+using test::experiment_on;
 
 ModelSpec model_of(Experiment experiment, const std::vector<std::string>& overrides = {}) {
   apply_overrides(experiment, overrides);

@@ -15,6 +15,7 @@
 #include "core/config_error.h"
 #include "core/experiment.h"
 #include "envs/experiment_envs.h"
+#include "tests/algorithms/train_util.h"
 
 namespace rlx {
 namespace {
@@ -30,16 +31,6 @@ Experiment stacked_breakout(const std::vector<std::string>& overrides) {
   return load_experiment(fs::path(RLX_SOURCE_DIR) / "experiments" / "minatar-breakout-ppo.yaml", "", all);
 }
 
-TrainOutcome train(const Experiment& experiment, const fs::path& output) {
-  TrainOptions options;
-  options.make_algorithm = [](const Experiment& e, const DataParallelOptions& o) { return make_algorithm(e, o); };
-  options.experiment = experiment;
-  options.output_root = output;
-  options.trial_name = "trial";
-  options.progress = false;
-  options.worker_program = std::string(RLX_BINARY_DIR) + "/rlx";
-  return run_training(options);
-}
 
 }  // namespace
 
@@ -57,7 +48,7 @@ TEST_CASE("frame_stack 4 on MinAtar Breakout builds the model over (10, 10, 16) 
   const fs::path output = ::mkdtemp(pattern);
   for (const char* workers : {"num_workers=0", "num_workers=1"}) {
     INFO(workers);
-    const TrainOutcome outcome = train(stacked_breakout({workers}), output / workers);
+    const TrainOutcome outcome = test::train_quietly(stacked_breakout({workers}), output / workers);
     const nlohmann::json& row = outcome.final_row;
     INFO(row.dump());
     CHECK(row.at("training_iteration").get<int64_t>() == 1);

@@ -11,9 +11,9 @@
 #include <catch2/catch.hpp>
 
 #include "algorithms/evaluation.h"
-#include "algorithms/make_algorithm.h"
 #include "algorithms/trainer.h"
 #include "core/experiment.h"
+#include "tests/algorithms/train_util.h"
 
 namespace rlx {
 
@@ -23,13 +23,8 @@ inline TrainOutcome train_example(const std::string& file, const std::vector<std
                                   std::optional<EvaluationResult>* evaluation = nullptr) {
   char pattern[] = "/tmp/rlx-learning-test-XXXXXX";
   const std::filesystem::path output = ::mkdtemp(pattern);
-  TrainOptions options;
-  options.make_algorithm = [](const Experiment& e, const DataParallelOptions& o) { return make_algorithm(e, o); };
-  options.experiment = load_experiment(std::filesystem::path(RLX_SOURCE_DIR) / "experiments" / file, "", overrides);
-  options.output_root = output;
-  options.progress = false;
-  options.worker_program = std::string(RLX_BINARY_DIR) + "/rlx";
-  TrainOutcome outcome = run_training(options);
+  TrainOutcome outcome = test::train_quietly(
+      load_experiment(std::filesystem::path(RLX_SOURCE_DIR) / "experiments" / file, "", overrides), output);
   if (evaluation && outcome.last_checkpoint) {
     EvaluationOptions evaluate;
     evaluate.checkpoint = *outcome.last_checkpoint;

@@ -22,21 +22,14 @@
 #include "models/model_spec_json.h"
 #include "models/policy.h"
 #include "models/policy_file.h"
+#include "tests/algorithms/train_util.h"
 
 namespace rlx {
 namespace {
 
 const std::string kOldData = std::string(RLX_TEST_DATA_DIR) + "/before-model-spec";
 
-Experiment experiment_of(AlgorithmKind algorithm, const std::string& env) {
-  Experiment experiment;
-  experiment.name = "model";
-  experiment.source = "model.yaml";
-  experiment.env = env;
-  experiment.algorithm = algorithm;
-  experiment.config.apply_algorithm_defaults(algorithm);
-  return experiment;
-}
+Experiment experiment_of(AlgorithmKind algorithm, const std::string& env) { return test::experiment_on(env, algorithm); }
 
 TEST_CASE("model_from_config takes structured observations for PPO and DQN and refuses what no learner trains on yet",
           "[algorithms][model_spec]") {
@@ -103,7 +96,7 @@ TEST_CASE("model_from_config builds each algorithm's model from the config's net
             .kind == ModelKind::kSquashedGaussian);
   CHECK_THROWS_MATCHES(model_from_config(experiment_of(AlgorithmKind::kSAC, "CartPole-v1"),
                                          global_env_registry().spec("CartPole-v1")),
-                       ConfigError, Catch::Message("model.yaml: algorithm SAC needs a Box action space, but env "
+                       ConfigError, Catch::Message("test.yaml: algorithm SAC needs a Box action space, but env "
                                                    "CartPole-v1 has Discrete(2) (use DQN or PPO for Discrete actions)"));
 }
 

@@ -3,14 +3,26 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "algorithms/make_algorithm.h"
 #include "algorithms/trainer.h"
 
 namespace rlx::test {
 
+// An experiment of `algorithm` on `env` with the schema's defaults, from source "test.yaml".
+inline Experiment experiment_on(const std::string& env, AlgorithmKind algorithm = AlgorithmKind::kPPO) {
+  Experiment experiment;
+  experiment.name = "test";
+  experiment.source = "test.yaml";
+  experiment.env = env;
+  experiment.algorithm = algorithm;
+  experiment.config.apply_algorithm_defaults(algorithm);
+  return experiment;
+}
+
 // Trains `experiment` into OUTPUT/<experiment>/trial (or continues `resume`), without the
-// progress line.
+// progress line; worker processes, if any, run this build's `rlx worker`.
 inline TrainOutcome train_quietly(const Experiment& experiment, const std::filesystem::path& output,
                                   std::optional<std::filesystem::path> resume = std::nullopt) {
   TrainOptions options;
@@ -20,6 +32,7 @@ inline TrainOutcome train_quietly(const Experiment& experiment, const std::files
   options.trial_name = "trial";
   options.progress = false;
   options.resume = std::move(resume);
+  options.worker_program = std::string(RLX_BINARY_DIR) + "/rlx";
   return run_training(options);
 }
 
