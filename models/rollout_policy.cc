@@ -99,9 +99,9 @@ const float* RolloutPolicy::prepare_obs(const ObsBatch& obs, int num_envs) {
 ActorCriticPolicy::ActorCriticPolicy(const ModelSpec& config, uint64_t seed, bool deterministic, bool values)
     : RolloutPolicy(config, ModelKind::kActorCritic, seed),
       kernel_(actor_critic_layout(config_)),
+      categories_(config_.action_categories()),
       deterministic_(deterministic),
-      values_wanted_(values),
-      categories_(config_.action_categories()) {
+      values_wanted_(values) {
   weights_ = initial_parameters(kernel_.layout(), seed);
   kernel_.load(weights_.data());
 }
