@@ -38,8 +38,9 @@ namespace rlx {
 
 // Version of the plugin ABI; bumped whenever the headers a plugin compiles against change
 // incompatibly.
-constexpr int kEnvPluginAbiVersion = 5;  // 3: Env::reset_seed(); 4: Env::render() and its hooks;
-                                         // 5: every Gymnasium space, byte observations, action masks
+constexpr int kEnvPluginAbiVersion = 6;  // 3: Env::reset_seed(); 4: Env::render() and its hooks;
+                                         // 5: every Gymnasium space, byte observations, action masks;
+                                         // 6: Env's ObservationWriter keeps the byte bounds it checks
 
 // Names of the two symbols every plugin exports (see RLX_ENV_PLUGIN).
 constexpr const char* kEnvPluginAbiVersionSymbol = "rlx_env_plugin_abi_version";
