@@ -228,6 +228,29 @@ TEST_CASE("Data-parallel DQN: two ranks' gradient step equals one learner's on t
   }
 }
 
+namespace {
+
+// Updates learner r of two on shard r of `sharded` (fragment r), then holds both to the single
+// learner's parameters.
+void update_two_shards_like_single(const std::vector<std::unique_ptr<rlx::PpoLearner>>& learners,
+                                   const rlx::ShardedBatch& sharded, rlx::PpoLearner& single) {
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::PpoShard shard;
+    shard.global_samples = sharded.total;
+    shard.rewards_prescaled = true;
+    shard.fragment_offsets = {sharded.offsets[static_cast<size_t>(rank)]};
+    shard.fragment_strides = {sharded.strides[static_cast<size_t>(rank)]};
+    learner.update({sharded.fragments[static_cast<size_t>(rank)]}, 0, &shard);
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the single learner's result", "[learner][dp]") {
   rlx::set_inference_threads(1);
   rlx::PpoConfig config = exactness_config();
@@ -250,19 +273,7 @@ TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the 
   CHECK(sharded.strides == std::vector<int64_t>{5, 5});
   const std::vector<int> owner = rlx::assign_fragments(sharded.fragments, 2);
   CHECK(owner == std::vector<int>{0, 1});
-  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
-    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
-    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
-    rlx::PpoShard shard;
-    shard.global_samples = sharded.total;
-    shard.rewards_prescaled = true;
-    shard.fragment_offsets = {sharded.offsets[static_cast<size_t>(rank)]};
-    shard.fragment_strides = {sharded.strides[static_cast<size_t>(rank)]};
-    learner.update({sharded.fragments[static_cast<size_t>(rank)]}, 0, &shard);
-  });
-  for (int rank = 0; rank < 2; ++rank) {
-    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
-  }
+  update_two_shards_like_single(learners, sharded, single);
 }
 
 TEST_CASE("Data-parallel PPO: shards split by envs carry the action masks and every index of MultiDiscrete actions",
@@ -296,19 +307,7 @@ TEST_CASE("Data-parallel PPO: shards split by envs carry the action masks and ev
   const auto b = static_cast<size_t>(batches[0].obs_byte_size);
   CHECK(std::equal(second.obs_u8.begin(), second.obs_u8.begin() + 2 * b, batches[0].obs_u8.begin() + 3 * b));
   CHECK(std::equal(second.action_indices.begin(), second.action_indices.begin() + 4, batches[0].action_indices.begin() + 6));
-  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
-    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
-    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
-    rlx::PpoShard shard;
-    shard.global_samples = sharded.total;
-    shard.rewards_prescaled = true;
-    shard.fragment_offsets = {sharded.offsets[static_cast<size_t>(rank)]};
-    shard.fragment_strides = {sharded.strides[static_cast<size_t>(rank)]};
-    learner.update({sharded.fragments[static_cast<size_t>(rank)]}, 0, &shard);
-  });
-  for (int rank = 0; rank < 2; ++rank) {
-    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);
-  }
+  update_two_shards_like_single(learners, sharded, single);
   CHECK(illegal->load() == 0);
 }
 
