@@ -31,10 +31,14 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
     return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
            "trunk; use learner_backend: torch)";
   }
-  load_experiment_envs(experiment);  // the encoder may be chosen from the env's observation space
-  const ModelSpec model = model_from_config(experiment, experiment_env_spec(experiment));
-  if (model.encoder != "mlp") {
-    return "the native learner trains MLP encoders, but this model's encoder is " + model.encoder +
+  if (common.encoder == "mlp") return std::nullopt;
+  std::string encoder = common.encoder;
+  if (encoder == "auto") {  // chosen from the env's observation space: only then is the env loaded here
+    load_experiment_envs(experiment);
+    encoder = model_from_config(experiment, experiment_env_spec(experiment)).encoder;
+  }
+  if (encoder != "mlp") {
+    return "the native learner trains MLP encoders, but this model's encoder is " + encoder +
            " (use learner_backend: torch)";
   }
   return std::nullopt;

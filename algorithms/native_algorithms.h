@@ -13,8 +13,8 @@ namespace rlx {
 
 // Why the native learner cannot train the experiment (naming the key and what it needs), or
 // nullopt when it can: PPO, device cpu, num_learners 1, separate policy and value networks, an
-// MLP encoder (the encoder may be chosen from the env's observation space: the experiment's env
-// is loaded, and a ConfigError of the model thrown); or SAC (algorithms/sac_algorithm.h checks
+// MLP encoder (under encoder: auto it is chosen from the env's observation space: the experiment's
+// env is loaded, and a ConfigError of the model thrown); or SAC (algorithms/sac_algorithm.h checks
 // its own). (The env's action space, Discrete or Box, is checked when the learner is built.)
 std::optional<std::string> native_learner_refusal(const Experiment& experiment);
 
