@@ -230,6 +230,19 @@ TEST_CASE("Data-parallel DQN: two ranks' gradient step equals one learner's on t
 
 namespace {
 
+// Two learners of the model and config, seeded alike.
+std::vector<std::unique_ptr<rlx::PpoLearner>> two_learners(const rlx::ModelSpec& model, const rlx::PpoConfig& config) {
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, 2));
+  return learners;
+}
+
+// The batches with their rewards scaled by `learner` (as rank 0 does), split by envs for 2 ranks.
+rlx::ShardedBatch scaled_shards(rlx::PpoLearner& learner, std::vector<rlx::SampleBatch> batches) {
+  learner.scale_rewards(batches);
+  return rlx::shard_batch(batches, 2);
+}
+
 // Updates learner r of two on shard r of `sharded` (fragment r), then holds both to the single
 // learner's parameters.
 void update_two_shards_like_single(const std::vector<std::unique_ptr<rlx::PpoLearner>>& learners,
@@ -261,11 +274,8 @@ TEST_CASE("Data-parallel PPO: one fragment split by envs across ranks keeps the 
 
   rlx::PpoLearner single(model_config, config, 2);
   single.update(batches, 0);
-  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
-  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 2));
-  std::vector<rlx::SampleBatch> scaled = batches;
-  learners[0]->scale_rewards(scaled);
-  const rlx::ShardedBatch sharded = rlx::shard_batch(scaled, 2);
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners = two_learners(model_config, config);
+  const rlx::ShardedBatch sharded = scaled_shards(*learners[0], batches);
   REQUIRE(sharded.fragments.size() == 2);
   CHECK(sharded.fragments[0].num_envs == 3);
   CHECK(sharded.fragments[1].num_envs == 2);
@@ -295,11 +305,8 @@ TEST_CASE("Data-parallel PPO: shards split by envs carry the action masks and ev
   collector.collect(batches[0]);  // one fragment of 5 envs x 40 steps, each observation with its mask
 
   single.update(batches, 0);
-  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
-  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 2));
-  std::vector<rlx::SampleBatch> scaled = batches;
-  learners[0]->scale_rewards(scaled);
-  const rlx::ShardedBatch sharded = rlx::shard_batch(scaled, 2);
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners = two_learners(model_config, config);
+  const rlx::ShardedBatch sharded = scaled_shards(*learners[0], batches);
   REQUIRE(sharded.fragments.size() == 2);
   const rlx::SampleBatch& second = sharded.fragments[1];  // env columns 3 and 4
   CHECK(second.obs_byte_size == batches[0].obs_byte_size);
