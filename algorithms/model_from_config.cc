@@ -19,11 +19,12 @@ ModelKind model_kind_of(AlgorithmKind algorithm) {
 }
 
 // The encoder config's encoder and conv_filters keys ask for (see their docs in
-// core/config_schema.cc): an image observation gets the CNN preset for its size under "auto".
+// core/config_schema.cc): an observation with images (alone, or in a Dict or Tuple) gets the CNN
+// preset for their size under "auto".
 void choose_encoder(const Experiment& experiment, const EnvSpec& env, ModelSpec& model) {
   const CommonConfig& common = experiment.config.common();
-  const std::optional<ImageShape> image = image_shape(env.observation_space);
-  const bool cnn = common.encoder == "cnn" || (common.encoder == "auto" && image);
+  const std::vector<ImageLeaf> images = image_leaves(env.observation_space);
+  const bool cnn = common.encoder == "cnn" || (common.encoder == "auto" && !images.empty());
   if (!cnn) {
     if (common.conv_filters != "auto") {
       throw ConfigError(experiment.source + ": conv_filters " + common.conv_filters + " are for the cnn encoder, but env " +
@@ -31,12 +32,14 @@ void choose_encoder(const Experiment& experiment, const EnvSpec& env, ModelSpec&
     }
     return;
   }
-  if (!image || experiment.algorithm == AlgorithmKind::kSAC) {
-    throw ConfigError(experiment.source + ": encoder cnn reads an image (a Box of rank 3, height x width x channels)" +
-                      (image ? std::string(", and SAC's networks take no cnn yet") : ", but env " + env.id +
-                       " observes " + env.observation_space.to_string()));
+  if (images.empty() || experiment.algorithm == AlgorithmKind::kSAC) {
+    throw ConfigError(experiment.source + ": encoder cnn reads images (Boxes of rank 3, height x width x channels, " +
+                      "at least " + std::to_string(kMinImageSide) + "x" + std::to_string(kMinImageSide) +
+                      ", alone or inside a Dict or Tuple)" +
+                      (!images.empty() ? std::string(", and SAC's networks take no cnn yet")
+                                       : ", but env " + env.id + " observes " + env.observation_space.to_string()));
   }
-  const CnnPreset preset = cnn_preset(*image);
+  const CnnPreset preset = cnn_preset(images);
   model.encoder = kCnnEncoder;
   try {
     model.conv_filters = common.conv_filters == "auto" ? preset.conv_filters : parse_conv_filters(common.conv_filters);

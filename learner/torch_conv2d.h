@@ -14,7 +14,8 @@ namespace rlx {
 
 // y [B, out] = the conv2d layer's map of x [B, in] with params {weight [O, K, K, C], bias [O]}:
 // x viewed [B, H, W, C] and permuted to NCHW, torch::conv2d with the weight permuted to
-// [O, C, K, K], the result permuted back to NHWC and flattened. Throws std::invalid_argument
+// [O, C, K, K], the result permuted back to NHWC and flattened, then the passthrough features
+// (the row besides the image at image_offset) concatenated after it. Throws std::invalid_argument
 // naming the layer for bad attributes (models/conv2d_layer.h's conv2d_geometry).
 torch::Tensor torch_conv2d(const LayerSpec& layer, const std::vector<torch::Tensor>& params, const torch::Tensor& x);
 

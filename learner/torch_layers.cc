@@ -45,6 +45,7 @@ torch::Tensor activate(const torch::Tensor& x, Activation activation) {
 RegisteredLayerImpl::RegisteredLayerImpl(LayerSpec layer) : layer_(std::move(layer)) {
   if (layer_.dense()) throw std::invalid_argument("a dense layer is a torch::nn::Linear, not a RegisteredLayer");
   forward_ = &find_torch_layer(layer_.kind);
+  activated_ = activated_outputs(layer_);
   reset();
 }
 
@@ -65,7 +66,10 @@ void RegisteredLayerImpl::reset() {
 }
 
 torch::Tensor RegisteredLayerImpl::forward(const torch::Tensor& x) {
-  return activate((*forward_)(layer_, params_, x), layer_.activation);
+  const torch::Tensor y = (*forward_)(layer_, params_, x);
+  if (activated_ == layer_.out) return activate(y, layer_.activation);
+  return torch::cat({activate(y.narrow(1, 0, activated_), layer_.activation), y.narrow(1, activated_, layer_.out - activated_)},
+                    1);
 }
 
 }  // namespace rlx

@@ -36,12 +36,13 @@ class RegisteredLayerImpl : public torch::nn::Cloneable<RegisteredLayerImpl> {
 
   // (Re)creates and initialises the parameters (Cloneable's hook).
   void reset() override;
-  // The layer's map of x [B, in], then its activation.
+  // The layer's map of x [B, in], then its activation (on its activated_outputs leading features).
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
   LayerSpec layer_;
   const TorchLayerForward* forward_ = nullptr;
+  int64_t activated_ = 0;  // activated_outputs (models/layer_kinds.h)
   std::vector<torch::Tensor> params_;
 };
 TORCH_MODULE(RegisteredLayer);

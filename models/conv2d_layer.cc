@@ -22,8 +22,9 @@ constexpr int64_t kPixelChunk = 64;
 
 // The attributes in the order messages list them.
 const std::vector<std::string>& attribute_names() {
-  static const std::vector<std::string> names = {"height", "width", "in_channels", "out_channels",
-                                                 "kernel", "stride", "padding"};
+  static const std::vector<std::string> names = {"height", "width",  "in_channels",  "out_channels",
+                                                 "kernel", "stride", "padding",      "image_offset",
+                                                 "passthrough"};
   return names;
 }
 
@@ -70,8 +71,12 @@ RLX_VECTOR_CLONES void patch_products(const float* __restrict col, int64_t pixel
 }  // namespace
 
 std::map<std::string, int64_t> Conv2dGeometry::attributes() const {
-  return {{"height", height}, {"width", width},   {"in_channels", in_channels}, {"out_channels", out_channels},
-          {"kernel", kernel}, {"stride", stride}, {"padding", padding}};
+  std::map<std::string, int64_t> values = {{"height", height},   {"width", width},         {"in_channels", in_channels},
+                                           {"out_channels", out_channels}, {"kernel", kernel}, {"stride", stride},
+                                           {"padding", padding}};
+  if (image_offset != 0) values["image_offset"] = image_offset;
+  if (passthrough != 0) values["passthrough"] = passthrough;
+  return values;
 }
 
 Conv2dGeometry conv2d_geometry(const LayerSpec& layer) {
@@ -82,9 +87,12 @@ Conv2dGeometry conv2d_geometry(const LayerSpec& layer) {
     throw std::invalid_argument(where(layer) + "unknown attribute '" + name + "'" +
                                 (match ? " (did you mean '" + *match + "'?)" : "") + "; known: " + joined_names(names));
   }
-  const auto attribute = [&](const std::string& name, int64_t low) {
+  const auto attribute = [&](const std::string& name, int64_t low, std::optional<int64_t> absent = std::nullopt) {
     const auto it = layer.attributes.find(name);
-    if (it == layer.attributes.end()) throw std::invalid_argument(where(layer) + "attribute '" + name + "' is missing");
+    if (it == layer.attributes.end()) {
+      if (absent) return *absent;
+      throw std::invalid_argument(where(layer) + "attribute '" + name + "' is missing");
+    }
     if (it->second < low || it->second > kMaxConv2dAttribute) {
       throw std::invalid_argument(where(layer) + "attribute '" + name + "' is " + std::to_string(it->second) +
                                   ", outside [" + std::to_string(low) + ", " + std::to_string(kMaxConv2dAttribute) + "]");
@@ -99,6 +107,13 @@ Conv2dGeometry conv2d_geometry(const LayerSpec& layer) {
   g.kernel = attribute("kernel", 1);
   g.stride = attribute("stride", 1);
   g.padding = attribute("padding", 0);
+  g.image_offset = attribute("image_offset", 0, 0);
+  g.passthrough = attribute("passthrough", 0, 0);
+  if (g.image_offset > g.passthrough) {
+    throw std::invalid_argument(where(layer) + "attribute 'image_offset' is " + std::to_string(g.image_offset) +
+                                ", more than the " + std::to_string(g.passthrough) +
+                                " passthrough features it lies among");
+  }
   for (const auto& [side, size] : {std::pair<const char*, int64_t>{"height", g.height}, {"width", g.width}}) {
     if (g.kernel > size + 2 * g.padding) {
       throw std::invalid_argument(where(layer) + "attribute 'kernel' is " + std::to_string(g.kernel) +
@@ -117,11 +132,13 @@ Conv2dGeometry conv2d_geometry(const LayerSpec& layer) {
   check_size("a weight row (kernel * kernel * in_channels)", g.patch_size());
   check_size("the weight (out_channels * kernel * kernel * in_channels)", g.out_channels * g.patch_size());
   check_size("an output image (out_height * out_width * out_channels)", g.out_height() * g.out_width() * g.out_channels);
-  if (layer.in != g.in_size()) {
+  check_size("an output row (the output image + passthrough)", g.row_out());
+  if (layer.in != g.row_in()) {
     throw std::invalid_argument(where(layer) + "it reads " + std::to_string(layer.in) +
-                                " features, but attributes height * width * in_channels give " +
+                                " features, but attributes height * width * in_channels + passthrough give " +
                                 std::to_string(g.height) + " * " + std::to_string(g.width) + " * " +
-                                std::to_string(g.in_channels) + " = " + std::to_string(g.in_size()));
+                                std::to_string(g.in_channels) + " + " + std::to_string(g.passthrough) + " = " +
+                                std::to_string(g.row_in()));
   }
   return g;
 }
@@ -140,20 +157,26 @@ void conv2d_forward(const Conv2dGeometry& geometry, const float* weight, const f
     }
   }
   col.resize(static_cast<size_t>(std::min(pixels, kPixelChunk) * patch));
+  const int64_t before = geometry.image_offset, after = geometry.passthrough - geometry.image_offset;
   for (int64_t r = 0; r < rows; ++r) {
-    const float* image = x + r * geometry.in_size();
-    float* out = y + r * geometry.out_size();
+    const float* row = x + r * geometry.row_in();
+    const float* image = row + before;
+    float* out = y + r * geometry.row_out();
     for (int64_t first = 0; first < pixels; first += kPixelChunk) {
       const int64_t count = std::min(kPixelChunk, pixels - first);
       gather_patches(geometry, image, first, count, col.data());
       patch_products(col.data(), count, patch, weight_t.data(), weight, out_channels, bias, out + first * out_channels);
     }
+    float* passed = out + geometry.out_size();
+    std::copy(row, row + before, passed);
+    std::copy(image + geometry.in_size(), image + geometry.in_size() + after, passed + before);
   }
 }
 
 LayerKind conv2d_layer_kind() {
   LayerKind kind;
-  kind.output_size = [](const LayerSpec& layer) { return conv2d_geometry(layer).out_size(); };
+  kind.output_size = [](const LayerSpec& layer) { return conv2d_geometry(layer).row_out(); };
+  kind.activated_outputs = [](const LayerSpec& layer) { return conv2d_geometry(layer).out_size(); };
   kind.parameters = [](const LayerSpec& layer) {
     const Conv2dGeometry g = conv2d_geometry(layer);
     return std::vector<std::pair<std::string, std::vector<int64_t>>>{

@@ -53,6 +53,12 @@ const LayerKind& find_layer_kind(const std::string& name) {
   throw std::invalid_argument("unknown layer kind '" + name + "' (known: " + joined_names(known) + ")");
 }
 
+int64_t activated_outputs(const LayerSpec& layer) {
+  if (layer.dense()) return layer.out;
+  const LayerKind& kind = find_layer_kind(layer.kind);
+  return kind.activated_outputs ? kind.activated_outputs(layer) : layer.out;
+}
+
 void register_encoder_kind(const std::string& name, EncoderKind kind) {
   if (!kind) throw std::invalid_argument("encoder kind '" + name + "': an empty function");
   encoder_kinds().add(name, std::move(kind));

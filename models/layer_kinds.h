@@ -38,6 +38,9 @@ struct LayerKind {
   // params[i] points to parameter i's values. y never aliases x.
   std::function<void(const LayerSpec& layer, const float* const* params, const float* x, int64_t rows, float* y)>
       forward;
+  // Optional: how many leading features of each output row the chain's activation applies to, for
+  // a kind that carries features through unchanged after its own (empty: all `out`).
+  std::function<int64_t(const LayerSpec& layer)> activated_outputs;
 };
 
 // One layer an encoder kind asks for: a dense layer of `size` units, or a registered kind.
@@ -56,6 +59,10 @@ using EncoderKind = std::function<std::vector<EncoderLayer>(const ModelSpec& spe
 void register_layer_kind(const std::string& name, LayerKind kind);
 // The registered kind; throws std::invalid_argument naming the known kinds otherwise.
 const LayerKind& find_layer_kind(const std::string& name);
+
+// The leading features of each of the layer's output rows that its activation applies to: `out`
+// for a dense layer or a kind without activated_outputs.
+int64_t activated_outputs(const LayerSpec& layer);
 
 // Adds an encoder kind; throws std::invalid_argument when the name is empty or taken ("mlp" is built in).
 void register_encoder_kind(const std::string& name, EncoderKind kind);

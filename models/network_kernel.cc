@@ -76,10 +76,11 @@ void dense_forward(const float* x, int64_t rows, const DenseWeights& layer, Acti
 // ---- ChainKernel ----
 
 ChainKernel::ChainKernel(LayerChain chain)
-    : chain_(std::move(chain)), weights_(chain_.size()), kinds_(chain_.size(), nullptr), params_(chain_.size()),
-      param_pointers_(chain_.size()) {
+    : chain_(std::move(chain)), weights_(chain_.size()), kinds_(chain_.size(), nullptr), activated_(chain_.size()),
+      params_(chain_.size()), param_pointers_(chain_.size()) {
   for (size_t l = 0; l < chain_.size(); ++l) {
     if (!chain_[l].dense()) kinds_[l] = &find_layer_kind(chain_[l].kind);
+    activated_[l] = activated_outputs(chain_[l]);
   }
 }
 
@@ -106,7 +107,12 @@ const float* ChainKernel::run(const float* input, int64_t rows) {
       dense_forward(x, rows, weights_[l], chain_[l].activation, y.data());
     } else {
       kinds_[l]->forward(chain_[l], param_pointers_[l].data(), x, rows, y.data());
-      apply_activation(y.data(), rows * chain_[l].out, chain_[l].activation);
+      const int64_t out = chain_[l].out, activated = activated_[l];
+      if (activated == out) {
+        apply_activation(y.data(), rows * out, chain_[l].activation);
+      } else {
+        for (int64_t r = 0; r < rows; ++r) apply_activation(y.data() + r * out, activated, chain_[l].activation);
+      }
     }
     x = y.data();
   }

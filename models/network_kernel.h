@@ -54,6 +54,7 @@ class ChainKernel {
   LayerChain chain_;
   std::vector<DenseWeights> weights_;  // per dense layer
   std::vector<const LayerKind*> kinds_;  // per layer: null for dense ones
+  std::vector<int64_t> activated_;       // per layer: activated_outputs (models/layer_kinds.h)
   std::vector<std::vector<std::vector<float>>> params_;  // per layer of another kind: its parameters' values
   std::vector<std::vector<const float*>> param_pointers_;  // into params_
   std::vector<float> buffers_[2];

@@ -86,21 +86,31 @@ class _Dense:
 class _Conv2d:
     """A "conv2d" layer (rlx's models/conv2d_layer.h): images channels-last (HWC), flattened
     row-major, in and out; zero padding on every side; weight [out_channels, kernel, kernel,
-    in_channels], so that one output pixel is its HWC input patch times one weight row, plus bias."""
+    in_channels], so that one output pixel is its HWC input patch times one weight row, plus bias.
+    With image_offset and passthrough (0 when absent), the image lies among other features of the
+    row, which follow the output unchanged and are not activated."""
 
     _ATTRIBUTES = ("height", "width", "in_channels", "out_channels", "kernel", "stride", "padding")
+    _OPTIONAL = ("image_offset", "passthrough")
 
     def __init__(self, spec, params):
         name, attributes = spec["name"], spec["attributes"]
-        unknown = sorted(set(attributes) - set(self._ATTRIBUTES))
+        unknown = sorted(set(attributes) - set(self._ATTRIBUTES) - set(self._OPTIONAL))
         if unknown:
             raise PolicyFileError("conv2d layer %s: unknown attribute %r" % (name, unknown[0]))
+        missing = [key for key in self._ATTRIBUTES if key not in attributes]
+        if missing:
+            raise PolicyFileError("conv2d layer %s: attribute %r is missing" % (name, missing[0]))
         h, w, c, o, k, s, p = (int(attributes[key]) for key in self._ATTRIBUTES)
-        if min(h, w, c, o, k, s) < 1 or p < 0 or k > h + 2 * p or k > w + 2 * p:
+        before, passthrough = (int(attributes.get(key, 0)) for key in self._OPTIONAL)
+        if (min(h, w, c, o, k, s) < 1 or p < 0 or k > h + 2 * p or k > w + 2 * p
+                or not 0 <= before <= passthrough):
             raise PolicyFileError("conv2d layer %s: bad attributes %s" % (name, json.dumps(attributes)))
         self.shape, self.kernel, self.stride, self.padding = (h, w, c), k, s, p
+        self.image = (before, before + h * w * c)  # the image's features in a row
         self.out_hw = ((h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1)
-        if int(spec["in"]) != h * w * c or int(spec["out"]) != self.out_hw[0] * self.out_hw[1] * o:
+        if (int(spec["in"]) != h * w * c + passthrough
+                or int(spec["out"]) != self.out_hw[0] * self.out_hw[1] * o + passthrough):
             raise PolicyFileError("conv2d layer %s: in %s and out %s do not fit its attributes %s"
                                   % (name, spec["in"], spec["out"], json.dumps(attributes)))
         tensors = {entry["name"]: entry for entry in spec["parameters"]}
@@ -119,7 +129,9 @@ class _Conv2d:
 
     def __call__(self, x):
         (h, w, c), k, s, p = self.shape, self.kernel, self.stride, self.padding
-        images = x.reshape(-1, h, w, c)
+        x = x.reshape(-1, x.shape[-1])
+        first, end = self.image
+        images = x[:, first:end].reshape(-1, h, w, c)
         if p:
             images = np.pad(images, ((0, 0), (p, p), (p, p), (0, 0)))
         images = np.ascontiguousarray(images, dtype=np.float32)
@@ -129,7 +141,10 @@ class _Conv2d:
             images, shape=(images.shape[0], out_h, out_w, k, k, c),
             strides=(n, row * s, col * s, row, col, channel), writeable=False)
         y = patches.reshape(-1, k * k * c) @ self.weight_t + self.bias
-        return self.activation(y.reshape(images.shape[0], -1)).astype(np.float32, copy=False)
+        y = self.activation(y.reshape(images.shape[0], -1)).astype(np.float32, copy=False)
+        if x.shape[1] == end - first:
+            return y
+        return np.concatenate([y, x[:, :first], x[:, end:]], axis=1).astype(np.float32, copy=False)
 
 
 # The layer kinds this reader runs; a file with another kind (registered in C++ only) is refused.

@@ -9,6 +9,7 @@
 #include "core/config_error.h"
 #include "envs/registry.h"
 #include "models/cnn_encoder.h"
+#include "models/network_layout.h"
 #include "tests/algorithms/train_util.h"
 
 namespace rlx {
@@ -33,6 +34,23 @@ TEST_CASE("encoder auto gives an image the CNN preset for its size and anything 
   CHECK(cartpole.encoder == "mlp");
   CHECK(cartpole.conv_filters.empty());
   CHECK(cartpole.hidden_sizes == std::vector<int64_t>{64, 64});
+  // A Dict's 3x3 grid is no image (under 4x4): flattened for the MLP with the other keys.
+  CHECK(model_of(experiment_on("Toy/DictSensors-v0")).encoder == "mlp");
+}
+
+TEST_CASE("encoder auto gives a Dict with an image key the CNN over it, the other keys carried to the dense layers",
+          "[algorithms][cnn]") {
+  EnvSpec env = global_env_registry().spec("CartPole-v1");
+  env.id = "Robot-v0";
+  env.observation_space = Space::dict({{"camera", Space::box({10, 10, 3}, 0, 255, ScalarType::kUint8)},
+                                       {"speed", Space::box({1}, -5, 5)}});
+  const ModelSpec model = model_from_config(experiment_on("CartPole-v1"), env);
+  CHECK(model.encoder == kCnnEncoder);
+  CHECK(conv_filters_text(model.conv_filters) == "16:3:1");
+  CHECK(model.hidden_sizes == std::vector<int64_t>{128});
+  const ActorCriticLayout layout = actor_critic_layout(model);
+  CHECK(layout.policy_chain[0].attributes.at("passthrough") == 1);
+  CHECK(layout.policy_chain[1].in == 8 * 8 * 16 + 1);
 }
 
 TEST_CASE("every encoder choice can be overridden", "[algorithms][cnn]") {
@@ -55,7 +73,7 @@ TEST_CASE("every encoder choice can be overridden", "[algorithms][cnn]") {
 TEST_CASE("cnn choices that cannot work are refused naming the key, env and space", "[algorithms][cnn]") {
   CHECK_THROWS_AS(model_of(experiment_on("CartPole-v1"), {"encoder=cnn"}), ConfigError);
   CHECK_THROWS_WITH(model_of(experiment_on("CartPole-v1"), {"encoder=cnn"}),
-                    Catch::Contains("encoder cnn reads an image") && Catch::Contains("env CartPole-v1 observes Box("));
+                    Catch::Contains("encoder cnn reads images") && Catch::Contains("env CartPole-v1 observes Box("));
   CHECK_THROWS_WITH(model_of(experiment_on("CartPole-v1"), {"conv_filters=16:3:1"}),
                     Catch::Contains("conv_filters 16:3:1 are for the cnn encoder"));
   CHECK_THROWS_WITH(model_of(experiment_on("MinAtar/Breakout-v1"), {"conv_filters=16:3:1,16:9:1"}),

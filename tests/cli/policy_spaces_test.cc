@@ -1,5 +1,6 @@
 // Exported policies over every space rlx carries: a uint8 image through the cnn encoder's conv2d
-// layers, a Dict of a Discrete and uint8 leaves, masked Discrete (actor-critic and Q-network), masked MultiDiscrete
+// layers, Dict and Tuple observations with images (conv2d layers per image, the other keys carried
+// through to the dense layer), a Dict of a Discrete and uint8 leaves, masked Discrete (actor-critic and Q-network), masked MultiDiscrete
 // and MultiBinary actions. Each .rlxp is written with random weights (no learner trains all of
 // these yet); on the same stored observations rlx::Policy (C++), python/rlx_policy.py (NumPy) and
 // the workers' RolloutPolicy give the same deterministic actions, stochastic draws never take a
@@ -53,6 +54,13 @@ std::vector<Case> cases() {
        Space::multi_discrete({3, 4}, {0, 5}), true, "mlp"},
       {"MultiBinary actions", ModelKind::kActorCritic, Space::tuple({Space::box({3}, -1, 1), grid}),
        Space::multi_binary({4}), false, "mlp"},
+      {"a Dict of two uint8 images, a Discrete and a float Box, conv2d layers per image, masked actions",
+       ModelKind::kActorCritic,
+       Space::dict({{"camera", image}, {"level", Space::discrete(3, 1)},
+                    {"map", Space::box({5, 5, 1}, 0, 1, ScalarType::kUint8)}, {"pos", Space::box({2}, -1, 1)}}),
+       Space::discrete(4), true, "cnn"},
+      {"a Q-network over a Tuple of a float Box and a uint8 image through conv2d layers", ModelKind::kQNetwork,
+       Space::tuple({Space::box({3}, -1, 1), image}), Space::discrete(5), false, "cnn"},
   };
 }
 

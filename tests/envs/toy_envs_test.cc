@@ -1,5 +1,5 @@
-// The toy envs (envs/toy/): Toy/IllegalMoves-v0's mask, penalty and bait, and Toy/DictSensors-v0's
-// Dict observation where every key matters. Policies read the observation as a learner would
+// The toy envs (envs/toy/): Toy/IllegalMoves-v0's mask, penalty and bait, Toy/DictSensors-v0's
+// Dict observation where every key matters, and Toy/PixelQuadrants-v0's image and mirror bit. Policies read the observation as a learner would
 // (its floats, its bytes, its mask), never the env's state.
 #include <catch2/catch.hpp>
 
@@ -14,6 +14,7 @@
 #include "envs/registry.h"
 #include "envs/toy/dict_sensors.h"
 #include "envs/toy/illegal_moves.h"
+#include "envs/toy/pixel_quadrants.h"
 
 namespace {
 
@@ -284,4 +285,60 @@ TEST_CASE("Toy/DictSensors-v0: a policy that ignores any one key returns less th
   CHECK(reads(true, false, true) == Approx(8 * (1 + 1.0 / 3)).margin(0.15));   // 10.67
   CHECK(reads(true, true, false) == Approx(8 * (1 + 0.5)).margin(0.15));       // 12
   CHECK(random == Approx(8 * (0.25 + 1.0 / 3)).margin(0.15));                  // 4.67
+}
+
+namespace {
+
+// A PixelQuadrants policy from the observation: the lit pixel's quadrant (if it reads the image),
+// mirrored (if it reads the mirror bit); blind to the image it says quadrant 0.
+int64_t quadrant_action(const Stepper& s, bool image, bool mirror) {
+  int64_t quadrant = 0;
+  if (image) {
+    const auto lit = std::find(s.bytes.begin(), s.bytes.end(), 1) - s.bytes.begin();
+    quadrant = 2 * (lit / 8 >= 4) + (lit % 8 >= 4);
+  }
+  return mirror && s.floats[0] == 1.0f ? 3 - quadrant : quadrant;
+}
+
+}  // namespace
+
+TEST_CASE("Toy/PixelQuadrants-v0 observes an 8x8 image with one lit pixel and a mirror bit, and repeats under a seed",
+          "[envs][toy]") {
+  const rlx::EnvSpec& spec = rlx::global_env_registry().spec(rlx::PixelQuadrantsEnv::kId);
+  CHECK(spec.observation_space.keys == std::vector<std::string>{"image", "mirror"});
+  CHECK(spec.action_space == rlx::Space::discrete(4));
+  CHECK(spec.max_episode_steps == 8);
+  const auto trace = [](uint64_t seed) {
+    Stepper s(rlx::PixelQuadrantsEnv::kId);
+    CHECK(s.floats.size() == 1);   // the mirror bit
+    CHECK(s.bytes.size() == 64);   // the image
+    std::vector<float> out;
+    s.reset(seed);
+    for (int t = 0; t < 40; ++t) {
+      CHECK(std::count(s.bytes.begin(), s.bytes.end(), 1) == 1);
+      CHECK(std::count(s.bytes.begin(), s.bytes.end(), 0) == 63);
+      CHECK((s.floats[0] == 0.0f || s.floats[0] == 1.0f));
+      out.insert(out.end(), s.bytes.begin(), s.bytes.end());
+      out.push_back(s.floats[0]);
+      if (s.step(t % 4).truncated) s.reset(std::nullopt);
+    }
+    return out;
+  };
+  CHECK(trace(3) == trace(3));
+  CHECK(trace(3) != trace(4));
+}
+
+TEST_CASE("Toy/PixelQuadrants-v0 pays 8 for reading both keys, 4 blind to the mirror, 2 blind to the image",
+          "[envs][toy]") {
+  const auto reads = [](bool image, bool mirror) {
+    return mean_return(rlx::PixelQuadrantsEnv::kId, 3000,
+                       [=](Stepper& s, rlx::Rng&) { return s.step(quadrant_action(s, image, mirror)); });
+  };
+  CHECK(reads(true, true) == 8.0);
+  CHECK(reads(true, false) == Approx(4.0).margin(0.15));
+  CHECK(reads(false, true) == Approx(2.0).margin(0.15));
+  Stepper s(rlx::PixelQuadrantsEnv::kId);
+  s.reset(1);
+  CHECK(static_cast<const rlx::PixelQuadrantsEnv&>(*s.env).target() == quadrant_action(s, true, true));
+  CHECK_THROWS_WITH(s.step(4), Catch::Contains("Toy/PixelQuadrants-v0 action must be in Discrete(4), got 4"));
 }

@@ -1,5 +1,6 @@
 // The LibTorch forward of the built-in "conv2d" layer kind (learner/torch_conv2d.h) against the
-// workers' torch-free one (models/conv2d_layer.h): alone on the pixel models' shapes, and in a
+// workers' torch-free one (models/conv2d_layer.h): alone on the pixel models' shapes and among other
+// features (a Dict's other keys carried through), and in a
 // conv2d -> relu -> dense chain through ChainKernel and through RegisteredLayer + Linear; on
 // CUDA where there is a GPU; and its parameters get autograd's gradients.
 #include "tests/learner/torch_catch.h"
@@ -25,7 +26,7 @@ LayerChain conv_relu_dense(const Conv2dGeometry& g, int64_t outputs) {
   LayerSpec conv;
   conv.kind = kConv2dLayer;
   conv.name = "c";
-  conv.in = g.in_size();
+  conv.in = g.row_in();
   conv.attributes = g.attributes();
   conv.out = find_layer_kind(kConv2dLayer).output_size(conv);
   conv.activation = Activation::kRelu;
@@ -95,6 +96,7 @@ const std::vector<std::pair<const char*, Conv2dGeometry>>& geometries() {
       {"Nature CNN 3: 9x9x64 -> 64, kernel 3", {9, 9, 64, 64, 3, 1, 0}},
       {"padded, not square: 7x5x3 -> 20, kernel 3, padding 1", {7, 5, 3, 20, 3, 1, 1}},
       {"a stride that does not divide: 11x9x2 -> 6, kernel 4, stride 3, padding 2", {11, 9, 2, 6, 4, 3, 2}},
+      {"among other features: 6x6x2 -> 5, kernel 3, 4 features before, 3 after", {6, 6, 2, 5, 3, 1, 0, 4, 7}},
   };
   return all;
 }
@@ -107,12 +109,12 @@ TEST_CASE("LibTorch's conv2d forward computes what the workers' torch-free one d
       const LayerSpec& conv = chain[0];
       const int64_t rows = 5;
       const std::vector<float> flat = random_parameters(chain, 1);
-      const std::vector<float> x = random_values(static_cast<size_t>(rows * g.in_size()), 1.0, 2);
-      std::vector<float> y(static_cast<size_t>(rows * g.out_size()));
+      const std::vector<float> x = random_values(static_cast<size_t>(rows * g.row_in()), 1.0, 2);
+      std::vector<float> y(static_cast<size_t>(rows * g.row_out()));
       conv2d_forward(g, flat.data() + conv.parameters[0].offset, flat.data() + conv.parameters[1].offset, x.data(),
                      rows, y.data());
-      const torch::Tensor want = torch::from_blob(y.data(), {rows, g.out_size()}, torch::kFloat);
-      const torch::Tensor input = torch::from_blob(const_cast<float*>(x.data()), {rows, g.in_size()}, torch::kFloat);
+      const torch::Tensor want = torch::from_blob(y.data(), {rows, g.row_out()}, torch::kFloat);
+      const torch::Tensor input = torch::from_blob(const_cast<float*>(x.data()), {rows, g.row_in()}, torch::kFloat);
       check_close(forward(conv, {tensor_of(flat, conv.parameters[0]), tensor_of(flat, conv.parameters[1])}, input), want);
       check_close(torch_conv2d(conv, {tensor_of(flat, conv.parameters[0]), tensor_of(flat, conv.parameters[1])}, input),
                   want);
@@ -144,7 +146,7 @@ TEST_CASE("a conv2d -> relu -> dense chain gives the same outputs through ChainK
       const std::vector<float> flat = random_parameters(chain, 3);
       TorchChain modules(chain, flat);
       const int64_t rows = 6;
-      const torch::Tensor x = torch::randn({rows, g.in_size()});
+      const torch::Tensor x = torch::randn({rows, g.row_in()});
       ChainKernel kernel(chain);
       kernel.load(flat.data());
       const float* y = kernel.run(x.contiguous().data_ptr<float>(), rows);
@@ -154,11 +156,33 @@ TEST_CASE("a conv2d -> relu -> dense chain gives the same outputs through ChainK
   }
 }
 
+TEST_CASE("a conv2d layer's ReLU leaves the features it carries through as they were, in ChainKernel and LibTorch",
+          "[learner][conv2d]") {
+  const Conv2dGeometry g{4, 4, 1, 3, 3, 1, 0, 2, 5};  // 2 features before the 4x4 image, 3 after
+  const LayerChain chain = conv_relu_dense(g, 1);
+  const LayerChain conv_only = {chain[0]};
+  const std::vector<float> flat = random_parameters(chain, 6);
+  const torch::Tensor x = torch::randn({3, g.row_in()}) - 0.5;  // many negatives among them
+  ChainKernel kernel(conv_only);
+  kernel.load(flat.data());
+  const torch::Tensor kernel_y =
+      torch::from_blob(const_cast<float*>(kernel.run(x.data_ptr<float>(), 3)), {3, g.row_out()}, torch::kFloat).clone();
+  const torch::Tensor torch_y = TorchChain(chain, flat).conv->forward(x).detach();
+  const int64_t features = g.out_size();
+  const torch::Tensor passed = torch::cat({x.narrow(1, 0, 2), x.narrow(1, 2 + g.in_size(), 3)}, 1);
+  REQUIRE(passed.lt(0).any().item<bool>());
+  for (const torch::Tensor& y : {kernel_y, torch_y}) {
+    CHECK(torch::equal(y.narrow(1, features, 5), passed));
+    CHECK(y.narrow(1, 0, features).min().item<float>() >= 0.0f);  // the convolution's output: activated
+  }
+  check_close(kernel_y, torch_y);
+}
+
 TEST_CASE("conv2d parameters get autograd's gradients", "[learner][conv2d]") {
   const Conv2dGeometry g{7, 5, 3, 20, 3, 2, 1};
   const LayerChain chain = conv_relu_dense(g, 4);
   TorchChain modules(chain, random_parameters(chain, 4));
-  modules.forward(torch::randn({8, g.in_size()})).pow(2).sum().backward();
+  modules.forward(torch::randn({8, g.row_in()})).pow(2).sum().backward();
   for (const auto& named : modules.conv->named_parameters()) {
     INFO(named.key());
     REQUIRE(named.value().grad().defined());
@@ -183,7 +207,7 @@ TEST_CASE("conv2d on CUDA: LibTorch's forward matches the CPU's", "[gpu]") {
       const LayerChain chain = conv_relu_dense(g, 7);
       const std::vector<float> flat = random_parameters(chain, 5);
       TorchChain modules(chain, flat);
-      const torch::Tensor x = torch::randn({4, g.in_size()});
+      const torch::Tensor x = torch::randn({4, g.row_in()});
       const torch::Tensor want = modules.forward(x).detach();
       modules.conv->to(torch::kCUDA);
       modules.dense->to(torch::kCUDA);

@@ -74,9 +74,63 @@ TEST_CASE("the cnn encoder gives conv2d layers over the HWC image, then dense la
   CHECK(nature_layout.policy_chain[3].out == 512);
 }
 
+TEST_CASE("a Dict's images each get the conv2d layers, which carry its other keys to the dense layers",
+          "[models][cnn]") {
+  const Space camera = Space::box({6, 6, 2}, 0, 255, ScalarType::kUint8);  // 72 features, 4x4x3 = 48 after a 3x3
+  const Space map = Space::box({5, 5, 1}, 0, 1, ScalarType::kUint8);      // 25 features, 3x3x3 = 27 after a 3x3
+  // Flatten order: camera [0, 72), level one-hot [72, 75), map [75, 100), pos [100, 102).
+  const Space observation = Space::dict({{"camera", camera}, {"level", Space::discrete(3)}, {"map", map},
+                                         {"pos", Space::box({2}, -1, 1)}});
+  const std::vector<ImageLeaf> images = image_leaves(observation);
+  REQUIRE(images.size() == 2);
+  CHECK(images[0].path == "['camera']");
+  CHECK(images[1].path == "['map']");
+  CHECK(images[1].flat_offset == 75);
+  CHECK(conv_filters_text(cnn_preset(images).conv_filters) == "16:3:1");  // any image under 36x36: the small preset
+  const ModelSpec spec = cnn_spec(observation, {{3, 3, 1}, {3, 1, 1}}, {32});
+  spec.validate();
+  const std::vector<EncoderLayer> layers = cnn_encoder_layers(spec);
+  REQUIRE(layers.size() == 5);
+  const auto attribute = [&](size_t layer, const char* name) {
+    const auto it = layers[layer].attributes.find(name);
+    return it == layers[layer].attributes.end() ? int64_t{0} : it->second;
+  };
+  // camera: read at 0, the other 30 features carried; its second layer reads its first's output.
+  CHECK(attribute(0, "image_offset") == 0);
+  CHECK(attribute(0, "passthrough") == 30);
+  CHECK(attribute(1, "image_offset") == 0);
+  CHECK(attribute(1, "passthrough") == 30);
+  // map: after camera's 48 features and level's 3 one-hot ones; carries those and pos.
+  CHECK(attribute(2, "height") == 5);
+  CHECK(attribute(2, "image_offset") == 48 + 3);
+  CHECK(attribute(2, "passthrough") == 48 + 3 + 2);
+  CHECK(attribute(3, "passthrough") == 53);
+  CHECK(layers[4].kind == kDenseLayer);
+  const ActorCriticLayout layout = actor_critic_layout(spec);
+  CHECK(layout.policy_chain[0].in == 102);
+  CHECK(layout.policy_chain[1].out == 48 + 30);
+  CHECK(layout.policy_chain[4].in == 27 + 48 + 3 + 2);  // map's features, camera's, level, pos
+
+  // A Tuple with one image behind a vector: the image is read where it lies.
+  const std::vector<EncoderLayer> tuple = cnn_encoder_layers(
+      cnn_spec(Space::tuple({Space::box({4}, -1, 1), camera}), {{3, 3, 1}}, {}));
+  REQUIRE(tuple.size() == 1);
+  CHECK(tuple[0].attributes.at("image_offset") == 4);
+  CHECK(tuple[0].attributes.at("passthrough") == 4);
+  // One image alone: no passthrough attributes, the layers as they always were.
+  CHECK(cnn_encoder_layers(cnn_spec(camera, {{3, 3, 1}}, {}))[0].attributes.count("passthrough") == 0);
+}
+
 TEST_CASE("a cnn spec is refused when its observation is no image or a filter does not fit", "[models][cnn]") {
   CHECK_THROWS_WITH(cnn_spec(Space::box({16}, -1, 1), {{16, 3, 1}}, {}).validate(),
-                    Catch::Contains("the cnn encoder reads an image") && Catch::Contains("Box(-1, 1, (16,), float32)"));
+                    Catch::Contains("the cnn encoder reads images") && Catch::Contains("Box(-1, 1, (16,), float32)"));
+  CHECK_THROWS_WITH(cnn_spec(Space::dict({{"a", Space::box({8, 8, 1}, 0, 1)}, {"b", Space::box({4, 5, 1}, 0, 1)}}),
+                             {{4, 5, 1}}, {}).validate(),
+                    Catch::Contains("conv filter 0 (4:5:1) does not fit the 4x5x1 image it reads (observation ['b'])"));
+  // A board smaller than 4x4 is no image: it is read flat, and alone it leaves the cnn nothing to read.
+  CHECK(image_leaves(Space::dict({{"a", Space::box({8, 8, 1}, 0, 1)}, {"b", Space::box({3, 3, 1}, 0, 1)}})).size() == 1);
+  CHECK_THROWS_WITH(cnn_spec(Space::box({3, 3, 2}, 0, 1), {{2, 2, 1}}, {}).validate(),
+                    Catch::Contains("at least 4x4"));
   CHECK_THROWS_WITH(cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {{16, 3, 1}, {32, 9, 1}}, {}).validate(),
                     Catch::Contains("conv filter 1 (32:9:1) does not fit the 8x8x16 image"));
   CHECK_THROWS_WITH(cnn_spec(Space::box({10, 10, 4}, 0, 1, ScalarType::kUint8), {}, {}).validate(),

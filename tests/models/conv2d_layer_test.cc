@@ -24,7 +24,7 @@ LayerSpec conv_layer(const Conv2dGeometry& g, const std::string& name = "c") {
   LayerSpec layer;
   layer.kind = kConv2dLayer;
   layer.name = name;
-  layer.in = g.in_size();
+  layer.in = g.row_in();
   layer.attributes = g.attributes();
   return layer;
 }
@@ -125,6 +125,46 @@ TEST_CASE("the torch-free conv2d forward is the convolution by its definition", 
   }
 }
 
+TEST_CASE("a conv2d layer among other features convolves its image and carries the rest, unactivated, after it",
+          "[models][conv2d]") {
+  const LayerKind& kind = find_layer_kind(kConv2dLayer);
+  Conv2dGeometry g{5, 4, 2, 3, 3, 1, 1};  // 5x4x2 -> 5x4x3 = 60 features
+  g.image_offset = 3;
+  g.passthrough = 7;  // 3 features before the image, 4 after
+  const int64_t rows = 2;
+  const std::vector<float> w = random_values(size_t(g.out_channels * g.patch_size()), 0.3, 4);
+  const std::vector<float> b = random_values(size_t(g.out_channels), 0.5, 5);
+  const std::vector<float> x = random_values(size_t(rows * g.row_in()), 1.0, 6);
+  const LayerSpec layer = conv_layer(g);
+  REQUIRE(kind.output_size(layer) == 60 + 7);
+  CHECK(kind.activated_outputs(layer) == 60);
+  CHECK(g.attributes().at("image_offset") == 3);
+  CHECK(Conv2dGeometry{5, 4, 2, 3, 3, 1, 1}.attributes().count("passthrough") == 0);  // a plain image's stay as they were
+  std::vector<float> y(size_t(rows * g.row_out()), NAN);
+  const float* params[] = {w.data(), b.data()};
+  kind.forward(layer, params, x.data(), rows, y.data());
+  Conv2dGeometry image_only = g;
+  image_only.image_offset = image_only.passthrough = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * g.row_in();
+    std::vector<float> image(row + 3, row + 3 + g.in_size()), want(size_t(g.out_size()));
+    conv2d_forward(image_only, w.data(), b.data(), image.data(), 1, want.data());
+    const float* got = y.data() + r * g.row_out();
+    CHECK(std::equal(want.begin(), want.end(), got));  // the same bits as the image alone
+    CHECK(std::equal(row, row + 3, got + 60));          // then the features before it
+    CHECK(std::equal(row + 3 + g.in_size(), row + g.row_in(), got + 63));  // and those after it
+  }
+  // Where a chain's activation stops (ChainKernel and RegisteredLayer run it: torch_conv2d_test.cc).
+  LayerSpec relu = layer;
+  relu.out = kind.output_size(relu);
+  relu.activation = Activation::kRelu;
+  CHECK(activated_outputs(relu) == 60);
+  LayerSpec dense;
+  dense.in = 4;
+  dense.out = 5;
+  CHECK(activated_outputs(dense) == 5);
+}
+
 TEST_CASE("a conv2d layer's shape follows from its attributes", "[models][conv2d]") {
   const LayerKind& kind = find_layer_kind(kConv2dLayer);
   const LayerSpec layer = conv_layer({84, 84, 4, 32, 8, 4, 0});
@@ -170,7 +210,13 @@ TEST_CASE("invalid conv2d geometry is refused, naming the layer and the attribut
           l.in = 10 * 2 * 4;
         }) == "conv2d layer 'pi_0': attribute 'kernel' is 3, larger than the padded width 2 (width 2 + 2 * padding 0)");
   CHECK(refusal([](LayerSpec& l) { l.in = 399; }) ==
-        "conv2d layer 'pi_0': it reads 399 features, but attributes height * width * in_channels give 10 * 10 * 4 = 400");
+        "conv2d layer 'pi_0': it reads 399 features, but attributes height * width * in_channels + passthrough give 10 * "
+        "10 * 4 + 0 = 400");
+  CHECK(refusal([](LayerSpec& l) {
+          l.attributes["image_offset"] = 3;
+          l.attributes["passthrough"] = 2;
+          l.in = 402;
+        }) == "conv2d layer 'pi_0': attribute 'image_offset' is 3, more than the 2 passthrough features it lies among");
   CHECK_THAT(refusal([](LayerSpec& l) {
                for (const char* side : {"height", "width", "in_channels"}) l.attributes[side] = 65536;
              }),
