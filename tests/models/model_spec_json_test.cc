@@ -70,8 +70,8 @@ TEST_CASE("a damaged or foreign model spec is refused with its key path", "[mode
   spec["encoder"]["kind"] = "resnet";
   CHECK(refusal(spec) == "model.encoder.kind: expected one of cnn, mlp, got \"resnet\"");
   spec["encoder"]["kind"] = "cnn";  // known, but this model's observation is no image
-  CHECK(refusal(spec) == "model: the cnn encoder reads an image, a Box of rank 3 (height, width, channels), but the "
-                         "observation space is Box(-inf, inf, (11,), float32)");
+  CHECK(refusal(spec) == "model: the cnn encoder reads images, Boxes of rank 3 (height, width, channels) at least 4x4, "
+                         "alone or inside a Dict or Tuple, but the observation space is Box(-inf, inf, (11,), float32)");
   spec = good;
   spec["core"] = {{"kind", "lstm"}};
   CHECK(refusal(spec) == "model.core: unknown key (a newer rlx's model? this one reads model version 2)");
