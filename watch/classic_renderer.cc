@@ -202,13 +202,14 @@ std::optional<std::unique_ptr<EnvRenderer>> make_classic_renderer(const std::str
     return std::optional<std::unique_ptr<EnvRenderer>>(std::make_unique<ClassicRenderer>(
         env_id, canvas_width, canvas_height, width, height, state_size, fps, std::move(draw)));
   };
-  if (env_id == "CartPole-v1") return make(600, 400, 4, 50, draw_cart_pole);
-  if (env_id == "Pendulum-v1") return make(500, 500, 2, 30, draw_pendulum);
+  // The NoVel variants (envs/classic/mask_velocity.h) snapshot as their base envs do and look alike.
+  if (env_id == "CartPole-v1" || env_id == "CartPoleNoVel-v1") return make(600, 400, 4, 50, draw_cart_pole);
+  if (env_id == "Pendulum-v1" || env_id == "PendulumNoVel-v1") return make(500, 500, 2, 30, draw_pendulum);
   if (env_id == "Acrobot-v1") return make(500, 500, 4, 15, draw_acrobot);
   if (env_id == "MountainCar-v0") {
     return make(600, 400, 2, 30, [](cairo_t* cr, const std::vector<double>& s) { draw_mountain_car(cr, s, 0.5); });
   }
-  if (env_id == "MountainCarContinuous-v0") {
+  if (env_id == "MountainCarContinuous-v0" || env_id == "MountainCarContinuousNoVel-v0") {
     return make(600, 400, 2, 30, [](cairo_t* cr, const std::vector<double>& s) { draw_mountain_car(cr, s, 0.45); });
   }
   return std::nullopt;

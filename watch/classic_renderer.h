@@ -12,7 +12,8 @@
 namespace rlx {
 
 // The renderer of a classic-control env (CartPole-v1, Pendulum-v1, Acrobot-v1, MountainCar-v0,
-// MountainCarContinuous-v0); nullopt for any other id. Width or height 0: Gymnasium's size.
+// MountainCarContinuous-v0, and the NoVel variants of the first, second and last, drawn as their
+// base envs); nullopt for any other id. Width or height 0: Gymnasium's size.
 std::optional<std::unique_ptr<EnvRenderer>> make_classic_renderer(const std::string& env_id, int width, int height);
 
 }  // namespace rlx

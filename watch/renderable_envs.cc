@@ -12,8 +12,9 @@
 namespace rlx {
 
 std::vector<std::string> renderable_env_ids() {
-  return {"Acrobot-v1",     "Ant-v4",         "CartPole-v1",              "HalfCheetah-v4", "Hopper-v4",
-          "InvertedPendulum-v4", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1",    "Walker2d-v4"};
+  return {"Acrobot-v1", "Ant-v4", "CartPole-v1", "CartPoleNoVel-v1", "HalfCheetah-v4", "Hopper-v4",
+          "InvertedPendulum-v4", "MountainCar-v0", "MountainCarContinuous-v0", "MountainCarContinuousNoVel-v0",
+          "Pendulum-v1", "PendulumNoVel-v1", "Walker2d-v4"};
 }
 
 bool is_renderable_env(const std::string& env_id) {

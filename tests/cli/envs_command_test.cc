@@ -54,7 +54,8 @@ TEST_CASE("rlx envs list shows every built-in id with its spaces", "[cli]") {
   const auto r = run_rlx("envs list");
   REQUIRE(r.exit_code == 0);
   for (const char* id : {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1",
-                         "Hopper-v4", "HalfCheetah-v4", "Walker2d-v4", "Ant-v4", "InvertedPendulum-v4"}) {
+                         "Hopper-v4", "HalfCheetah-v4", "Walker2d-v4", "Ant-v4", "InvertedPendulum-v4",
+                         "CartPoleNoVel-v1", "PendulumNoVel-v1", "MountainCarContinuousNoVel-v0"}) {
     CHECK_THAT(r.out, Catch::Contains(std::string(id) + "  observation=Box("));
   }
   CHECK_THAT(r.out, Catch::Contains("CartPole-v1  observation=Box([-4.8 -inf -0.418879 -inf], "
@@ -70,6 +71,12 @@ TEST_CASE("rlx envs info prints the spec as JSON", "[cli]") {
   CHECK(spec["action_space"]["type"] == "Box");
   CHECK(spec["action_space"]["high"] == 2.0);  // bounds every element shares are written once
   CHECK(spec["observation_space"]["shape"] == nlohmann::json::array({3}));
+  const auto masked = run_rlx("envs info CartPoleNoVel-v1");
+  REQUIRE(masked.exit_code == 0);
+  const auto masked_spec = nlohmann::json::parse(masked.out);
+  CHECK(masked_spec["id"] == "CartPoleNoVel-v1");
+  CHECK(masked_spec["max_episode_steps"] == 500);
+  CHECK(masked_spec["reward_threshold"] == 475.0);
 }
 
 TEST_CASE("an unknown env id is an input error that lists the known ones, suggests one and names plugins", "[cli]") {
