@@ -111,8 +111,9 @@ std::vector<EncoderLayer> cnn_encoder_layers(const ModelSpec& spec) {
     g.height = image.shape.height;
     g.width = image.shape.width;
     g.in_channels = image.shape.channels;
+    const int64_t image_size = g.in_size();
     g.image_offset = features_done + image.flat_offset - image_sizes_done;
-    g.passthrough = row - g.in_size();
+    g.passthrough = row - image_size;
     for (size_t i = 0; i < spec.conv_filters.size(); ++i) {
       const ConvFilter& f = spec.conv_filters[i];
       g.out_channels = f.out_channels;
@@ -133,7 +134,7 @@ std::vector<EncoderLayer> cnn_encoder_layers(const ModelSpec& spec) {
     }
     row = g.in_size() + g.passthrough;
     features_done += g.in_size();
-    image_sizes_done += image.shape.height * image.shape.width * image.shape.channels;
+    image_sizes_done += image_size;
   }
   for (int64_t width : spec.hidden_sizes) layers.push_back({kDenseLayer, width, parse_activation(spec.activation)});
   return layers;

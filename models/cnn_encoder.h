@@ -2,12 +2,12 @@
 // observation, then dense layers over everything. An image is a Box of rank 3, height x width x
 // channels (channels last, as Gymnasium's pixel and MinAtar observations are): the observation
 // itself, or leaves of a Dict or Tuple observation (SB3's MultiInputPolicy, RLlib's catalog for
-// Dict spaces); a rank-3 Box smaller than kMinImageSide on a side (a 3x3 board) is no image
-// and is read flat like the other leaves. For each image, in flatten order, each ModelSpec::conv_filters entry becomes a
-// "conv2d" layer (models/conv2d_layer.h; no padding, ReLU) that carries the rest of the row
-// through (image_offset, passthrough), so the first dense layer reads every image's features and
-// the observation's other leaves, flattened (Discrete one-hot), concatenated. Each hidden_sizes
-// entry becomes a dense layer with the spec's activation; the heads follow.
+// Dict spaces); a rank-3 Box smaller than kMinImageSide on a side (a 3x3 board) is no image and is
+// read flat like the other leaves. For each image, in flatten order, each ModelSpec::conv_filters
+// entry becomes a "conv2d" layer (models/conv2d_layer.h; no padding, ReLU) that carries the rest of
+// the row through (image_offset, passthrough), so the first dense layer reads every image's
+// features and the observation's other leaves, flattened (Discrete one-hot), concatenated. Each
+// hidden_sizes entry becomes a dense layer with the spec's activation; the heads follow.
 //
 // The presets, chosen by image size when an experiment leaves the encoder to rlx (RLlib's
 // catalog and SB3's CnnPolicy choose the same way):
