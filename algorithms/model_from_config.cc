@@ -84,6 +84,11 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
     model.log_std_init = experiment.config.ppo().log_std_init;
     model.ortho_init = experiment.config.ppo().ortho_init;
   }
+  if (common.recurrent()) {
+    model.core = common.use_lstm ? "lstm" : "gru";
+    model.core_size = common.lstm_cell_size;
+    model.core_layers = common.lstm_num_layers;
+  }
   if (model.kind == ModelKind::kQNetwork) model.dueling = experiment.config.dqn().dueling;
   try {
     model.validate();

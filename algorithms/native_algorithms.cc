@@ -31,6 +31,10 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
     return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
            "trunk; use learner_backend: torch)";
   }
+  if (common.recurrent()) {
+    return std::string("the native learner trains memoryless MLPs, but ") + (common.use_lstm ? "use_lstm" : "use_gru") +
+           " is true (use learner_backend: torch)";
+  }
   if (common.encoder == "mlp") return std::nullopt;
   std::string encoder = common.encoder;
   if (encoder == "auto") {  // chosen from the env's observation space: only then is the env loaded here

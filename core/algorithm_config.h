@@ -47,6 +47,12 @@ struct CommonConfig {
   IntList hidden_sizes;
   std::string activation;
   bool vf_share_layers{};
+  bool use_lstm{};                     // a recurrent core (ModelSpec::core): an LSTM ...
+  bool use_gru{};                      // ... or a GRU
+  int64_t lstm_cell_size{};            // the core's units (LSTM or GRU)
+  int64_t lstm_num_layers{};           // its stacked cells
+  // True when the model has a recurrent core.
+  bool recurrent() const { return use_lstm || use_gru; }
 };
 
 // PPO's hyperparameters (RLlib's names). The value loss is a plain mean squared error
@@ -74,6 +80,7 @@ struct PpoConfig {
   double adam_eps{};
   double log_std_init{};
   bool ortho_init{};                  // false: PyTorch's default init (ModelSpec::ortho_init)
+  int64_t max_seq_len{};              // a recurrent model trains on sequences of at most this many steps
 
   // Not keys: APPO's loss (algorithms/appo_algorithm.h fills them from AppoConfig; PPO leaves them off).
   bool vtrace = false;                // V-trace targets and advantages (native/vtrace.h) instead of GAE

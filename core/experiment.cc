@@ -264,6 +264,15 @@ void validate_experiment(const Experiment& experiment) {
     }
   };
   const CommonConfig& common = config.common();
+  if (common.use_lstm && common.use_gru) {
+    throw ConfigError(label + "use_lstm (" + origin_of(experiment, "use_lstm") + ") and use_gru (" +
+                      origin_of(experiment, "use_gru") + ") are both true; a recurrent core is one or the other");
+  }
+  if (common.recurrent() && !reads_ppo_keys(experiment.algorithm)) {
+    const std::string key = common.use_lstm ? "use_lstm" : "use_gru";
+    throw ConfigError(label + key + " (" + origin_of(experiment, key) + "): a recurrent core trains with PPO or APPO; " +
+                      algorithm_name(experiment.algorithm) + " has none yet (DQN's sequence replay, R2D2, is not built)");
+  }
   if (common.worker_weight_delay > 0 && common.worker_weight_delay >= common.max_policy_lag) {
     throw ConfigError(label + "worker_weight_delay " + std::to_string(common.worker_weight_delay) + " (" +
                       origin_of(experiment, "worker_weight_delay") + ") must be below max_policy_lag " +

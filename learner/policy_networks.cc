@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "models/action_sampling.h"
+#include "models/layer_kinds.h"
 
 namespace rlx {
 
@@ -52,6 +54,39 @@ torch::Tensor run_chain(const std::vector<TorchChainLayer>& layers, const LayerC
     x = activate(layers[i].linear.ptr()->forward(x), chain[i].activation);  // ptr(): the holder is const
   }
   return x;
+}
+
+// The model state's parts a sequence run gives, by state offset: final and per-step states.
+struct StateParts {
+  std::map<int64_t, torch::Tensor> final_states;  // [B, s]
+  std::map<int64_t, torch::Tensor> states_after;  // [B, T, s]
+};
+
+// run_chain over B sequences of T steps (rows b-major): recurrent layers run over the steps from
+// their part of input.initial_state, and leave their states in parts.
+torch::Tensor run_chain_sequences(const std::vector<TorchChainLayer>& layers, const LayerChain& chain, torch::Tensor x,
+                                  const SequenceInput& input, StateParts& parts) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!layers[i].registered || !layers[i].registered->recurrent()) {
+      x = run_chain({layers[i]}, {chain[i]}, x);
+      continue;
+    }
+    const int64_t offset = chain[i].state_offset, size = layer_state_size(chain[i]);
+    RecurrentRun run = layers[i].registered.ptr()->run_sequences(x, input.num_steps, input.initial_state.narrow(1, offset, size),
+                                                           input.resets, input.record_states);
+    x = run.outputs;
+    parts.final_states[offset] = run.final_state;
+    if (input.record_states) parts.states_after[offset] = run.states_after;
+  }
+  return x;
+}
+
+// The parts in state order, joined along `dim` (an empty model state: zero columns).
+torch::Tensor joined_state(const std::map<int64_t, torch::Tensor>& parts, int64_t dim, const torch::Tensor& like) {
+  std::vector<torch::Tensor> ordered;
+  for (const auto& [offset, part] : parts) ordered.push_back(part);
+  if (ordered.empty()) return like.new_zeros({like.size(0), 0});
+  return torch::cat(ordered, dim);
 }
 
 }  // namespace
@@ -291,6 +326,24 @@ PolicyOutput ActorCritic::forward(const torch::Tensor& obs) {
   const torch::Tensor features = run_chain(trunk_, layout_.trunk, obs);
   return {run_chain(policy_chain_, layout_.policy_chain, features),
           run_chain(value_chain_, layout_.value_chain, features).squeeze(1)};
+}
+
+SequenceOutput ActorCritic::forward_sequences(const torch::Tensor& obs, const SequenceInput& input) {
+  if (!input.initial_state.defined() || input.initial_state.dim() != 2 || input.initial_state.size(1) != layout_.state_size) {
+    throw std::invalid_argument("forward_sequences needs an initial state [B, " + std::to_string(layout_.state_size) + "]");
+  }
+  StateParts parts;
+  const torch::Tensor features = run_chain_sequences(trunk_, layout_.trunk, obs, input, parts);
+  SequenceOutput out;
+  out.policy = run_chain_sequences(policy_chain_, layout_.policy_chain, features, input, parts);
+  out.value = run_chain_sequences(value_chain_, layout_.value_chain, features, input, parts).squeeze(1);
+  out.final_state = joined_state(parts.final_states, 1, input.initial_state);
+  if (input.record_states) {
+    out.states_after = parts.states_after.empty() ? obs.new_zeros({obs.size(0), 0})
+                                                  : joined_state(parts.states_after, 2, input.initial_state)
+                                                        .reshape({obs.size(0), layout_.state_size});
+  }
+  return out;
 }
 
 torch::Tensor ActorCritic::policy_forward(const torch::Tensor& obs) {

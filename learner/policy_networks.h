@@ -117,6 +117,23 @@ struct PolicyOutput {
   torch::Tensor value;   // V(s) [B]
 };
 
+// A recurrent ActorCritic's input besides the observations: B sequences of T steps, rows b-major
+// (row b * T + t).
+struct SequenceInput {
+  int64_t num_steps = 1;        // T
+  torch::Tensor initial_state;  // [B, S] the model state (ActorCriticLayout::state_size) before step 0
+  torch::Tensor resets;         // [B, T] 1 where an episode starts at step t (its state zeroed first); undefined: none
+  bool record_states = false;   // fill SequenceOutput::states_after
+};
+
+// Outputs of ActorCritic::forward_sequences.
+struct SequenceOutput {
+  torch::Tensor policy;        // [B * T, P]
+  torch::Tensor value;         // [B * T]
+  torch::Tensor final_state;   // [B, S] after step T - 1
+  torch::Tensor states_after;  // [B * T, S] after each step, when recorded
+};
+
 // Policy and value networks (separate by default, or one shared trunk with two heads), MLPs
 // with orthogonal init: hidden gain sqrt(2), policy output 0.01, value output 1, biases 0.
 // Box actions add a state-independent learned log_std [A] initialised to config.log_std_init.
@@ -128,8 +145,13 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   // (Re)creates and initialises every layer (Cloneable's hook; clone() calls it).
   void reset() override;
 
-  // Policy output and value for observations [B, O].
+  // Policy output and value for observations [B, O] (std::logic_error for a recurrent model).
   PolicyOutput forward(const torch::Tensor& obs);
+  // A recurrent model (or any) over sequences: observations [B * T, O], rows b-major.
+  SequenceOutput forward_sequences(const torch::Tensor& obs, const SequenceInput& input);
+  // True when the model has a recurrent core (state_size floats per sequence).
+  bool recurrent() const { return layout_.recurrent(); }
+  int64_t state_size() const { return layout_.state_size; }
   // Policy output only: logits [B, n] or mean [B, A].
   torch::Tensor policy_forward(const torch::Tensor& obs);
   // Value only [B].

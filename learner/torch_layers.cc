@@ -44,7 +44,8 @@ torch::Tensor activate(const torch::Tensor& x, Activation activation) {
 
 RegisteredLayerImpl::RegisteredLayerImpl(LayerSpec layer) : layer_(std::move(layer)) {
   if (layer_.dense()) throw std::invalid_argument("a dense layer is a torch::nn::Linear, not a RegisteredLayer");
-  forward_ = &find_torch_layer(layer_.kind);
+  recurrent_ = layer_state_size(layer_) > 0;
+  if (!recurrent_) forward_ = &find_torch_layer(layer_.kind);
   activated_ = activated_outputs(layer_);
   reset();
 }
@@ -66,10 +67,19 @@ void RegisteredLayerImpl::reset() {
 }
 
 torch::Tensor RegisteredLayerImpl::forward(const torch::Tensor& x) {
+  if (recurrent_) throw std::logic_error("recurrent layer " + layer_.name + " runs over sequences (run_sequences)");
   const torch::Tensor y = (*forward_)(layer_, params_, x);
   if (activated_ == layer_.out) return activate(y, layer_.activation);
   return torch::cat({activate(y.narrow(1, 0, activated_), layer_.activation), y.narrow(1, activated_, layer_.out - activated_)},
                     1);
+}
+
+RecurrentRun RegisteredLayerImpl::run_sequences(const torch::Tensor& x, int64_t num_steps, const torch::Tensor& state,
+                                                const torch::Tensor& resets, bool record_states) {
+  if (!recurrent_) throw std::logic_error("layer " + layer_.name + " is not recurrent");
+  RecurrentRun run = run_recurrent_layer(layer_, params_, x, num_steps, state, resets, record_states);
+  run.outputs = activate(run.outputs, layer_.activation);
+  return run;
 }
 
 }  // namespace rlx

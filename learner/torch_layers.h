@@ -12,6 +12,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include "learner/torch_recurrent.h"
 #include "models/network_layout.h"
 
 namespace rlx {
@@ -31,18 +32,27 @@ const TorchLayerForward& find_torch_layer(const std::string& kind);
 // initialize (models/layer_kinds.h) with a seed drawn from LibTorch's global generator.
 class RegisteredLayerImpl : public torch::nn::Cloneable<RegisteredLayerImpl> {
  public:
-  // Throws std::invalid_argument for a dense layer or a kind without a LibTorch forward.
+  // Throws std::invalid_argument for a dense layer or a kind without a LibTorch forward (a
+  // recurrent kind's is learner/torch_recurrent.h).
   explicit RegisteredLayerImpl(LayerSpec layer);
 
   // (Re)creates and initialises the parameters (Cloneable's hook).
   void reset() override;
-  // The layer's map of x [B, in], then its activation (on its activated_outputs leading features).
+  // The layer's map of x [B, in], then its activation (on its activated_outputs leading features);
+  // std::logic_error for a recurrent layer.
   torch::Tensor forward(const torch::Tensor& x);
+  // A recurrent layer over B sequences of T steps (learner/torch_recurrent.h's run_recurrent_layer),
+  // then its activation on the outputs.
+  RecurrentRun run_sequences(const torch::Tensor& x, int64_t num_steps, const torch::Tensor& state,
+                             const torch::Tensor& resets, bool record_states);
+  bool recurrent() const { return recurrent_; }
+  const LayerSpec& spec() const { return layer_; }
 
  private:
   LayerSpec layer_;
   const TorchLayerForward* forward_ = nullptr;
   int64_t activated_ = 0;  // activated_outputs (models/layer_kinds.h)
+  bool recurrent_ = false;  // a recurrent kind: run_sequences, not forward
   std::vector<torch::Tensor> params_;
 };
 TORCH_MODULE(RegisteredLayer);

@@ -5,6 +5,7 @@
 #include "core/named_registry.h"
 #include "models/cnn_encoder.h"
 #include "models/conv2d_layer.h"
+#include "models/recurrent_layers.h"
 
 namespace rlx {
 
@@ -23,7 +24,9 @@ NamedRegistry<LayerKind>& layer_kinds() {
   static NamedRegistry<LayerKind> registry("layer kind");
   // The built-in kinds, once, thread-safe; referenced from here, so no process that links
   // rlx_models (a static library) can lose them.
-  static const bool built_in = (registry.add(kConv2dLayer, conv2d_layer_kind()), true);
+  static const bool built_in = (registry.add(kConv2dLayer, conv2d_layer_kind()),
+                                registry.add(kLstmLayer, recurrent_layer_kind(RecurrentCell::kLstm)),
+                                registry.add(kGruLayer, recurrent_layer_kind(RecurrentCell::kGru)), true);
   (void)built_in;
   return registry;
 }
@@ -40,8 +43,11 @@ NamedRegistry<EncoderKind>& encoder_kinds() {
 
 void register_layer_kind(const std::string& name, LayerKind kind) {
   if (name == kDenseLayer) throw std::invalid_argument("layer kind 'dense' is built in");
-  if (!kind.output_size || !kind.parameters || !kind.initialize || !kind.forward) {
-    throw std::invalid_argument("layer kind '" + name + "' needs output_size, parameters, initialize and forward");
+  const bool recurrent = kind.state_size && kind.step;
+  if (!kind.output_size || !kind.parameters || !kind.initialize || (!kind.forward && !recurrent) ||
+      (kind.forward && (kind.state_size || kind.step))) {
+    throw std::invalid_argument("layer kind '" + name +
+                                "' needs output_size, parameters, initialize and either forward or state_size and step");
   }
   layer_kinds().add(name, std::move(kind));
 }
@@ -57,6 +63,12 @@ int64_t activated_outputs(const LayerSpec& layer) {
   if (layer.dense()) return layer.out;
   const LayerKind& kind = find_layer_kind(layer.kind);
   return kind.activated_outputs ? kind.activated_outputs(layer) : layer.out;
+}
+
+int64_t layer_state_size(const LayerSpec& layer) {
+  if (layer.dense()) return 0;
+  const LayerKind& kind = find_layer_kind(layer.kind);
+  return kind.state_size ? kind.state_size(layer) : 0;
 }
 
 void register_encoder_kind(const std::string& name, EncoderKind kind) {

@@ -7,8 +7,9 @@
 // another kind trains on LibTorch's autograd, and the native learners refuse it.
 // tests/learner/toy_layer_test.cc adds a kind this way. Registration is thread-safe; register
 // before building models that use the kind. Built in, in every process that links rlx_models:
-// "conv2d" (models/conv2d_layer.h; its LibTorch forward is learner/torch_conv2d.h), and the encoder
-// kinds "mlp" and "cnn" (models/cnn_encoder.h).
+// "conv2d" (models/conv2d_layer.h; its LibTorch forward is learner/torch_conv2d.h), the recurrent
+// "lstm" and "gru" (models/recurrent_layers.h), and the encoder kinds "mlp" and "cnn"
+// (models/cnn_encoder.h).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,13 @@ struct LayerKind {
   // Optional: how many leading features of each output row the chain's activation applies to, for
   // a kind that carries features through unchanged after its own (empty: all `out`).
   std::function<int64_t(const LayerSpec& layer)> activated_outputs;
+  // A recurrent kind (models/recurrent_layers.h) sets these two instead of forward: the floats of
+  // state one row carries from step to step, and one step, y[rows, out] = its map of x[rows, in]
+  // with each row's state [rows, state_size] read and overwritten in place.
+  std::function<int64_t(const LayerSpec& layer)> state_size;
+  std::function<void(const LayerSpec& layer, const float* const* params, const float* x, int64_t rows, float* state,
+                     float* y)>
+      step;
 };
 
 // One layer an encoder kind asks for: a dense layer of `size` units, or a registered kind.
@@ -54,8 +62,8 @@ struct EncoderLayer {
 // An encoder kind: the layers, in order, an encoder of a spec is made of.
 using EncoderKind = std::function<std::vector<EncoderLayer>(const ModelSpec& spec)>;
 
-// Adds a layer kind; throws std::invalid_argument when the name is "dense", empty or taken
-// ("conv2d", models/conv2d_layer.h, is built in).
+// Adds a layer kind (forward, or state_size and step); throws std::invalid_argument when the name
+// is "dense", empty or taken ("conv2d", "lstm" and "gru" are built in).
 void register_layer_kind(const std::string& name, LayerKind kind);
 // The registered kind; throws std::invalid_argument naming the known kinds otherwise.
 const LayerKind& find_layer_kind(const std::string& name);
@@ -63,6 +71,8 @@ const LayerKind& find_layer_kind(const std::string& name);
 // The leading features of each of the layer's output rows that its activation applies to: `out`
 // for a dense layer or a kind without activated_outputs.
 int64_t activated_outputs(const LayerSpec& layer);
+// The floats of state each row of the layer carries between steps: 0 unless its kind is recurrent.
+int64_t layer_state_size(const LayerSpec& layer);
 
 // Adds an encoder kind; throws std::invalid_argument when the name is empty or taken ("mlp" is built in).
 void register_encoder_kind(const std::string& name, EncoderKind kind);

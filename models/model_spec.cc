@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/layer_kinds.h"
+#include "models/recurrent_layers.h"
 
 namespace rlx {
 
@@ -105,6 +106,23 @@ void ModelSpec::validate() const {
   } else if (!conv_filters.empty()) {
     throw std::invalid_argument("conv filters are for the cnn encoder, but the encoder is '" + encoder + "'");
   }
+  if (recurrent()) {
+    if (core != kLstmLayer && core != kGruLayer) {
+      throw std::invalid_argument("unknown recurrent core '" + core + "' (expected lstm or gru)");
+    }
+    if (core_size < 1 || core_size > kMaxRecurrentHidden) {
+      throw std::invalid_argument("recurrent core size must be in [1, " + std::to_string(kMaxRecurrentHidden) + "], got " +
+                                  std::to_string(core_size));
+    }
+    if (core_layers < 1 || core_layers > kMaxCoreLayers) {
+      throw std::invalid_argument("recurrent core layers must be in [1, " + std::to_string(kMaxCoreLayers) + "], got " +
+                                  std::to_string(core_layers));
+    }
+    if (kind != ModelKind::kActorCritic) {
+      throw std::invalid_argument(std::string("a recurrent core is for actor_critic models (PPO, APPO), not ") +
+                                  model_kind_name(kind));
+    }
+  }
   if (kind == ModelKind::kQNetwork && !action_space.is_discrete()) {
     throw std::invalid_argument("a q_network model needs a Discrete action space, got " + action_space.to_string());
   }
@@ -135,6 +153,7 @@ bool ModelSpec::operator==(const ModelSpec& other) const {
   return kind == other.kind && obs_size == other.obs_size && model_view(input_space()) == model_view(other.input_space()) &&
          action_mask == other.action_mask && action_space == other.action_space &&
          encoder == other.encoder && conv_filters == other.conv_filters && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
+         core == other.core && (!recurrent() || (core_size == other.core_size && core_layers == other.core_layers)) &&
          log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;
 }
 

@@ -9,7 +9,7 @@
 // Its parts, as RLlib's RLModule names them: an encoder (an MLP of hidden_sizes and activation,
 // or a kind registered in models/layer_kinds.h; one copy per head, or shared), heads (the policy's logits or means and the value;
 // Q-values, plain or dueling; SAC's squashed Gaussian and its Q(s, a) critics) and the
-// initialisation. The next model kinds (image encoders, recurrent cores) add fields here.
+// initialisation; between encoder and heads an optional recurrent core (LSTM or GRU).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,9 @@ struct ConvFilter {
   }
 };
 
+// The most stacked cells a recurrent core may have.
+constexpr int64_t kMaxCoreLayers = 8;
+
 // Which networks a model has and how a worker acts with them.
 enum class ModelKind {
   kActorCritic,       // PPO, APPO: policy and value networks; samples (or argmax / mean) actions
@@ -69,12 +72,21 @@ struct ModelSpec {
                                              // convolutions); empty means a linear model
   std::string activation = "tanh";           // "tanh" or "relu"
   bool shared_trunk = false;                 // kActorCritic: one encoder for the policy and value heads
+  // Recurrent core (models/recurrent_layers.h), between the encoder and the heads: "" (none),
+  // "lstm" or "gru"; core_layers stacked cells of core_size units. kActorCritic only: with
+  // shared_trunk one core, else one for the policy and one for the value (SB3's RecurrentPPO).
+  std::string core;
+  int64_t core_size = 64;
+  int64_t core_layers = 1;
   // Heads.
   double log_std_init = 0.0;                 // kActorCritic with Box actions: initial state-independent log-std
   bool dueling = false;                      // kQNetwork: value + advantage - mean(advantage) heads
   // Initialisation.
   bool ortho_init = true;                    // kActorCritic: orthogonal weights with PPO's gains, zero
                                              // biases; false: PyTorch's nn.Linear default (SB3's ortho_init)
+
+  // True when the model has a recurrent core: its policies carry a state per env.
+  bool recurrent() const { return !core.empty(); }
 
   // A spec of this kind with the observation space, mask and action space taken from an env
   // spec (obs_size its flat size), other fields default.

@@ -6,6 +6,7 @@
 #include "core/space_json.h"
 #include "models/conv2d_layer.h"
 #include "models/layer_kinds.h"
+#include "models/recurrent_layers.h"
 
 namespace rlx {
 
@@ -108,7 +109,7 @@ std::vector<ConvFilter> conv_filters_of(const json& value, const std::string& pa
 }  // namespace
 
 json model_spec_to_json(const ModelSpec& spec) {
-  return {{"version", kModelSpecVersion},
+  json out = {{"version", kModelSpecVersion},
           {"kind", model_kind_name(spec.kind)},
           {"observation_size", spec.obs_size},
           {"observation_space", space_to_json(spec.input_space())},
@@ -117,6 +118,8 @@ json model_spec_to_json(const ModelSpec& spec) {
           {"encoder", encoder_to_json(spec)},
           {"heads", {{"log_std_init", spec.log_std_init}, {"dueling", spec.dueling}}},
           {"init", spec.ortho_init ? "orthogonal" : "torch_default"}};
+  if (spec.recurrent()) out["core"] = {{"kind", spec.core}, {"size", spec.core_size}, {"layers", spec.core_layers}};
+  return out;
 }
 
 ModelSpec model_spec_from_json(const json& value, const std::string& where) {
@@ -131,7 +134,7 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   }
   std::set<std::string> keys = {"version", "kind", "observation_size", "action_space", "encoder", "heads", "init"};
   if (version >= 2) keys.insert({"observation_space", "action_mask"});  // version 1: a float32 Box, no mask
-  const json& in = object_with_keys(value, where, keys);
+  const json& in = object_with_keys(value, where, keys, {"core"});
   ModelSpec spec;
   const std::string kind = string_of(in.at("kind"), where + ".kind", {"actor_critic", "q_network", "squashed_gaussian"});
   spec.kind = *parse_model_kind(kind);
@@ -171,6 +174,13 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   spec.log_std_init = log_std.get<double>();
   spec.dueling = boolean(heads.at("dueling"), heads_path + ".dueling");
   spec.ortho_init = string_of(in.at("init"), where + ".init", {"orthogonal", "torch_default"}) == "orthogonal";
+  if (in.contains("core")) {
+    const std::string core_path = where + ".core";
+    const json& core = object_with_keys(in.at("core"), core_path, {"kind", "size", "layers"});
+    spec.core = string_of(core.at("kind"), core_path + ".kind", {kLstmLayer, kGruLayer});
+    spec.core_size = integer_in(core.at("size"), core_path + ".size", 1, kMaxRecurrentHidden);
+    spec.core_layers = integer_in(core.at("layers"), core_path + ".layers", 1, kMaxCoreLayers);
+  }
   try {
     spec.validate();
   } catch (const std::invalid_argument& error) {

@@ -7,11 +7,14 @@
 //    "action_mask": false, "action_space": (core/space_json.h),
 //    "encoder": {"kind": "mlp" (or a registered kind), "hidden_sizes": [64, 64], "activation": "tanh" | "relu", "shared": false},
 //    "heads": {"log_std_init": 0.0, "dueling": false},
-//    "init": "orthogonal" | "torch_default"}
+//    "init": "orthogonal" | "torch_default",
+//    "core": {"kind": "lstm" | "gru", "size": 64, "layers": 1}}   (only for a recurrent model)
 //
 // A reader refuses a version it does not know and any key it does not know (a newer rlx's
 // model part it could not build), naming it. Version 1 (rlx before every space) had neither
-// observation_space nor action_mask: a float32 Box of O, no mask.
+// observation_space nor action_mask: a float32 Box of O, no mask. A memoryless model has no
+// "core" key, so its JSON is what an rlx before recurrent cores wrote; such an rlx refuses a
+// recurrent model by naming "model.core".
 #pragma once
 
 #include <string>

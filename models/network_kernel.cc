@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace rlx {
 
@@ -77,10 +79,12 @@ void dense_forward(const float* x, int64_t rows, const DenseWeights& layer, Acti
 
 ChainKernel::ChainKernel(LayerChain chain)
     : chain_(std::move(chain)), weights_(chain_.size()), kinds_(chain_.size(), nullptr), activated_(chain_.size()),
-      params_(chain_.size()), param_pointers_(chain_.size()) {
+      state_sizes_(chain_.size()), params_(chain_.size()), param_pointers_(chain_.size()) {
   for (size_t l = 0; l < chain_.size(); ++l) {
     if (!chain_[l].dense()) kinds_[l] = &find_layer_kind(chain_[l].kind);
     activated_[l] = activated_outputs(chain_[l]);
+    state_sizes_[l] = layer_state_size(chain_[l]);
+    recurrent_ = recurrent_ || state_sizes_[l] > 0;
   }
 }
 
@@ -98,13 +102,27 @@ void ChainKernel::load(const float* flat) {
   }
 }
 
-const float* ChainKernel::run(const float* input, int64_t rows) {
+const float* ChainKernel::run(const float* input, int64_t rows, float* state, int64_t state_stride) {
   const float* x = input;
   for (size_t l = 0; l < chain_.size(); ++l) {
     std::vector<float>& y = buffers_[l % 2];
     y.resize(static_cast<size_t>(rows * chain_[l].out));  // grows once, then reused
     if (kinds_[l] == nullptr) {
       dense_forward(x, rows, weights_[l], chain_[l].activation, y.data());
+    } else if (state_sizes_[l] > 0) {
+      if (state == nullptr) throw std::logic_error("layer " + chain_[l].name + " is recurrent: its chain needs a state");
+      const int64_t size = state_sizes_[l], offset = chain_[l].state_offset;
+      layer_state_.resize(static_cast<size_t>(rows * size));
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* from = state + r * state_stride + offset;
+        std::copy(from, from + size, layer_state_.data() + r * size);
+      }
+      kinds_[l]->step(chain_[l], param_pointers_[l].data(), x, rows, layer_state_.data(), y.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* from = layer_state_.data() + r * size;
+        std::copy(from, from + size, state + r * state_stride + offset);
+      }
+      apply_activation(y.data(), rows * chain_[l].out, chain_[l].activation);
     } else {
       kinds_[l]->forward(chain_[l], param_pointers_[l].data(), x, rows, y.data());
       const int64_t out = chain_[l].out, activated = activated_[l];
@@ -135,13 +153,15 @@ void ActorCriticKernel::load(const float* flat) {
   }
 }
 
-void ActorCriticKernel::forward(const float* obs, int64_t rows, float* policy_out, float* values) {
-  const float* features = trunk_.run(obs, rows);
-  const float* policy = policy_.run(features, rows);
+void ActorCriticKernel::forward(const float* obs, int64_t rows, float* policy_out, float* values, float* state) {
+  const int64_t stride = layout_.state_size;
+  const float* features = trunk_.run(obs, rows, state, stride);
+  const float* policy = policy_.run(features, rows, state, stride);
   std::memcpy(policy_out, policy, static_cast<size_t>(rows * layout_.policy_outputs) * sizeof(float));
-  if (values == nullptr) return;  // the value head is not wanted (the learner recomputes V)
-  const float* value = value_.run(features, rows);
-  std::memcpy(values, value, static_cast<size_t>(rows) * sizeof(float));
+  // The value head is skipped when not wanted (the learner recomputes V), unless its core must step.
+  if (values == nullptr && !value_.recurrent()) return;
+  const float* value = value_.run(features, rows, state, stride);
+  if (values != nullptr) std::memcpy(values, value, static_cast<size_t>(rows) * sizeof(float));
 }
 
 // ---- QNetworkKernel ----

@@ -46,15 +46,22 @@ class ChainKernel {
   // Copies this chain's weights and biases from the flat vector (which holds at least every offset).
   void load(const float* flat);
   // Runs the chain on input [rows, in]; returns its output [rows, out] (the input itself when the
-  // chain is empty), valid until the next run.
-  const float* run(const float* input, int64_t rows);
+  // chain is empty), valid until the next run. A chain with recurrent layers steps them: state
+  // [rows, state_stride] holds each row's model state (every recurrent layer's at its
+  // LayerSpec::state_offset), read and overwritten; std::logic_error when it is null.
+  const float* run(const float* input, int64_t rows, float* state = nullptr, int64_t state_stride = 0);
   bool empty() const { return chain_.empty(); }
+  // True when a layer of the chain is recurrent.
+  bool recurrent() const { return recurrent_; }
 
  private:
   LayerChain chain_;
   std::vector<DenseWeights> weights_;  // per dense layer
   std::vector<const LayerKind*> kinds_;  // per layer: null for dense ones
   std::vector<int64_t> activated_;       // per layer: activated_outputs (models/layer_kinds.h)
+  std::vector<int64_t> state_sizes_;     // per layer: layer_state_size (0 unless recurrent)
+  bool recurrent_ = false;
+  std::vector<float> layer_state_;       // [rows, a recurrent layer's state] scratch
   std::vector<std::vector<std::vector<float>>> params_;  // per layer of another kind: its parameters' values
   std::vector<std::vector<const float*>> param_pointers_;  // into params_
   std::vector<float> buffers_[2];
@@ -68,8 +75,9 @@ class ActorCriticKernel {
   // Takes weights from a flat vector of layout.num_parameters values.
   void load(const float* flat);
   // For obs [rows, O]: writes policy outputs [rows, P] (logits or means) and values [rows]
-  // (skipping the value head when values is null).
-  void forward(const float* obs, int64_t rows, float* policy_out, float* values);
+  // (skipping the value head when values is null, unless a recurrent core there must step). A
+  // recurrent model steps state [rows, layout.state_size] in place (null: std::logic_error).
+  void forward(const float* obs, int64_t rows, float* policy_out, float* values, float* state = nullptr);
   // Box actions: the loaded log-std [A] and its exp; empty for Discrete actions.
   const std::vector<float>& log_std() const { return log_std_; }
   const std::vector<float>& std() const { return std_; }

@@ -69,6 +69,20 @@ class FlatBuilder {
     return in;
   }
 
+  // The spec's recurrent core (if any) as layers prefix_<core>_0.. reading `in` features, their
+  // states placed from state_size on (which grows by theirs); returns its output width.
+  int64_t core(LayerChain& chain, const std::string& prefix, int64_t in, const ModelSpec& spec, int64_t& state_size) {
+    if (!spec.recurrent()) return in;
+    for (int64_t i = 0; i < spec.core_layers; ++i) {
+      EncoderLayer cell{spec.core, 0, Activation::kNone, {{"hidden", spec.core_size}}};
+      chain.push_back(registered(cell, prefix + "_" + spec.core + "_" + std::to_string(i), in, 1.0));
+      chain.back().state_offset = state_size;
+      state_size += layer_state_size(chain.back());
+      in = chain.back().out;
+    }
+    return in;
+  }
+
   size_t size() const { return next_; }
 
  private:
@@ -152,13 +166,16 @@ ActorCriticLayout actor_critic_layout(const ModelSpec& config) {
   FlatBuilder flat(layout.parameters);
   if (!layout.discrete) layout.log_std = flat.add("log_std", {layout.policy_outputs});
   if (config.shared_trunk) {
-    const int64_t width = flat.encoder(layout.trunk, "trunk", config.obs_size, config);
+    int64_t width = flat.encoder(layout.trunk, "trunk", config.obs_size, config);
+    width = flat.core(layout.trunk, "trunk", width, config, layout.state_size);
     layout.policy_chain.push_back(flat.dense("pi_out", width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
     layout.value_chain.push_back(flat.dense("vf_out", width, 1, Activation::kNone, kValueOutputGain));
   } else {
-    const int64_t pi_width = flat.encoder(layout.policy_chain, "pi", config.obs_size, config);
+    int64_t pi_width = flat.encoder(layout.policy_chain, "pi", config.obs_size, config);
+    pi_width = flat.core(layout.policy_chain, "pi", pi_width, config, layout.state_size);
     layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
-    const int64_t vf_width = flat.encoder(layout.value_chain, "vf", config.obs_size, config);
+    int64_t vf_width = flat.encoder(layout.value_chain, "vf", config.obs_size, config);
+    vf_width = flat.core(layout.value_chain, "vf", vf_width, config, layout.state_size);
     layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
   }
   for (LayerChain* chain : {&layout.trunk, &layout.policy_chain, &layout.value_chain}) {

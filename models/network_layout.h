@@ -7,7 +7,9 @@
 //
 // Flat order (each tensor row-major, weights [out, in]):
 //   ActorCritic: ["log_std" [A], Box only], then the shared trunk "trunk_i" (when shared_trunk),
-//                then the policy chain "pi_i".. "pi_out", then the value chain "vf_i".. "vf_out".
+//                then the policy chain "pi_i".. "pi_out", then the value chain "vf_i".. "vf_out";
+//                a recurrent core's layers ("<chain>_lstm_j" or "<chain>_gru_j") follow the
+//                encoder's in the trunk, or in both chains when there is no trunk.
 //   QNetwork:    "q_i" per hidden layer, then "q_out" or, when dueling, "value_out" and
 //                "advantage_out".
 //   SquashedGaussian (SAC's policy): "pi_i" per hidden layer, then "pi_out" [2A].
@@ -64,6 +66,9 @@ struct LayerSpec {
   double init_gain = 1.0;  // dense (and conv2d): orthogonal init gain of W (b starts at zero)
   bool orthogonal_init = true;  // dense: false: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), PyTorch's nn.Linear default
   std::vector<ParameterSpec> parameters;  // every kind, dense too (weight, bias), in flat order
+  // A recurrent layer (models/recurrent_layers.h): where its state starts in a row of the model's
+  // state (every recurrent layer of the model, in flat order); 0 for other layers.
+  int64_t state_offset = 0;
 
   bool dense() const { return kind == kDenseLayer; }
   // A dense layer's W [out, in] and b [out]: where they start in the flat vector.
@@ -93,6 +98,10 @@ struct ActorCriticLayout {
   LayerChain value_chain;   // ends with "vf_out" (1 output)
   std::vector<ParameterSpec> parameters;  // flat order
   size_t num_parameters = 0;
+  // Floats of recurrent state per env: the states of the recurrent layers ("trunk_lstm_0", then
+  // "pi_lstm_0".., then "vf_lstm_0"..), each at its LayerSpec::state_offset; 0 without a core.
+  int64_t state_size = 0;
+  bool recurrent() const { return state_size > 0; }
 };
 
 // Q(s, .): an MLP trunk, then one head "q_out" or dueling heads Q = V + A - mean(A).

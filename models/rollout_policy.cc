@@ -94,6 +94,26 @@ const float* RolloutPolicy::prepare_obs(const ObsBatch& obs, int num_envs) {
   return normalized_obs_.data();
 }
 
+void RolloutPolicy::reset_state(int k) {
+  if (state_size_ == 0 || k < 0 || static_cast<size_t>(k + 1) * state_size_ > states_.size()) return;
+  std::fill(states_.begin() + k * state_size_, states_.begin() + (k + 1) * state_size_, 0.0f);
+}
+
+void RolloutPolicy::set_states(const std::vector<float>& states, int num_envs) {
+  if (num_envs < 1 || states.size() != static_cast<size_t>(num_envs * state_size_)) {
+    throw std::invalid_argument("recurrent states hold " + std::to_string(states.size()) + " floats, expected " +
+                                std::to_string(num_envs) + " envs x " + std::to_string(state_size_));
+  }
+  states_ = states;
+}
+
+float* RolloutPolicy::states_for(int num_envs) {
+  if (state_size_ == 0) return nullptr;
+  const auto size = static_cast<size_t>(num_envs * state_size_);
+  if (states_.size() != size) states_.assign(size, 0.0f);
+  return states_.data();
+}
+
 // ---- ActorCriticPolicy ----
 
 ActorCriticPolicy::ActorCriticPolicy(const ModelSpec& config, uint64_t seed, bool deterministic, bool values)
@@ -104,6 +124,7 @@ ActorCriticPolicy::ActorCriticPolicy(const ModelSpec& config, uint64_t seed, boo
       values_wanted_(values) {
   weights_ = initial_parameters(kernel_.layout(), seed);
   kernel_.load(weights_.data());
+  state_size_ = kernel_.layout().state_size;
 }
 
 void ActorCriticPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& out) {
@@ -112,7 +133,7 @@ void ActorCriticPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& 
   const float* input = prepare_obs(obs, num_envs);
   const int64_t width = kernel_.layout().policy_outputs;
   policy_out_.resize(static_cast<size_t>(num_envs * width));  // grows once, then reused
-  kernel_.forward(input, num_envs, policy_out_.data(), values_wanted_ ? out.values : nullptr);
+  kernel_.forward(input, num_envs, policy_out_.data(), values_wanted_ ? out.values : nullptr, states_for(num_envs));
   const auto elements = static_cast<int64_t>(categories_.size());
   for (int k = 0; k < num_envs; ++k) {
     const float* row = policy_out_.data() + k * width;

@@ -92,6 +92,17 @@ class RolloutPolicy {
   void clear_obs_normalizer() { normalizer_.clear(); }
   const ObsNormalizer& obs_normalizer() const { return normalizer_; }
 
+  // A recurrent model's state: floats per env (0 for a memoryless model), and the states [K,
+  // state_size] of the K envs act() steps. They start at zeros and are zeroed again when act()
+  // is called for a different K; act() reads and advances them.
+  int64_t state_size() const { return state_size_; }
+  const std::vector<float>& states() const { return states_; }
+  // Zeroes env k's state (its episode starts); nothing for k beyond the states held.
+  void reset_state(int k);
+  // Sets the states of num_envs envs ([num_envs, state_size], e.g. a fragment's first states on
+  // resume); throws std::invalid_argument on a size mismatch.
+  void set_states(const std::vector<float>& states, int num_envs);
+
   // The action-sampling generator's state (for an exact resume), and its restore.
   Rng::State rng_state() const { return rng_.state(); }
   void set_rng_state(const Rng::State& state) { rng_.set_state(state); }
@@ -107,14 +118,19 @@ class RolloutPolicy {
     return layout_.mask_size == 0 ? nullptr : obs.bytes + k * layout_.byte_slots + layout_.mask_offset;
   }
   void set_version(uint64_t version) { version_ = version; }
+  // The states of num_envs envs for act() to step: states_ itself, zeroed when sized anew; null
+  // for a memoryless model.
+  float* states_for(int num_envs);
 
   ModelSpec config_;
   Rng rng_;  // draws sampled actions and exploration
+  int64_t state_size_ = 0;    // set by a recurrent policy's constructor
 
  private:
   ObservationLayout layout_;
   ObsNormalizer normalizer_;
   std::vector<float> normalized_obs_;
+  std::vector<float> states_;  // [K, state_size_]
   uint64_t version_ = 0;
 };
 
