@@ -24,7 +24,9 @@ using Check = std::optional<Rejection>;
 
 Check reject(RejectReason reason, std::string detail) { return Rejection{reason, std::move(detail)}; }
 
-std::string column_name(ColumnId id) { return "column " + std::to_string(static_cast<unsigned>(id)); }
+std::string column_name(ColumnId id) {
+  return "column " + std::to_string(static_cast<unsigned>(id)) + " (" + column_id_name(id) + ")";
+}
 
 // The validated columns of one message, looked up by id.
 class Columns {
@@ -53,8 +55,14 @@ class Columns {
   Check get(ColumnId id, DType dtype, uint8_t ndim, bool required, const ColumnDescriptor*& out) const {
     out = find(id);
     if (!out) return required ? reject(RejectReason::kMissingColumn, column_name(id)) : std::nullopt;
-    if (out->dtype != static_cast<uint8_t>(dtype)) return reject(RejectReason::kWrongDType, column_name(id));
-    if (out->ndim != ndim) return reject(RejectReason::kWrongRank, column_name(id));
+    if (out->dtype != static_cast<uint8_t>(dtype)) {
+      return reject(RejectReason::kWrongDType, column_name(id) + " is " + dtype_name(out->dtype) + ", expected " +
+                                                   dtype_name(static_cast<uint8_t>(dtype)));
+    }
+    if (out->ndim != ndim) {
+      return reject(RejectReason::kWrongRank, column_name(id) + " has " + std::to_string(out->ndim) + " dims, expected " +
+                                                  std::to_string(ndim));
+    }
     return std::nullopt;
   }
 
@@ -175,14 +183,14 @@ Check decode_hello(const Columns& columns, const MessageInfo& info, const Decode
 // Shapes of a fragment's columns: present columns checked for dtype and rank.
 struct FragmentColumns {
   const ColumnDescriptor *obs, *action_indices, *action_values, *rewards, *terminated, *truncated, *log_probs, *values,
-      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8;
+      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8, *initial_states;
 };
 
 Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
   if (auto bad = c.allow_only({ColumnId::kObs, ColumnId::kActionIndices, ColumnId::kActionValues, ColumnId::kRewards,
                                ColumnId::kTerminated, ColumnId::kTruncated, ColumnId::kLogProbs, ColumnId::kValues,
                                ColumnId::kBootstrapObs, ColumnId::kFinalObsIndex, ColumnId::kFinalObs, ColumnId::kObsU8,
-                               ColumnId::kBootstrapObsU8, ColumnId::kFinalObsU8})) {
+                               ColumnId::kBootstrapObsU8, ColumnId::kFinalObsU8, ColumnId::kInitialStates})) {
     return bad;
   }
   Check bad;
@@ -202,7 +210,8 @@ Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
       (bad = c.get(ColumnId::kFinalObs, DType::kFloat32, 2, true, f.final_obs)) ||
       (bad = c.get(ColumnId::kObsU8, DType::kUInt8, 3, false, f.obs_u8)) ||
       (bad = c.get(ColumnId::kBootstrapObsU8, DType::kUInt8, 2, false, f.bootstrap_obs_u8)) ||
-      (bad = c.get(ColumnId::kFinalObsU8, DType::kUInt8, 2, false, f.final_obs_u8))) {
+      (bad = c.get(ColumnId::kFinalObsU8, DType::kUInt8, 2, false, f.final_obs_u8)) ||
+      (bad = c.get(ColumnId::kInitialStates, DType::kFloat32, 2, false, f.initial_states))) {
     return bad;
   }
   const bool any_bytes = f.obs_u8 || f.bootstrap_obs_u8 || f.final_obs_u8;
@@ -246,6 +255,19 @@ Check check_fragment_dims(const FragmentColumns& f, const DecodeLimits& limits) 
     if (!dims_are(f.bootstrap_obs_u8, k, b)) return reject(RejectReason::kInconsistentDims, "bootstrap_obs_u8 is not [K, B]");
     if (!dims_are(f.final_obs_u8, d, b)) return reject(RejectReason::kInconsistentDims, "final_obs_u8 is not [D, B]");
   }
+  if (f.initial_states) {
+    // Sent only for a recurrent policy (S > 0): an empty [K, 0] column would be a second way to say "none".
+    const int64_t s = f.initial_states->dims[1];
+    if (f.initial_states->dims[0] != k || s < 1) {
+      return reject(RejectReason::kInconsistentDims, "initial_states is [" + std::to_string(f.initial_states->dims[0]) +
+                                                         ", " + std::to_string(s) + "], expected [K = " +
+                                                         std::to_string(k) + ", S >= 1]");
+    }
+    if (s > limits.max_state_size) {
+      return reject(RejectReason::kLimitExceeded, "initial_states S = " + std::to_string(s) + " over " +
+                                                      std::to_string(limits.max_state_size));
+    }
+  }
   return std::nullopt;
 }
 
@@ -280,6 +302,7 @@ Check decode_fragment(const Columns& columns, const MessageInfo& info, const Dec
   b.action_size = f.action_values ? f.action_values->dims[2] : 0;
   b.action_components = f.action_indices && f.action_indices->ndim == 3 ? f.action_indices->dims[2] : 1;
   b.obs_byte_size = f.obs_u8 ? f.obs_u8->dims[2] : 0;
+  b.state_size = f.initial_states ? f.initial_states->dims[1] : 0;
   columns.copy(f.obs, b.obs);
   if (f.obs_u8) {
     columns.copy(f.obs_u8, b.obs_u8);
@@ -296,6 +319,7 @@ Check decode_fragment(const Columns& columns, const MessageInfo& info, const Dec
   columns.copy(f.bootstrap_obs, b.bootstrap_obs);
   columns.copy(f.final_obs_index, b.final_obs_index);
   columns.copy(f.final_obs, b.final_obs);
+  if (f.initial_states) columns.copy(f.initial_states, b.initial_states);
   if (auto bad = check_fragment_values(b, limits)) return bad;
   out = std::move(b);
   return std::nullopt;

@@ -29,6 +29,7 @@ struct DecodeLimits {
   int64_t max_obs_size = int64_t{1} << 20;           // O
   int64_t max_action_size = int64_t{1} << 16;        // A
   int64_t max_envs = int64_t{1} << 16;               // K
+  int64_t max_state_size = int64_t{1} << 20;         // S: recurrent state floats per env
   int64_t max_transitions = int64_t{1} << 24;        // T * K of one fragment
   int64_t max_num_actions = int64_t{1} << 20;        // Discrete n announced in a hello
   int64_t max_episodes = int64_t{1} << 20;           // E of one episode-stats message

@@ -79,6 +79,7 @@ std::vector<zmq::message_t> encode_sample_fragment(std::shared_ptr<const SampleB
   builder.add_shared(ColumnId::kBootstrapObs, {k, o}, b.bootstrap_obs, owner);
   builder.add_shared(ColumnId::kFinalObsIndex, {d}, b.final_obs_index, owner);
   builder.add_shared(ColumnId::kFinalObs, {d, o}, b.final_obs, owner);
+  if (b.state_size > 0) builder.add_shared(ColumnId::kInitialStates, {k, b.state_size}, b.initial_states, owner);
   return builder.finish();
 }
 

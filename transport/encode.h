@@ -20,6 +20,7 @@ std::vector<zmq::message_t> encode_heartbeat(uint64_t sender_id, uint64_t sequen
 
 // A fragment of batch->worker_id at batch->policy_version, zero-copy; throws std::invalid_argument
 // if the batch fails SampleBatch::validate(), holds a flag other than 0/1 or a negative action.
+// initial_states [K, S] goes out when state_size > 0 (a recurrent policy), and only then.
 // The batch must not change while frames are alive.
 std::vector<zmq::message_t> encode_sample_fragment(std::shared_ptr<const SampleBatch> batch, uint64_t sequence);
 

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kFaultNames[kNumFragmentFaults] = {
     "wrong_steps", "wrong_envs",       "wrong_obs_size", "wrong_action_shape", "missing_policy_outputs",
     "unexpected_policy_outputs",        "bad_flag",       "final_obs_mismatch", "non_finite",
-    "episode_too_long", "unpublished_version", "no_credit", "illegal_action"};
+    "episode_too_long", "unpublished_version", "no_credit", "illegal_action", "wrong_state_size"};
 
 FragmentRefusal refuse(FragmentFault fault, std::string detail) { return {fault, std::move(detail)}; }
 
@@ -35,7 +35,7 @@ std::optional<FragmentRefusal> check_finite(const SampleBatch& batch) {
   const std::pair<const char*, const std::vector<float>*> columns[] = {
       {"obs", &batch.obs},         {"rewards", &batch.rewards},     {"action_values", &batch.action_values},
       {"log_probs", &batch.log_probs}, {"values", &batch.values}, {"bootstrap_obs", &batch.bootstrap_obs},
-      {"final_obs", &batch.final_obs}};
+      {"final_obs", &batch.final_obs},  {"initial_states", &batch.initial_states}};
   for (const auto& [name, column] : columns) {
     if (const std::optional<size_t> at = first_non_finite(*column)) {
       return refuse(FragmentFault::kNonFinite,
@@ -99,6 +99,21 @@ std::optional<FragmentRefusal> check_actions(const SampleBatch& batch, const Fra
   return std::nullopt;
 }
 
+// initial_states is present exactly when the learner's model is recurrent, with its S.
+std::optional<FragmentRefusal> check_state_size(const SampleBatch& batch, const FragmentContract& contract) {
+  const int64_t got = batch.state_size, expected = contract.state_size;
+  if (got == expected) return std::nullopt;
+  if (got == 0) {
+    return refuse(FragmentFault::kWrongStateSize, "initial_states is missing; the learner's recurrent model needs [K, S = " +
+                                                      std::to_string(expected) + "] (the policy's state before step 0)");
+  }
+  if (expected == 0) {
+    return refuse(FragmentFault::kWrongStateSize, "initial_states [K, S = " + std::to_string(got) +
+                                                      "] sent, but the learner's model is memoryless (no recurrent core)");
+  }
+  return refuse(FragmentFault::kWrongStateSize, mismatch("initial_states S", got, expected));
+}
+
 }  // namespace
 
 const char* fragment_fault_name(FragmentFault fault) { return kFaultNames[static_cast<size_t>(fault)]; }
@@ -123,6 +138,7 @@ std::optional<FragmentRefusal> check_fragment(const SampleBatch& batch, const Fr
   if (batch.discrete() && batch.action_components != components) {
     return refuse(FragmentFault::kWrongActionShape, mismatch("action elements", batch.action_components, components));
   }
+  if (auto refusal = check_state_size(batch, contract)) return refusal;
   try {
     batch.validate();  // the decoder checked this; a fragment built in memory may not be
   } catch (const std::invalid_argument& error) {
@@ -150,7 +166,7 @@ size_t fragment_bytes(const SampleBatch& batch) {
          batch.truncated.size() + batch.log_probs.size() * sizeof(float) + batch.values.size() * sizeof(float) +
          batch.bootstrap_obs.size() * sizeof(float) + batch.final_obs_index.size() * sizeof(int32_t) +
          batch.final_obs.size() * sizeof(float) + batch.obs_u8.size() + batch.bootstrap_obs_u8.size() +
-         batch.final_obs_u8.size();
+         batch.final_obs_u8.size() + batch.initial_states.size() * sizeof(float);
 }
 
 size_t max_fragment_bytes(const FragmentContract& contract) {
@@ -162,7 +178,8 @@ size_t max_fragment_bytes(const FragmentContract& contract) {
   const size_t per_step = row + action_bytes + sizeof(float) + 2 * sizeof(uint8_t) +
                           (contract.policy_outputs ? 2 * sizeof(float) : 0) +
                           sizeof(int32_t) + row;  // a final observation at every step, at most
-  return sizeof(SampleBatch) + n * per_step + static_cast<size_t>(contract.num_envs) * row;
+  const size_t per_env = row + static_cast<size_t>(contract.state_size) * sizeof(float);  // bootstrap_obs, initial_states
+  return sizeof(SampleBatch) + n * per_step + static_cast<size_t>(contract.num_envs) * per_env;
 }
 
 }  // namespace rlx

@@ -1,7 +1,8 @@
 // FragmentContract: what a decoded sample fragment must be before it may reach a learner, checked
 // against the run's own contract rather than the wire format's: the env's observation and action
-// sizes, T and K as granted, the columns the algorithm needs, an end-of-episode observation for
-// exactly the steps that ended an episode, and finite values throughout. The decoder has already
+// sizes, T and K as granted, the columns the algorithm needs, a recurrent model's initial states
+// (exactly when the learner's model has a core), an end-of-episode observation for exactly the
+// steps that ended an episode, and finite values throughout. The decoder has already
 // checked that the columns agree with each other; this checks that they agree with the run.
 #pragma once
 
@@ -31,9 +32,10 @@ enum class FragmentFault : uint8_t {
   kUnpublishedVersion,      // a policy version the learner never published
   kNoCredit,                // sent beyond the credits granted
   kIllegalAction,           // an action index outside its space, or one its observation's mask forbids
+  kWrongStateSize,          // initial_states missing for a recurrent model, present for a memoryless one, or S not the model's
 };
 
-constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kIllegalAction) + 1;
+constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kWrongStateSize) + 1;
 
 // snake_case name of a fault ("wrong_steps").
 const char* fragment_fault_name(FragmentFault fault);
@@ -56,6 +58,7 @@ struct FragmentContract {
                                            // empty: one element, its range left to the decoder's limits)
   int64_t mask_offset = 0;      // the action mask's first byte in an observation's bytes
   int64_t mask_size = 0;        // its bytes (the sum of action_categories); 0: no mask
+  int64_t state_size = 0;       // S of the learner's model: initial_states [K, S] required when > 0, refused when 0
 };
 
 // The first way batch breaks contract, or nothing when it keeps it. Reads every value once.

@@ -42,6 +42,7 @@ FragmentContract contract_for(const ReceiverOptions& options, int64_t num_envs) 
   contract.mask_offset = options.env.mask_offset;
   contract.mask_size = options.env.mask_size;
   contract.policy_outputs = options.policy_outputs;
+  contract.state_size = options.state_size;
   return contract;
 }
 

@@ -68,6 +68,8 @@ struct ReceiverOptions {
   int32_t fragment_length = 0;                  // T every fragment must have (required)
   int max_envs_per_worker = 64;                 // K a hello may announce, at most
   bool policy_outputs = true;                   // fragments carry log_probs, maybe values (PPO), or neither (DQN)
+  int64_t state_size = 0;                       // S of the learner's model (actor_critic_layout(spec).state_size):
+                                                // fragments carry initial_states [K, S] exactly when S > 0
   size_t max_workers = 4096;                    // workers welcomed at once; more joins wait
   std::chrono::milliseconds handshake_timeout{5000};  // a connection that has not finished ZMTP by then is closed
   int credits_per_worker = 2;                   // fragments a worker may have in flight or queued

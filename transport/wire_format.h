@@ -49,6 +49,7 @@ enum class ColumnId : uint16_t {
   kObsU8 = 12,           // [T, K, B] the observations' bytes (uint8 leaves, action mask), when B > 0
   kBootstrapObsU8 = 13,  // [K, B]
   kFinalObsU8 = 14,      // [D, B]
+  kInitialStates = 15,   // [K, S] float32: a recurrent policy's state before step 0, when S > 0
   kHelloInfo = 20,
   kWelcomeInfo = 21,
   kEpisodeReturns = 30,
@@ -103,5 +104,11 @@ constexpr size_t dtype_size(uint8_t dtype) {
 
 // Short lowercase name of a message type ("sample_fragment"), "unknown" otherwise.
 const char* message_type_name(MessageType type);
+
+// Name of a dtype ("float32"), "unknown" for a value that names none.
+const char* dtype_name(uint8_t dtype);
+
+// snake_case name of a column ("initial_states"), "unknown" for a value that names none.
+const char* column_id_name(ColumnId id);
 
 }  // namespace rlx

@@ -85,6 +85,11 @@ inline std::vector<Attack> contract_attacks(int32_t steps, int32_t envs) {
       {"an infinite final observation", "non_finite",
        [](SampleBatch& b) { b.final_obs[0] = std::numeric_limits<float>::infinity(); }},
       {"a policy version far in the future", "unpublished_version", [](SampleBatch& b) { b.policy_version += 1000000; }},
+      {"recurrent state for a memoryless model", "wrong_state_size",
+       [envs](SampleBatch& b) {
+         b.state_size = 8;
+         b.initial_states.assign(static_cast<size_t>(envs) * 8, 0.0f);
+       }},
   };
 }
 

@@ -54,6 +54,7 @@ inline FuzzOutcome fuzz_fragment_contract(const uint8_t* data, size_t size) {
   for (float value : batch->obs) require_kept(std::isfinite(value));
   for (float value : batch->rewards) require_kept(std::isfinite(value));
   for (float value : batch->final_obs) require_kept(std::isfinite(value));
+  require_kept(batch->state_size == 0 && batch->initial_states.empty());  // the contract's model is memoryless
   for (int64_t action : batch->action_indices) require_kept(action >= 0 && action < 2);
   size_t ends = 0;
   for (size_t i = 0; i < batch->terminated.size(); ++i) ends += (batch->terminated[i] | batch->truncated[i]) ? 1 : 0;
