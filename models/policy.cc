@@ -56,6 +56,8 @@ void check_mask_allows(const uint8_t* mask, const std::vector<int64_t>& categori
 
 struct Policy::Impl {
   std::string env_id, algorithm;
+  std::string core;  // the model's recurrent core ("lstm", "gru"), "" for a memoryless one
+  int64_t state_size = 0;
   Space observation_space, action_space;
   bool trained_with_mask = false;
   ObservationLayout layout;  // the acting policies' own: with a mask whenever the actions take one
@@ -77,6 +79,7 @@ Policy::Policy(const std::string& path, uint64_t seed) : impl_(std::make_unique<
   impl.observation_space = file.model.input_space();
   impl.action_space = file.model.action_space;
   impl.trained_with_mask = file.model.action_mask;
+  impl.core = file.model.core;
   ModelSpec model = file.model;
   model.action_mask = impl.action_space.is_discrete() || impl.action_space.is_multi_discrete();
   try {
@@ -86,6 +89,7 @@ Policy::Policy(const std::string& path, uint64_t seed) : impl_(std::make_unique<
     throw PolicyFileError(path + ": " + error.what());
   }
   impl.layout = impl.deterministic->observation_layout();
+  impl.state_size = impl.deterministic->state_size();
   if (model.indexed_actions()) impl.categories = model.action_categories();
   impl.starts = action_starts(impl.action_space);
   impl.bytes.resize(static_cast<size_t>(impl.layout.byte_slots));
@@ -114,6 +118,38 @@ PolicyAction Policy::act(const float* observation, size_t size, bool determinist
 }
 
 PolicyAction Policy::act(const PolicyObservation& observation, bool deterministic) {
+  if (recurrent()) {
+    throw std::invalid_argument("Policy::act: this policy is recurrent (its " + impl_->core + " core carries " +
+                                std::to_string(state_size()) +
+                                " floats of state from step to step): call act(observation, state), with "
+                                "initial_state() at an episode's start and the previous action.state after");
+  }
+  return step(observation, nullptr, deterministic);
+}
+
+PolicyAction Policy::act(const std::vector<float>& observation, const std::vector<float>& state, bool deterministic) {
+  if (byte_size() > 0) {
+    throw std::invalid_argument("Policy::act: observations of " + observation_space() + " have " +
+                                std::to_string(byte_size()) + " bytes besides their " + std::to_string(float_size()) +
+                                " floats; pass a PolicyObservation");
+  }
+  PolicyObservation obs;
+  obs.floats = observation.data();
+  obs.float_count = observation.size();
+  return act(obs, state, deterministic);
+}
+
+PolicyAction Policy::act(const PolicyObservation& observation, const std::vector<float>& state, bool deterministic) {
+  if (state.size() != static_cast<size_t>(state_size())) {
+    throw std::invalid_argument(
+        "Policy::act needs a state of " + std::to_string(state_size()) + " floats, got " + std::to_string(state.size()) +
+        (recurrent() ? " (initial_state() at an episode's start, then the previous step's action.state)"
+                     : " (this policy is memoryless: its state, initial_state(), is empty)"));
+  }
+  return step(observation, &state, deterministic);
+}
+
+PolicyAction Policy::step(const PolicyObservation& observation, const std::vector<float>* state, bool deterministic) {
   Impl& impl = *impl_;
   const ObservationLayout& layout = impl.layout;
   const auto part = [&](const char* what, const void* data, size_t count, int64_t expected) {
@@ -144,8 +180,10 @@ PolicyAction Policy::act(const PolicyObservation& observation, bool deterministi
 
   RolloutPolicy& policy = deterministic ? *impl.deterministic : *impl.stochastic;
   ActOutput out{impl.indices.data(), impl.values.data(), policy.has_policy_outputs() ? &impl.log_prob : nullptr, nullptr};
+  if (impl.state_size > 0) policy.set_states(*state, 1);
   policy.act(ObsBatch(observation.floats, impl.bytes.data()), 1, out);
   PolicyAction action;
+  if (impl.state_size > 0) action.state = policy.states();
   const Space& space = impl.action_space;
   if (space.is_discrete()) {
     action.index = impl.indices[0] + space.start;
@@ -158,6 +196,12 @@ PolicyAction Policy::act(const PolicyObservation& observation, bool deterministi
   }
   return action;
 }
+
+int64_t Policy::state_size() const { return impl_->state_size; }
+
+bool Policy::recurrent() const { return impl_->state_size > 0; }
+
+std::vector<float> Policy::initial_state() const { return std::vector<float>(static_cast<size_t>(impl_->state_size), 0.0f); }
 
 std::string Policy::observation_space() const { return impl_->observation_space.to_string(); }
 

@@ -25,6 +25,18 @@
 // what rlx's own evaluation (`rlx evaluate`) would send to the environment: actions are the
 // space's values (Discrete and MultiDiscrete starts included), never one the mask forbids.
 // python/rlx_policy.py reads the same files with NumPy alone.
+//
+// A recurrent policy (trained with use_lstm or use_gru) remembers: its state (state_size() floats,
+// the LSTM's h and c or the GRU's h of every recurrent layer) is the caller's, passed in and
+// returned, one per episode running. Start each episode from initial_state() (zeros) and hand
+// each step the state the step before returned:
+//
+//   std::vector<float> state = policy.initial_state();     // at every episode's start
+//   rlx::PolicyAction action = policy.act(observation, state);
+//   state = std::move(action.state);                       // the next step's
+//
+// act(observation, state) works for every policy (a memoryless one's state is empty), so one
+// loop serves both; the stateless act() refuses a recurrent policy.
 #pragma once
 
 #include <cstddef>
@@ -55,11 +67,14 @@ struct PolicyObservation {
 };
 
 // One action: `index` for Discrete, `indices` (action_size() values, row-major) for MultiDiscrete
-// and MultiBinary, `values` (action_size() floats) for Box.
+// and MultiBinary, `values` (action_size() floats) for Box; and from act(observation, state), the
+// recurrent state after this step (state_size() floats; empty for a memoryless policy or from the
+// stateless act).
 struct PolicyAction {
   int64_t index = 0;
   std::vector<int64_t> indices;
   std::vector<float> values;
+  std::vector<float> state;
 };
 
 // An exported policy, loaded and ready to act. Not thread-safe: give each thread its own.
@@ -76,12 +91,26 @@ class Policy {
   // else a draw from the policy (Q-networks: epsilon-greedy with the exploration rate training
   // ended with); never an action the mask forbids. Throws std::invalid_argument naming what was
   // expected on a wrong float, byte or mask count, or a mask that leaves no action (for
-  // MultiDiscrete: no value of some element).
+  // MultiDiscrete: no value of some element), and on a recurrent policy (pass its state below).
   PolicyAction act(const PolicyObservation& observation, bool deterministic = true);
   // act() of an observation that is floats alone (byte_size() == 0), without a mask; throws
   // std::invalid_argument on a wrong size or when the policy's observations have bytes.
   PolicyAction act(const std::vector<float>& observation, bool deterministic = true);
   PolicyAction act(const float* observation, size_t size, bool deterministic = true);
+
+  // act() of one step of an episode: reads state (state_size() floats: initial_state() at the
+  // episode's start, else the previous step's action.state) and returns the action with the next
+  // state in action.state; state itself is left as it was. Throws std::invalid_argument as act()
+  // does, and on a state of another size.
+  PolicyAction act(const PolicyObservation& observation, const std::vector<float>& state, bool deterministic = true);
+  PolicyAction act(const std::vector<float>& observation, const std::vector<float>& state, bool deterministic = true);
+
+  // Floats of recurrent state per episode: 0 for a memoryless policy.
+  int64_t state_size() const;
+  // True when the policy has a recurrent core (state_size() > 0): act it with its state.
+  bool recurrent() const;
+  // The state an episode starts from: state_size() zeros.
+  std::vector<float> initial_state() const;
 
   // The observation space, as rlx prints spaces: "Box(0, 255, (84, 84, 4), uint8)",
   // "Dict('grid': ..., 'level': Discrete(3))".
@@ -116,6 +145,9 @@ class Policy {
   const std::string& algorithm() const;
 
  private:
+  // act() with the state (null for a memoryless policy) checked to be state_size() floats.
+  PolicyAction step(const PolicyObservation& observation, const std::vector<float>* state, bool deterministic);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -7,6 +7,7 @@
 
 #include "core/file_read.h"
 #include "core/space_json.h"
+#include "models/layer_kinds.h"
 #include "models/model_spec_json.h"
 #include "models/network_layout.h"
 
@@ -45,6 +46,8 @@ json chain_json(const LayerChain& chain) {
                         {"attributes", json(layer.attributes)},
                         {"activation", activation_name(layer.activation)},
                         {"parameters", parameters}});
+      // A recurrent layer: where its state lies in the model's (the header's "state_size" floats).
+      if (layer_state_size(layer) > 0) layers.back()["state_offset"] = layer.state_offset;
       continue;
     }
     layers.push_back({{"name", layer.name},
@@ -57,7 +60,8 @@ json chain_json(const LayerChain& chain) {
   return layers;
 }
 
-// The network's layout as the header spells it: {"chains", "log_std_offset", "num_parameters"}.
+// The network's layout as the header spells it: {"chains", "log_std_offset", "num_parameters"}
+// and, for a recurrent model, "state_size".
 json layout_json(const ModelSpec& model) {
   json out;
   switch (model.kind) {
@@ -68,6 +72,7 @@ json layout_json(const ModelSpec& model) {
                        {"value", chain_json(layout.value_chain)}};
       out["log_std_offset"] = layout.log_std ? json(layout.log_std->offset) : json();
       out["num_parameters"] = layout.num_parameters;
+      if (layout.recurrent()) out["state_size"] = layout.state_size;  // memoryless: no key, as before cores
       break;
     }
     case ModelKind::kQNetwork: {
@@ -301,11 +306,12 @@ PolicyFile decode_policy_file(std::string_view bytes, const std::string& name) {
       refuse(name, "its \"chains\" differ from the network rlx builds for its model " +
                        model_spec_to_json(file.model).dump() + ": " + chains);
     }
-    for (const char* key : {"log_std_offset", "num_parameters"}) {
-      if (header.at(key) != expected.at(key)) {
+    for (const char* key : {"log_std_offset", "num_parameters", "state_size"}) {
+      const auto value = [key](const json& object) { return object.contains(key) ? object.at(key).dump() : "none"; };
+      if (value(header) != value(expected)) {
         refuse(name, std::string("its \"") + key + "\" differ from the network rlx builds for its model " +
-                         model_spec_to_json(file.model).dump() + ": file " + header.at(key).dump() + ", expected " +
-                         expected.at(key).dump());
+                         model_spec_to_json(file.model).dump() + ": file " + value(header) + ", expected " +
+                         value(expected));
       }
     }
     const std::string_view data = bytes.substr(data_start, 4 * data_floats);

@@ -16,8 +16,10 @@
 // of a registered kind (models/layer_kinds.h) has "kind", "attributes" ({name: integer}: a
 // "conv2d" layer's height, width, in_channels, out_channels, kernel, stride, padding) and
 // "parameters" [{name, shape, offset}] in place of the two offsets, and only readers that know
-// its kind run it),
-// "log_std_offset" (actor_critic with Box actions), "arrays" ({"parameters" | "obs_mean" |
+// its kind run it; a recurrent "lstm" or "gru" layer (models/recurrent_layers.h) has "state_offset"
+// too, where its state lies in the model's),
+// "log_std_offset" (actor_critic with Box actions), "state_size" (a recurrent model only: the
+// floats of state per episode, every recurrent layer's at its state_offset), "arrays" ({"parameters" | "obs_mean" |
 // "obs_var": {"offset", "count"}} in floats from the data's start), "obs_normalization"
 // (null, or {"epsilon", "clip", "count"}), "epsilon" (q_network: stochastic act's exploration
 // rate), "data_floats", and "source" (algorithm, env, checkpoint, iteration, timesteps,
@@ -25,7 +27,9 @@
 //
 // Version 1 (rlx before model specs) had "policy" (the kind), "observation_size",
 // "action_space" and "network" (hidden_sizes, activation, shared_trunk, log_std_init, dueling) in
-// place of "model"; it is still read.
+// place of "model"; it is still read. A recurrent model's file is version 2 too, and a reader from
+// before recurrent cores refuses it by name: rlx::Policy at "model.core" (an unknown key of the
+// model spec), rlx_policy.py at its first layer of kind "lstm" or "gru".
 #pragma once
 
 #include <cstdint>

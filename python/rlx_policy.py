@@ -4,6 +4,14 @@
     policy = Policy("policy.rlxp")
     action = policy.act(observation, action_mask=None, deterministic=True)
 
+A recurrent policy (use_lstm, use_gru) carries a state from step to step, which the caller keeps:
+
+    state = policy.initial_state()                # zeros, at every episode's start
+    action, state = policy.act(observation, state, action_mask=None, deterministic=True)
+
+act(observation, state) gives (action, next state) for any policy (a memoryless one's state is
+empty); act(observation) refuses a recurrent policy.
+
 act() takes one observation as Gymnasium gives it: an array for a Box (uint8 images as they
 are), an int for a Discrete, a dict keyed by a Dict space's keys, a tuple for a Tuple, nested
 as the space is; and, for Discrete and MultiDiscrete actions, an optional action mask (one entry
@@ -18,11 +26,12 @@ by their bounds, as rlx's workers do) and returns what `rlx evaluate` would send
 environment, never an action the mask forbids. The format is described in rlx's
 models/policy_file.h; rlx::Policy (models/policy.h) is the C++ reader.
 
-Run as a script to check a policy against an `rlx evaluate --trace` file:
-    python3 rlx_policy.py policy.rlxp --check-trace steps.jsonl [--atol 1e-4]
+Run as a script to check a policy against an `rlx evaluate --trace` file (rlx_trace_check.py,
+beside this file): python3 rlx_policy.py policy.rlxp --check-trace steps.jsonl [--atol 1e-4]
 """
 
 import json
+import os
 import struct
 import sys
 import zlib
@@ -83,6 +92,18 @@ class _Dense:
         return self.activation(x @ self.weight_t + self.bias).astype(np.float32, copy=False)
 
 
+def _parameter(spec, params, suffix, shape):
+    """The values of a registered kind's parameter "<name>.<suffix>", checked to have the shape."""
+    name = spec["name"]
+    entry = {e["name"]: e for e in spec["parameters"]}.get(name + "." + suffix)
+    if entry is None or [int(d) for d in entry["shape"]] != shape:
+        raise PolicyFileError("%s layer %s: no parameter %s.%s of shape %s" % (spec["kind"], name, name, suffix, shape))
+    offset, count = int(entry["offset"]), int(np.prod(shape))
+    if offset < 0 or offset + count > params.size:
+        raise PolicyFileError("layer %s reaches past the parameters" % name)
+    return params[offset:offset + count]
+
+
 class _Conv2d:
     """A "conv2d" layer (rlx's models/conv2d_layer.h): images channels-last (HWC), flattened
     row-major, in and out; zero padding on every side; weight [out_channels, kernel, kernel,
@@ -113,18 +134,8 @@ class _Conv2d:
                 or int(spec["out"]) != self.out_hw[0] * self.out_hw[1] * o + passthrough):
             raise PolicyFileError("conv2d layer %s: in %s and out %s do not fit its attributes %s"
                                   % (name, spec["in"], spec["out"], json.dumps(attributes)))
-        tensors = {entry["name"]: entry for entry in spec["parameters"]}
-
-        def tensor(suffix, shape):
-            entry = tensors.get(name + "." + suffix)
-            if entry is None or [int(d) for d in entry["shape"]] != shape:
-                raise PolicyFileError("conv2d layer %s: no parameter %s.%s of shape %s" % (name, name, suffix, shape))
-            offset, count = int(entry["offset"]), int(np.prod(shape))
-            if offset < 0 or offset + count > params.size:
-                raise PolicyFileError("layer %s reaches past the parameters" % name)
-            return params[offset:offset + count]
-        self.weight_t = tensor("weight", [o, k, k, c]).reshape(o, k * k * c).T.copy()  # [patch, o]
-        self.bias = tensor("bias", [o]).copy()
+        self.weight_t = _parameter(spec, params, "weight", [o, k, k, c]).reshape(o, k * k * c).T.copy()  # [patch, o]
+        self.bias = _parameter(spec, params, "bias", [o]).copy()
         self.activation = _activation(spec["activation"])
 
     def __call__(self, x):
@@ -147,8 +158,60 @@ class _Conv2d:
         return np.concatenate([y, x[:, :first], x[:, end:]], axis=1).astype(np.float32, copy=False)
 
 
+def _sigmoid(x):
+    """sigmoid as rlx's kernel computes it: (1 + tanh(x / 2)) / 2, in float32."""
+    return np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x)
+
+
+class _Recurrent:
+    """An "lstm" or "gru" layer (rlx's models/recurrent_layers.h): nn.LSTMCell or nn.GRUCell of H =
+    "hidden" units, with PyTorch's parameters and gate order (i, f, g, o; r, z, n). Its state lies at
+    "state_offset" in the model's: LSTM [h, c], GRU [h]; a step overwrites it and gives the new h."""
+
+    recurrent = True
+
+    def __init__(self, spec, params):
+        name, attributes = spec["name"], spec["attributes"]
+        self.lstm = spec["kind"] == "lstm"
+        if sorted(attributes) != ["hidden"]:
+            raise PolicyFileError("%s layer %s: attributes %s, expected {\"hidden\": H}"
+                                  % (spec["kind"], name, json.dumps(attributes)))
+        h, n_in = int(attributes["hidden"]), int(spec["in"])
+        if h < 1 or n_in < 1 or int(spec["out"]) != h:
+            raise PolicyFileError("%s layer %s: in %s and out %s do not fit hidden %d"
+                                  % (spec["kind"], name, spec["in"], spec["out"], h))
+        g = (4 if self.lstm else 3) * h
+        self.hidden, self.state_size = h, (2 if self.lstm else 1) * h
+        self.state_offset = int(spec["state_offset"])
+        self.w_ih_t = _parameter(spec, params, "weight_ih", [g, n_in]).reshape(g, n_in).T.copy()
+        self.w_hh_t = _parameter(spec, params, "weight_hh", [g, h]).reshape(g, h).T.copy()
+        self.b_ih = _parameter(spec, params, "bias_ih", [g]).copy()
+        self.b_hh = _parameter(spec, params, "bias_hh", [g]).copy()
+        self.activation = _activation(spec["activation"])
+
+    def step(self, x, state):
+        """y [rows, H] for x [rows, in]; state, the model's [rows, S], read and overwritten."""
+        h, first = self.hidden, self.state_offset
+        own = state[:, first:first + self.state_size]  # a view: written in place
+        from_input = x @ self.w_ih_t + self.b_ih
+        from_state = own[:, :h] @ self.w_hh_t + self.b_hh
+        if self.lstm:
+            gates = from_input + from_state
+            i, f, o = _sigmoid(gates[:, :h]), _sigmoid(gates[:, h:2 * h]), _sigmoid(gates[:, 3 * h:])
+            c = f * own[:, h:] + i * np.tanh(gates[:, 2 * h:3 * h])
+            new_h = o * np.tanh(c)
+            own[:, h:] = c
+        else:
+            r = _sigmoid(from_input[:, :h] + from_state[:, :h])
+            z = _sigmoid(from_input[:, h:2 * h] + from_state[:, h:2 * h])
+            n = np.tanh(from_input[:, 2 * h:] + r * from_state[:, 2 * h:])
+            new_h = (np.float32(1) - z) * n + z * own[:, :h]
+        own[:, :h] = new_h
+        return self.activation(new_h).astype(np.float32, copy=False)
+
+
 # The layer kinds this reader runs; a file with another kind (registered in C++ only) is refused.
-_LAYER_KINDS = {"dense": _Dense, "conv2d": _Conv2d}
+_LAYER_KINDS = {"dense": _Dense, "conv2d": _Conv2d, "lstm": _Recurrent, "gru": _Recurrent}
 
 
 def _layer(spec, params):
@@ -160,11 +223,13 @@ def _layer(spec, params):
 
 
 def _chain(specs, params):
+    """The chain's layers as one function run(x, state): x [rows, in] through every layer, the
+    recurrent ones stepping state [rows, S] in place (None for a chain without them)."""
     layers = [_layer(spec, params) for spec in specs]
 
-    def run(x):
+    def run(x, state=None):
         for layer in layers:
-            x = layer(x)
+            x = layer.step(x, state) if getattr(layer, "recurrent", False) else layer(x)
         return x
     return run
 
@@ -398,9 +463,14 @@ class Policy:
             self._std = np.sqrt(array("obs_var") + np.float32(norm["epsilon"])).astype(np.float32)
             self._clip = np.float32(norm["clip"])
         self.epsilon = float(header["epsilon"])
+        self.state_size = int(header.get("state_size", 0))  # a recurrent model's floats of state
+        self.recurrent = self.state_size > 0
+        self._core = (model.get("core") or {}).get("kind", "")
         if self.kind == "actor_critic":
             self._trunk = _chain(chains["trunk"], params)
             self._policy = _chain(chains["policy"], params)
+            # A recurrent model steps every core, the value's too, so that its state is rlx's.
+            self._value = _chain(chains["value"], params) if self.recurrent else None
             offset = header["log_std_offset"]
             if not self.indexed_actions:
                 self._log_std = params[int(offset):int(offset) + self.action_size]
@@ -412,6 +482,16 @@ class Policy:
             self._policy = _chain(chains["policy"], params)
         else:
             raise PolicyFileError("unknown policy kind %r" % self.kind)
+        cells = [(int(s["state_offset"]), (2 if s["kind"] == "lstm" else 1) * int(s["attributes"]["hidden"]))
+                 for layers in chains.values() for s in layers if s.get("kind") in ("lstm", "gru")]
+        if sum(size for _, size in cells) != self.state_size or (cells and self.kind != "actor_critic") or any(
+                first < 0 or first + size > self.state_size for first, size in cells):
+            raise ValueError("its recurrent layers' states (%s) do not fit its %s model's state_size %d" % (
+                ", ".join("%d floats at %d" % cell for cell in cells), self.kind, self.state_size))
+
+    def initial_state(self):
+        """The state an episode starts from: float32 zeros [state_size] (empty for a memoryless policy)."""
+        return np.zeros(self.state_size, dtype=np.float32)
 
     def _normalize(self, obs):
         if self._mean is None:
@@ -459,13 +539,35 @@ class Policy:
             return int(values[0])
         return values.reshape(self._action_shape).astype(np.int8 if self.action_space["type"] == "MultiBinary" else np.int64)
 
-    def act(self, observation, action_mask=None, deterministic=True):
+    def act(self, observation, state=None, *, action_mask=None, deterministic=True):
         """The action for one raw observation (and its optional action mask): an int (Discrete), an
-        int64 array (MultiDiscrete), an int8 array (MultiBinary) or a float32 array (Box)."""
+        int64 array (MultiDiscrete), an int8 array (MultiBinary) or a float32 array (Box). With a
+        state (initial_state() at an episode's start, then what the step before returned), the pair
+        (action, next state); the state passed is left as it was. A recurrent policy needs its state."""
+        if state is None:
+            if self.recurrent:
+                raise ValueError("act: this policy is recurrent (its %s core carries %d floats of state from step "
+                                 "to step): call `action, state = policy.act(observation, state)`, with "
+                                 "initial_state() at an episode's start" % (self._core, self.state_size))
+            return self._act(observation, None, action_mask, deterministic)
+        state = np.array(state, dtype=np.float32).reshape(-1)  # a copy, stepped in place
+        if state.size != self.state_size:
+            raise ValueError("act needs a state of %d floats, got %d (%s)" % (
+                self.state_size, state.size, "initial_state() at an episode's start, then the state act returned"
+                if self.recurrent else "this policy is memoryless: its state, initial_state(), is empty; an action "
+                "mask goes by keyword, action_mask="))
+        action = self._act(observation, state[None, :] if self.recurrent else None, action_mask, deterministic)
+        return action, state
+
+    def _act(self, observation, state, action_mask, deterministic):
+        """act() with the model's state [1, state_size] stepped in place (None: memoryless)."""
         legal = self._legal(action_mask)
         x = self._normalize(self.observation_space.flatten(observation))[None, :]
         if self.kind == "actor_critic":
-            out = self._policy(self._trunk(x))[0]
+            features = self._trunk(x, state)
+            out = self._policy(features, state)[0]
+            if self._value is not None:
+                self._value(features, state)
             if self.indexed_actions:
                 return self._indexed_action(self._categorical(out, legal, deterministic))
             action = out if deterministic else out + self._std_dev * self._rng.standard_normal(out.size).astype(np.float32)
@@ -492,46 +594,7 @@ class Policy:
         return (self.action_low + (squashed + np.float32(1)) * half_range).astype(np.float32)
 
 
-def _check_trace(policy_path, trace_path, atol):
-    """Compares the policy's deterministic actions with a trace; returns the mismatch count. Each
-    traced observation is rebuilt as Gymnasium gives it (from "obs" and "obs_bytes") and acted on
-    with its "action_mask"."""
-    policy = Policy(policy_path)
-    steps = mismatches = 0
-    worst = 0.0
-    with open(trace_path) as f:
-        for line in f:
-            step = json.loads(line)
-            observation = policy.observation_space.unstore(step["obs"], step.get("obs_bytes", []))
-            got = policy.act(observation, action_mask=step.get("action_mask"), deterministic=True)
-            if policy.indexed_actions:
-                ok = np.array_equal(np.asarray(got).reshape(-1), np.asarray(step["action"]).reshape(-1))
-            else:
-                diff = float(np.max(np.abs(got - np.asarray(step["action"], dtype=np.float32))))
-                worst = max(worst, diff)
-                ok = diff <= atol
-            steps += 1
-            if not ok:
-                mismatches += 1
-                if mismatches <= 5:
-                    print("mismatch at episode %d step %d: got %s, trace %s"
-                          % (step["episode"], step["step"], got, step["action"]))
-    print(json.dumps({"steps": steps, "mismatches": mismatches, "max_abs_diff": worst}))
-    return mismatches
-
-
-if __name__ == "__main__":
-    import argparse
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("policy")
-    parser.add_argument("--check-trace", required=True, help="an `rlx evaluate --trace` file")
-    parser.add_argument("--atol", type=float, default=1e-4, help="tolerance for Box actions")
-    args = parser.parse_args()
-    try:
-        sys.exit(1 if _check_trace(args.policy, args.check_trace, args.atol) else 0)
-    except PolicyFileError as error:
-        print("error: %s" % error, file=sys.stderr)
-        sys.exit(2)
-    except OSError as error:  # a policy or trace file that cannot be read: its name and why
-        print("error: %s: %s" % (error.filename, error.strerror), file=sys.stderr)
-        sys.exit(2)
+if __name__ == "__main__":  # the trace check lives beside this file, in rlx_trace_check.py
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from rlx_trace_check import main
+    sys.exit(main(sys.argv[1:]))

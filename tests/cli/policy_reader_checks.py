@@ -2,6 +2,7 @@
 
     policy_reader_checks.py draws POLICY TRACE   stochastic masked actions: never an illegal one
     policy_reader_checks.py refusals DIR         prints the ValueError of each wrong call
+    policy_reader_checks.py recurrent RECURRENT MEMORYLESS   the same for the state's calls
 
 Prints a JSON summary (draws) or one line per refusal; exits 1 when a check fails.
 """
@@ -60,6 +61,26 @@ def refusals(folder):
         lambda: multi.act({"cells": [0, 1], "x": [0.0, 0.0]}, action_mask=[1, 1, 1, 0, 0, 0, 0]),
         lambda: binary.act((np.zeros(3), grid), action_mask=[1, 1, 1]),
     ]
+    return report(calls)
+
+
+def recurrent(recurrent_path, memoryless_path):
+    """A recurrent policy's stateless act and wrong state are refused; a memoryless policy acts
+    with its empty state as without, and refuses a state (or a mask passed where the state goes)."""
+    policy, plain = Policy(recurrent_path), Policy(memoryless_path)
+    obs = np.zeros(4, dtype=np.float32)
+    state = policy.initial_state()
+    assert policy.recurrent and state.shape == (policy.state_size,) and not state.any()
+    _, after = policy.act(obs, state)
+    assert not state.any() and after.any(), "the state passed is left as it was, the one returned moved"
+    assert not plain.recurrent and plain.initial_state().size == 0
+    assert plain.act(obs, plain.initial_state())[0] == plain.act(obs)
+    return report([lambda: policy.act(obs), lambda: policy.act(obs, np.zeros(3)),
+                   lambda: plain.act(obs, [1, 1, 1, 1, 1])])
+
+
+def report(calls):
+    """Prints each call's ValueError; 1 when one raised none."""
     failed = 0
     for i, call in enumerate(calls):
         try:
@@ -75,4 +96,6 @@ def refusals(folder):
 if __name__ == "__main__":
     if sys.argv[1] == "draws":
         sys.exit(draws(sys.argv[2], sys.argv[3]))
+    if sys.argv[1] == "recurrent":
+        sys.exit(recurrent(sys.argv[2], sys.argv[3]))
     sys.exit(refusals(sys.argv[2]))

@@ -1,7 +1,8 @@
 // The trace comparison of the export tests: an `rlx evaluate --trace` file (cli/evaluate_command.cc:
 // one JSON line per step with "obs", "obs_bytes" and "action_mask" where the env has them, and
 // the "action" the env got) replayed through rlx::Policy (C++) and python/rlx_policy.py (NumPy),
-// each of which must give every traced action again.
+// each of which must give every traced action again; a recurrent policy over whole episodes, its
+// state from zeros at each "step": 0.
 #pragma once
 
 #include <sys/wait.h>
@@ -34,8 +35,10 @@ inline std::vector<uint8_t> trace_bytes(const nlohmann::json& step, const char* 
   return step.contains(key) ? step.at(key).get<std::vector<uint8_t>>() : std::vector<uint8_t>{};
 }
 
-// rlx::Policy's action for a traced step's observation and mask.
-inline PolicyAction act_on_step(Policy& policy, const nlohmann::json& step, bool deterministic) {
+// rlx::Policy's action for a traced step's observation and mask; with a state (a recurrent
+// policy's), act(observation, state), which returns the next state in the action.
+inline PolicyAction act_on_step(Policy& policy, const nlohmann::json& step, bool deterministic,
+                                const std::vector<float>* state = nullptr) {
   const std::vector<float> floats = step.at("obs").get<std::vector<float>>();
   const std::vector<uint8_t> bytes = trace_bytes(step, "obs_bytes");
   const std::vector<uint8_t> mask = trace_bytes(step, "action_mask");
@@ -48,16 +51,25 @@ inline PolicyAction act_on_step(Policy& policy, const nlohmann::json& step, bool
     obs.mask = mask.data();
     obs.mask_count = mask.size();
   }
-  return policy.act(obs, deterministic);
+  return state == nullptr ? policy.act(obs, deterministic) : policy.act(obs, *state, deterministic);
 }
 
-// Checks that rlx::Policy gives every traced step's action, exactly (the same kernel and floats).
+// Checks that rlx::Policy gives every traced step's action, exactly (the same kernel and floats); a
+// recurrent policy steps its state through each episode, which the trace must hold from step 0.
 inline void check_cpp_reader(const std::string& policy_path, const std::vector<nlohmann::json>& steps) {
   Policy policy(policy_path);
   REQUIRE(steps.size() > 10);
+  std::vector<float> state;
+  int64_t expected_step = 0;
   for (const nlohmann::json& step : steps) {
     INFO("episode " << step.at("episode") << " step " << step.at("step"));
-    const PolicyAction action = act_on_step(policy, step, true);
+    if (step.at("step") == 0) {
+      state = policy.initial_state();
+      expected_step = 0;
+    }
+    REQUIRE(step.at("step") == expected_step++);  // whole episodes, in order
+    PolicyAction action = act_on_step(policy, step, true, policy.recurrent() ? &state : nullptr);
+    if (policy.recurrent()) state = std::move(action.state);
     if (policy.discrete_actions()) {
       REQUIRE(action.index == step.at("action").get<int64_t>());
     } else if (policy.indexed_actions()) {
@@ -81,14 +93,16 @@ inline CommandOutput run_python_reader(const std::string& args, const std::strin
   return result;
 }
 
-// Checks that python/rlx_policy.py --check-trace finds all `steps` steps of the trace and no mismatch.
+// Checks that python/rlx_policy.py --check-trace finds all `steps` steps of the trace (and, unless
+// -1, `episodes` episodes) and no mismatch.
 inline void check_python_reader(const std::string& policy_path, const std::string& trace_path, const std::string& out,
-                                size_t steps) {
+                                size_t steps, int64_t episodes = -1) {
   const auto python = run_python_reader(policy_path + " --check-trace " + trace_path + " --atol 1e-4", out);
   INFO(python.out << python.err);
   REQUIRE(python.exit_code == 0);
   const auto summary = nlohmann::json::parse(python.out.substr(python.out.rfind('{')));
   CHECK(summary.at("steps").get<size_t>() == steps);
+  if (episodes >= 0) CHECK(summary.at("episodes").get<int64_t>() == episodes);
   CHECK(summary.at("mismatches") == 0);
 }
 

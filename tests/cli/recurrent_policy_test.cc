@@ -1,0 +1,159 @@
+// Exported recurrent policies (LSTM and GRU cores) in both readers: each .rlxp is written with
+// random weights, the workers' ActorCriticPolicy acts over episodes of several lengths (its state
+// zeroed at each start, as `rlx evaluate` does) into a trace in `rlx evaluate --trace`'s form,
+// and rlx::Policy (C++) and python/rlx_policy.py (NumPy) replay whole episodes with their own
+// state to the same actions. The NumPy reader's refusals are checked here too.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/rng.h"
+#include "models/network_layout.h"
+#include "models/policy.h"
+#include "models/policy_file.h"
+#include "models/rollout_policy.h"
+#include "policy_trace.h"
+#include "run_rlx.h"
+
+namespace rlx {
+namespace {
+
+struct Core {
+  const char* name;
+  const char* kind;  // "lstm" or "gru"
+  bool shared;       // one core in the trunk, or one per chain
+  int64_t layers;
+  Space actions;
+};
+
+std::vector<Core> cores() {
+  return {{"an LSTM per chain, Discrete actions", "lstm", false, 1, Space::discrete(4, 1)},
+          {"a GRU per chain, Discrete actions", "gru", false, 1, Space::discrete(3)},
+          {"two stacked LSTMs in a shared trunk, Box actions", "lstm", true, 2,
+           Space::box({2}, std::vector<float>{-1.0f, 0.0f}, std::vector<float>{2.0f, 0.5f})},
+          {"a GRU in a shared trunk, Box actions", "gru", true, 1, Space::box({1}, -2.0f, 2.0f)}};
+}
+
+// A recurrent actor-critic over 4 floats, with observation statistics and weights of order-one
+// outputs (N(0, 4 / fan_in), biases N(0, 0.01)), so that observations and state move the actions.
+PolicyFile recurrent_file(const Core& core, uint64_t seed) {
+  PolicyFile file;
+  file.model.obs_size = 4;
+  file.model.action_space = core.actions;
+  file.model.hidden_sizes = {16};
+  file.model.activation = "tanh";
+  file.model.shared_trunk = core.shared;
+  file.model.core = core.kind;
+  file.model.core_size = 8;
+  file.model.core_layers = core.layers;
+  const ActorCriticLayout layout = actor_critic_layout(file.model);
+  file.parameters.assign(layout.num_parameters, 0.0f);
+  Rng rng(seed);
+  for (const ParameterSpec& p : layout.parameters) {
+    const double scale = p.shape.size() == 1 ? 0.1 : 2 / std::sqrt(static_cast<double>(p.shape.at(1)));
+    for (size_t i = 0; i < p.size; ++i) file.parameters[p.offset + i] = static_cast<float>(rng.normal() * scale);
+  }
+  file.obs_mean = {0.1f, -0.2f, 0.0f, 0.3f};
+  file.obs_var = {1.0f, 4.0f, 0.25f, 1.0f};
+  file.obs_count = 100;
+  file.algorithm = "PPO";
+  file.env_id = "Recurrent-v0";
+  return file;
+}
+
+std::string write_file(const PolicyFile& file, const std::string& path) {
+  std::ofstream(path, std::ios::binary) << encode_policy_file(file);
+  return path;
+}
+
+// Runs a python3 command line (Debian's, with NumPy) of the reader's checks; returns its exit
+// status and output.
+test::CommandOutput run_python(const std::string& args, const std::string& out) {
+  const std::string command = std::string(RLX_SYSTEM_PYTHON) + " " + args + " > " + out + "/python.out 2>&1";
+  const int status = std::system(command.c_str());
+  test::CommandOutput result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = test::read_text_file(out + "/python.out");
+  return result;
+}
+
+TEST_CASE("both readers replay a recurrent policy's episodes as the workers' policy acted them",
+          "[cli][export][recurrent]") {
+  const std::vector<int> lengths = {30, 7, 1, 45, 12};  // episodes of several lengths, one of a single step
+  for (const Core& core : cores()) {
+    SECTION(core.name) {
+      const std::string out = test::temp_dir("recurrent_policy");
+      const PolicyFile file = recurrent_file(core, 7);
+      const std::string path = write_file(file, out + "/policy.rlxp");
+      ActorCriticPolicy worker(file.model, 1, /*deterministic=*/true, /*values=*/false);
+      worker.load_weights(file.parameters.data(), file.parameters.size(), 0);
+      worker.set_obs_normalizer(file.obs_mean, file.obs_var, file.obs_count);
+      const Space& actions = core.actions;
+      Rng rng(3);
+      std::ofstream trace(out + "/trace.jsonl");
+      size_t steps = 0;
+      for (size_t episode = 0; episode < lengths.size(); ++episode) {
+        worker.reset_state(0);  // as rlx evaluate starts each episode
+        for (int step = 0; step < lengths[episode]; ++step, ++steps) {
+          std::vector<float> obs(4);
+          for (float& x : obs) x = static_cast<float>(1.5 * rng.normal());
+          int64_t index = 0;
+          std::vector<float> values(actions.is_box() ? static_cast<size_t>(actions.size()) : 0);
+          float log_prob = 0;
+          worker.act(obs.data(), 1, ActOutput{&index, values.data(), &log_prob, nullptr});
+          nlohmann::json line = {{"episode", episode}, {"step", step}, {"obs", obs}};
+          if (actions.is_discrete()) {
+            line["action"] = index + actions.start;
+          } else {
+            for (size_t j = 0; j < values.size(); ++j) values[j] = std::clamp(values[j], actions.low[j], actions.high[j]);
+            line["action"] = values;
+          }
+          trace << line.dump() << "\n";
+        }
+      }
+      trace.close();
+      test::check_cpp_reader(path, test::trace_steps(out + "/trace.jsonl"));
+      test::check_python_reader(path, out + "/trace.jsonl", out, steps, static_cast<int64_t>(lengths.size()));
+      std::system(("rm -rf " + out).c_str());
+    }
+  }
+}
+
+TEST_CASE("the NumPy reader refuses a stateless act on a recurrent policy, a wrong state and a partial episode",
+          "[cli][export][recurrent]") {
+  const std::string out = test::temp_dir("recurrent_refusals");
+  const std::string recurrent = write_file(recurrent_file(cores()[0], 8), out + "/recurrent.rlxp");
+  PolicyFile plain = recurrent_file(cores()[0], 8);
+  plain.model.core = "";
+  plain.parameters = initial_parameters(actor_critic_layout(plain.model), 3);
+  const std::string memoryless = write_file(plain, out + "/memoryless.rlxp");
+
+  const auto checks = run_python(std::string(RLX_SOURCE_DIR) + "/tests/cli/policy_reader_checks.py recurrent " +
+                                     recurrent + " " + memoryless,
+                                 out);
+  INFO(checks.out);
+  REQUIRE(checks.exit_code == 0);
+  CHECK_THAT(checks.out, Catch::Contains("act: this policy is recurrent (its lstm core carries 32 floats of state "
+                                         "from step to step): call `action, state = policy.act(observation, state)`"));
+  CHECK_THAT(checks.out, Catch::Contains("act needs a state of 32 floats, got 3 (initial_state() at an episode's start"));
+  CHECK_THAT(checks.out, Catch::Contains("act needs a state of 0 floats, got 5 (this policy is memoryless: its state, "
+                                         "initial_state(), is empty; an action mask goes by keyword, action_mask=)"));
+
+  // A trace whose first episode lacks its first step cannot be replayed by a recurrent policy.
+  std::ofstream(out + "/partial.jsonl")
+      << nlohmann::json({{"episode", 0}, {"step", 1}, {"obs", {0.0, 0.0, 0.0, 0.0}}, {"action", 1}}).dump() << "\n";
+  const auto partial = test::run_python_reader(recurrent + " --check-trace " + out + "/partial.jsonl", out);
+  CHECK(partial.exit_code == 2);
+  CHECK_THAT(partial.err, Catch::Contains("partial.jsonl line 1: episode 0 step 1 follows no step; a recurrent policy "
+                                          "replays whole episodes, each from its step 0 on"));
+  std::system(("rm -rf " + out).c_str());
+}
+
+}  // namespace
+}  // namespace rlx
