@@ -72,6 +72,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   result.env_id = env_id;
   for (int episode = 0; episode < options.episodes; ++episode) {
     env->reset(options.seed + static_cast<uint64_t>(episode), row);
+    policy->reset_state(0);  // a recurrent policy starts each episode from zeros (memoryless: nothing)
     if (options.on_state) options.on_state(episode, unstacked_env(*env));
     double episode_return = 0;
     int64_t length = 0;

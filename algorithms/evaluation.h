@@ -1,5 +1,7 @@
 // Evaluation of a saved policy: N episodes of its env, one after another, with the policy the
-// checkpoint holds (sampling, or argmax / mean actions when deterministic).
+// checkpoint holds (sampling, or argmax / mean actions when deterministic). A recurrent policy
+// steps its state with each action and starts every episode from zeros, as rlx::Policy's
+// initial_state() and a trace's "step": 0 say (models/policy.h).
 #pragma once
 
 #include <cstdint>

@@ -27,7 +27,8 @@ namespace {
 // holds the observation's floats (written so that they read back to the same float32),
 // "obs_bytes" its bytes (uint8 Box and MultiBinary leaves), "action_mask" the mask (1 = legal);
 // "action" is what the env got: a Discrete value, a list of MultiDiscrete / MultiBinary values, or
-// a Box's floats.
+// a Box's floats. Episodes are whole and in order, "step" 0 where each starts: where a recurrent
+// policy's state starts from zeros, in evaluation and in a reader's replay (docs/deploy.md).
 std::string trace_line(int episode, int64_t step, const ObsRow& obs, const Action& action, const Env& env) {
   const EnvSpec& spec = env.spec();
   const ObservationLayout& layout = env.observation_layout();
