@@ -6,6 +6,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/policy.h"
@@ -83,10 +84,12 @@ int main(int argc, char** argv) {
     double total = 0;
     for (int episode = 0; episode < episodes; ++episode) {
       std::vector<float> obs = plant.reset();
+      std::vector<float> state = policy.initial_state();  // a recurrent policy's memory; empty for a memoryless one
       int steps = 0;
       bool fell = false;
       while (!fell && steps < 500) {
-        const rlx::PolicyAction action = policy.act(obs, /*deterministic=*/true);
+        rlx::PolicyAction action = policy.act(obs, state, /*deterministic=*/true);
+        state = std::move(action.state);
         fell = plant.step(action.index);
         obs = plant.observation();
         ++steps;
