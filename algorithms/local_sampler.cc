@@ -82,6 +82,7 @@ nlohmann::json LocalSampler::checkpoint_state() const {
           {"last_obs_u8", snapshot->envs.last_obs_bytes},
           {"current_obs_u8", snapshot->current_obs_u8},
           {"policy_rng", rng_to_json(snapshot->policy_rng)},
+          {"policy_states", snapshot->policy_states},
           {"env_steps", snapshot->env_steps},
           {"episodes_dropped_nonfinite", stats_.episodes_dropped_nonfinite}};
 }
@@ -104,6 +105,8 @@ void LocalSampler::restore(const nlohmann::json& state) {
     snapshot.envs.last_obs_bytes = state.value("last_obs_u8", std::vector<uint8_t>{});
     snapshot.current_obs_u8 = state.value("current_obs_u8", std::vector<uint8_t>{});
     snapshot.policy_rng = rng_from_json(state.at("policy_rng"));
+    // A recurrent policy's states: absent in the checkpoints of an rlx before recurrent cores.
+    snapshot.policy_states = state.value("policy_states", std::vector<float>{});
     snapshot.env_steps = state.at("env_steps").get<int64_t>();
     collector_->restore(snapshot);
     stats_.episodes_dropped_nonfinite = state.at("episodes_dropped_nonfinite").get<uint64_t>();

@@ -21,6 +21,7 @@ struct SampleBatch {
   int64_t action_size = 0;      // A for Box actions; 0 for indexed ones (Discrete, MultiDiscrete, MultiBinary)
   int64_t obs_byte_size = 0;    // B
   int64_t action_components = 1;// D: indices per action (1 for Discrete); 1 for Box
+  int64_t state_size = 0;       // S: a recurrent policy's state floats per env (0: memoryless)
 
   std::vector<float> obs;                // [T, K, O] observation the action was chosen on
   std::vector<int64_t> action_indices;   // [T, K, D] indexed actions, each from 0 (empty for Box)
@@ -36,11 +37,12 @@ struct SampleBatch {
   std::vector<uint8_t> obs_u8;           // [T, K, B] the observations' bytes
   std::vector<uint8_t> bootstrap_obs_u8; // [K, B]
   std::vector<uint8_t> final_obs_u8;     // [D, B]
+  std::vector<float> initial_states;     // [K, S] the recurrent policy's state before step 0 (zeros at an episode start)
 
   bool discrete() const { return action_size == 0; }
   int64_t num_transitions() const { return int64_t{num_steps} * num_envs; }
 
-  // Sizes every column for T steps of K envs (log_probs/values only when with_policy_outputs),
+  // Sizes every column for T steps of K envs (initial_states for the state_size already set) (log_probs/values only when with_policy_outputs),
   // observations of obs_dim floats and obs_bytes bytes, actions of action_dim floats (Box) or, when
   // action_dim is 0, of `components` indices.
   void resize(int32_t steps, int32_t envs, int64_t obs_dim, int64_t action_dim, bool with_policy_outputs,
@@ -66,6 +68,7 @@ struct SampleBatch {
     bootstrap_obs.resize(static_cast<size_t>(envs) * obs_dim);
     final_obs_index.clear();
     final_obs.clear();
+    initial_states.resize(static_cast<size_t>(envs) * static_cast<size_t>(state_size));
   }
 
   // Throws std::invalid_argument naming the first column whose size disagrees with T, K, O, A.
@@ -73,7 +76,8 @@ struct SampleBatch {
     const auto n = static_cast<size_t>(num_transitions());
     const auto o = static_cast<size_t>(obs_size);
     const auto b = static_cast<size_t>(obs_byte_size);
-    if (num_steps < 0 || num_envs < 0 || obs_size < 0 || action_size < 0 || obs_byte_size < 0 || action_components < 1) {
+    if (num_steps < 0 || num_envs < 0 || obs_size < 0 || action_size < 0 || obs_byte_size < 0 || action_components < 1 ||
+        state_size < 0) {
       throw std::invalid_argument("SampleBatch has a negative dimension");
     }
     check("obs", obs.size(), n * o);
@@ -89,6 +93,7 @@ struct SampleBatch {
     if (!values.empty()) check("values", values.size(), n);
     check("bootstrap_obs", bootstrap_obs.size(), static_cast<size_t>(num_envs) * o);
     check("final_obs", final_obs.size(), final_obs_index.size() * o);
+    check("initial_states", initial_states.size(), static_cast<size_t>(num_envs) * static_cast<size_t>(state_size));
     for (int32_t index : final_obs_index) {
       if (index < 0 || static_cast<size_t>(index) >= n) throw std::invalid_argument("SampleBatch final_obs_index out of range");
     }

@@ -58,6 +58,7 @@
 #include "native/ppo_update_metrics.h"
 #include "native/ppo_update_steps.h"
 #include "native/running_mean_std.h"
+#include "native/sequence_plan.h"
 
 namespace rlx {
 
@@ -177,6 +178,15 @@ class PpoLearner {
     torch::Tensor columns;        // [kNumColumns, N] old log-probs, advantages, returns, old values
     torch::Tensor target_policy;  // [N, P or A] the target network's logits or means (APPO's KL term); else undefined
     double explained_variance = 0.0;
+    // A recurrent model: the update's streams and sequences (native/sequence_plan.h) and the
+    // state each sequence starts from, [sequences, S] on the device; else null and undefined.
+    std::shared_ptr<const SequencePlan> plan;
+    torch::Tensor sequence_states;
+  };
+  // The sequences one recurrent minibatch holds, its rows one sequence after another.
+  struct MinibatchSequences {
+    std::vector<int64_t> lengths;  // steps of each sequence, in row order
+    torch::Tensor states;          // [sequences, S] the state each starts from
   };
   // What an update changes, to undo it.
   struct Snapshot {
@@ -224,7 +234,20 @@ class PpoLearner {
   // log pi(a|s) - log mu(a|s) of the n staged samples (masks: their legal logits, or undefined)
   // into log_ratios_ (current network, for V-trace); without behaviour_ratio, log pi(a|s) also
   // replaces the staged old log-probs.
-  void stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks, int64_t n);
+  void stage_log_ratios(const torch::Tensor& policy_out, const torch::Tensor& actions, const torch::Tensor& masks, int64_t n);
+
+  // A recurrent model's train batch (ppo_sequences.cc).
+  // Runs the current network over every fragment's streams from their shipped states (no
+  // gradient): plans the sequences and their start states into out, stages the log ratios (and
+  // APPO's target policy) as prepare() does, and returns the values of all N + E rows on the host.
+  torch::Tensor prepare_sequences(const std::vector<SampleBatch>& batches, const torch::Tensor& obs_all, int64_t n,
+                                  TrainBatch& out);
+  // Policy outputs and values of a minibatch's rows [M, O] that hold whole sequences in order.
+  PolicyOutput sequence_outputs(const torch::Tensor& obs, const MinibatchSequences& sequences);
+  // The epochs of a recurrent update: each epoch's minibatches are shuffled whole sequences.
+  StepSums run_sequence_epochs(const TrainBatch& data, const PpoLossOptions& options, const Snapshot& before);
+  // Every sequence of the batch as one minibatch (evaluate()): its rows in sequence order, and the sequences.
+  TrainBatch all_sequences(const TrainBatch& data, MinibatchSequences& sequences) const;
 
   // The update's steps (ppo_update.cc).
   // Throws unless the hooks are installed and the shard names an offset (and stride) per fragment.
@@ -244,11 +267,14 @@ class PpoLearner {
   // thrown), clipped, and Adam's step; adds the loss statistics and gradient norm to sums.
   void minibatch_step(const TrainBatch& epoch, const MinibatchSlot& slot, const PpoLossOptions& options,
                       const torch::Tensor& epoch_moments, bool sharded, std::vector<torch::Tensor>& grads,
-                      const Snapshot& before, StepSums& sums);
-  // One minibatch's gradient into flat_grads_; returns the loss statistics.
+                      const Snapshot& before, StepSums& sums, const MinibatchSequences* sequences = nullptr);
+  // One minibatch's gradient into flat_grads_ (a recurrent model's rows hold `sequences`); returns
+  // the loss statistics.
   torch::Tensor minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks,
                                     const torch::Tensor& columns, const torch::Tensor& target_policy,
-                                    const PpoLossOptions& options);
+                                    const PpoLossOptions& options, const MinibatchSequences* sequences = nullptr);
+  // Policy outputs and values of a minibatch's rows: by sequence for a recurrent model.
+  PolicyOutput minibatch_outputs(const torch::Tensor& obs, const MinibatchSequences* sequences);
   // The loss inputs a train batch's columns hold: old log-probs, advantages, returns, old values.
   static void set_column_inputs(const torch::Tensor& columns, PpoLossInputs& in);
   // The means of the steps' sums into metrics (the loss statistics summed over the ranks when sharded).

@@ -120,10 +120,14 @@ PpoLearner::TrainBatch PpoLearner::prepare(const std::vector<SampleBatch>& batch
     out.masks = device_copy(mask_host_.data(), {n, model_config_.policy_output_size()}, torch::kByte, device_).to(torch::kBool);
   }
   torch::Tensor values_all;
-  {
+  if (model_->recurrent()) {
+    values_all = prepare_sequences(batches, obs_all, n, out);
+  } else {
     torch::NoGradGuard no_grad;
     values_all = model_->value_forward(obs_all).to(torch::kCPU).contiguous();
-    if (config_.vtrace || !config_.behaviour_ratio) stage_log_ratios(obs_all.narrow(0, 0, n), out.actions, out.masks, n);
+    if (config_.vtrace || !config_.behaviour_ratio) {
+      stage_log_ratios(model_->policy_forward(obs_all.narrow(0, 0, n)), out.actions, out.masks, n);
+    }
     if (config_.kl_coeff > 0.0) out.target_policy = target_model().policy_forward(obs_all.narrow(0, 0, n));
   }
 
@@ -179,10 +183,10 @@ void PpoLearner::stage_samples(const std::vector<SampleBatch>& batches, const Pp
   }
 }
 
-void PpoLearner::stage_log_ratios(const torch::Tensor& obs, const torch::Tensor& actions, const torch::Tensor& masks,
+void PpoLearner::stage_log_ratios(const torch::Tensor& policy_out, const torch::Tensor& actions, const torch::Tensor& masks,
                                   int64_t n) {
   const torch::Tensor log_probs =
-      model_->distribution(model_->policy_forward(obs), masks).log_prob(actions).to(torch::kCPU, torch::kFloat).contiguous();
+      model_->distribution(policy_out, masks).log_prob(actions).to(torch::kCPU, torch::kFloat).contiguous();
   const float* current = log_probs.data_ptr<float>();
   float* behaviour = columns_host_.data() + TrainBatch::kOldLogProbs * n;
   log_ratios_.resize(static_cast<size_t>(n));

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -97,6 +98,9 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
                                     const PpoShard* shard) {
   check_batches(batches);
   if (shard != nullptr) check_shard(batches, *shard);
+  if (shard != nullptr && model_->recurrent()) {
+    throw std::invalid_argument("data-parallel learners do not train a recurrent model yet (num_learners: 1)");
+  }
   const Snapshot before = take_snapshot();
   if (config_.kl_coeff > 0.0 && num_updates_ % config_.target_update_frequency == 0) refresh_target();
   const TrainBatch data = prepare(batches, /*update_statistics=*/true, shard);
@@ -107,7 +111,8 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
   optimizer_->param_groups()[0].options().set_lr(metrics.lr);
   const PpoLossOptions options = loss_options(metrics.clip_param);
   reattach_gradients();
-  const StepSums sums = run_epochs(data, shard, local_row, global_n, options, before);
+  const StepSums sums = data.plan ? run_sequence_epochs(data, options, before)
+                                  : run_epochs(data, shard, local_row, global_n, options, before);
   set_step_means(sums, shard != nullptr, metrics);
   ++num_updates_;
   return metrics;
@@ -178,6 +183,33 @@ PpoLearner::StepSums PpoLearner::run_epochs(const TrainBatch& data, const PpoSha
   return sums;
 }
 
+PpoLearner::StepSums PpoLearner::run_sequence_epochs(const TrainBatch& data, const PpoLossOptions& options,
+                                                     const Snapshot& before) {
+  const SequencePlan& plan = *data.plan;
+  const auto tensor_options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
+  StepSums sums{torch::zeros({PpoLossStat::kCount}, tensor_options), torch::zeros({}, tensor_options), 0};
+  std::vector<torch::Tensor> grads{flat_grads_};
+  minibatches_.start(seed_, num_updates_, plan.num_sequences(), sequences_per_minibatch(plan, config_.minibatch_size));
+  for (int epoch = 0; epoch < config_.num_epochs; ++epoch) {
+    const std::vector<int64_t>& permutation = minibatches_.next_epoch();
+    const TrainBatch shuffled =
+        rows_in_order(data, sequence_sample_rows(plan, permutation.data(), static_cast<int64_t>(permutation.size())));
+    MinibatchSlot slot;
+    slot.epoch = epoch;
+    for (slot.index = 0; slot.index < minibatches_.num_minibatches(); ++slot.index) {
+      const int64_t first = minibatches_.minibatch_start(slot.index), count = minibatches_.minibatch_size(slot.index);
+      MinibatchSequences sequences;
+      std::vector<int64_t> members(permutation.begin() + first, permutation.begin() + first + count);
+      for (int64_t q : members) sequences.lengths.push_back(plan.sequence_length[static_cast<size_t>(q)]);
+      sequences.states = data.sequence_states.index_select(0, device_copy(members.data(), {count}, torch::kLong, device_));
+      slot.size = slot.global_size = std::accumulate(sequences.lengths.begin(), sequences.lengths.end(), int64_t{0});
+      minibatch_step(shuffled, slot, options, torch::Tensor(), /*sharded=*/false, grads, before, sums, &sequences);
+      slot.start += slot.size;
+    }
+  }
+  return sums;
+}
+
 PpoLearner::TrainBatch PpoLearner::rows_in_order(const TrainBatch& data, const std::vector<int64_t>& order) const {
   const torch::Tensor perm = device_copy(order.data(), {static_cast<int64_t>(order.size())}, torch::kLong, device_);
   TrainBatch rows;
@@ -188,12 +220,14 @@ PpoLearner::TrainBatch PpoLearner::rows_in_order(const TrainBatch& data, const s
   if (data.masks.defined()) rows.masks = data.masks.index_select(0, perm);
   if (data.target_policy.defined()) rows.target_policy = data.target_policy.index_select(0, perm);
   rows.explained_variance = data.explained_variance;
+  rows.plan = data.plan;
+  rows.sequence_states = data.sequence_states;
   return rows;
 }
 
 void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& slot, const PpoLossOptions& options,
                                 const torch::Tensor& epoch_moments, bool sharded, std::vector<torch::Tensor>& grads,
-                                const Snapshot& before, StepSums& sums) {
+                                const Snapshot& before, StepSums& sums, const MinibatchSequences* sequences) {
   torch::Tensor loss_stats;
   if (slot.size > 0) {
     PpoLossOptions minibatch_options = options;
@@ -205,7 +239,7 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
     loss_stats = minibatch_gradients(rows(epoch.obs, 0), rows(epoch.actions, 0),
                                      epoch.masks.defined() ? rows(epoch.masks, 0) : torch::Tensor(), rows(epoch.columns, 1),
                                      epoch.target_policy.defined() ? rows(epoch.target_policy, 0) : torch::Tensor(),
-                                     minibatch_options);
+                                     minibatch_options, sequences);
   } else {
     // None of this minibatch is ours: a zero gradient, but the gradient all-reduce all the same.
     flat_grads_.zero_();
@@ -243,12 +277,13 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
 
 torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const torch::Tensor& actions,
                                               const torch::Tensor& masks, const torch::Tensor& columns,
-                                              const torch::Tensor& target_policy, const PpoLossOptions& options) {
-  if (backprop_) {
+                                              const torch::Tensor& target_policy, const PpoLossOptions& options,
+                                              const MinibatchSequences* sequences) {
+  if (backprop_ && sequences == nullptr) {
     return backprop_->ppo_gradients(obs, actions, masks, columns[TrainBatch::kOldLogProbs], columns[TrainBatch::kAdvantages],
                                     columns[TrainBatch::kReturns], columns[TrainBatch::kOldValues], options);
   }
-  const PolicyOutput out = model_->forward(obs);
+  const PolicyOutput out = minibatch_outputs(obs, sequences);
   const ActionDistribution dist = model_->distribution(out.policy, masks);
   PpoLossInputs in;
   in.log_probs = dist.log_prob(actions);
@@ -295,10 +330,12 @@ void PpoLearner::set_step_means(const StepSums& sums, bool sharded, PpoUpdateMet
 
 PpoUpdateMetrics PpoLearner::evaluate(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
   check_batches(batches);
-  const TrainBatch data = prepare(batches, /*update_statistics=*/false);
+  TrainBatch data = prepare(batches, /*update_statistics=*/false);
   PpoUpdateMetrics metrics = scheduled_metrics(timesteps_done, data, data.num_samples);
   torch::NoGradGuard no_grad;
-  const PolicyOutput out = model_->forward(data.obs);
+  MinibatchSequences sequences;
+  if (data.plan) data = all_sequences(data, sequences);
+  const PolicyOutput out = minibatch_outputs(data.obs, data.plan ? &sequences : nullptr);
   const ActionDistribution dist = model_->distribution(out.policy, data.masks);
   PpoLossInputs in;
   in.log_probs = dist.log_prob(data.actions);

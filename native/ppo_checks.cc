@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/config_schema.h"
+#include "models/network_layout.h"
 
 namespace rlx {
 
@@ -72,6 +73,7 @@ void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec&
   const int64_t action_size = indexed ? 0 : model.action_space.size();
   const std::vector<int64_t> categories = model.action_categories();
   const ObservationLayout layout = model.observation_layout();
+  const int64_t state_size = model.recurrent() ? actor_critic_layout(model).state_size : 0;
   int64_t total = 0;
   for (const SampleBatch& batch : batches) {
     batch.validate();
@@ -82,6 +84,10 @@ void check_ppo_batches(const std::vector<SampleBatch>& batches, const ModelSpec&
                                   std::to_string(batch.action_size) + ") does not fit the model (obs " +
                                   std::to_string(layout.float_slots) + " floats and " + std::to_string(layout.byte_slots) +
                                   " bytes, action size " + std::to_string(action_size) + ")");
+    }
+    if (batch.state_size != state_size) {
+      throw std::invalid_argument("fragment carries recurrent states of " + std::to_string(batch.state_size) +
+                                  " floats, the model's are " + std::to_string(state_size));
     }
     if (batch.log_probs.empty()) throw std::invalid_argument("PPO needs fragments with behaviour log_probs");
     if (indexed) check_indexed_actions(batch, model, categories, layout);

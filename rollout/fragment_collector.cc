@@ -60,8 +60,14 @@ void FragmentCollector::collect(SampleBatch& out) {
   const size_t row_obs = static_cast<size_t>(k) * obs_size_;
   const size_t row_bytes = static_cast<size_t>(k) * obs_bytes_;
   const size_t row_act = static_cast<size_t>(k) * action_size_;
+  out.state_size = policy_.state_size();
   out.resize(t_max, k, obs_size_, action_size_, policy_.has_policy_outputs(), obs_bytes_, action_components_);
   if (!policy_.has_values()) out.values.clear();
+  if (policy_.states().size() == out.initial_states.size()) {
+    std::copy(policy_.states().begin(), policy_.states().end(), out.initial_states.begin());
+  } else {
+    std::fill(out.initial_states.begin(), out.initial_states.end(), 0.0f);  // before the first step: zeros
+  }
   out.policy_version = policy_.version();
   std::copy(current_obs_.begin(), current_obs_.end(), out.obs.begin());
   std::copy(current_obs_u8_.begin(), current_obs_u8_.end(), out.obs_u8.begin());
@@ -110,6 +116,7 @@ void FragmentCollector::collect(SampleBatch& out) {
 
     for (int i = 0; i < k; ++i) {
       if (!(step_out.terminated[i] | step_out.truncated[i])) continue;
+      policy_.reset_state(i);
       out.final_obs_index.push_back(static_cast<int32_t>(row + i));
       const float* final_row = final_obs_.data() + static_cast<size_t>(i) * obs_size_;
       out.final_obs.insert(out.final_obs.end(), final_row, final_row + obs_size_);
@@ -130,7 +137,7 @@ void FragmentCollector::collect(SampleBatch& out) {
 std::optional<FragmentCollector::Snapshot> FragmentCollector::snapshot() const {
   std::optional<VectorEnv::Snapshot> envs = envs_->snapshot();
   if (!envs) return std::nullopt;
-  return Snapshot{std::move(*envs), current_obs_, policy_.rng_state(), env_steps_, current_obs_u8_};
+  return Snapshot{std::move(*envs), current_obs_, policy_.rng_state(), env_steps_, current_obs_u8_, policy_.states()};
 }
 
 void FragmentCollector::restore(const Snapshot& snapshot) {
@@ -142,6 +149,7 @@ void FragmentCollector::restore(const Snapshot& snapshot) {
   current_obs_ = snapshot.current_obs;
   current_obs_u8_ = snapshot.current_obs_u8;
   policy_.set_rng_state(snapshot.policy_rng);
+  if (!snapshot.policy_states.empty()) policy_.set_states(snapshot.policy_states, envs_->num_envs());
   env_steps_ = snapshot.env_steps;
 }
 

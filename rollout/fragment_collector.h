@@ -23,7 +23,9 @@ struct FinishedEpisode {
 // policy-side normalisation), the action (Box: the unclipped sample; the env receives it
 // clipped to the action space), reward, terminated, truncated, and the policy's log-prob and
 // value when it has them; final_obs / final_obs_index for every step that ended an episode;
-// bootstrap_obs = the observation after step T-1 (the next fragment's obs[0]).
+// bootstrap_obs = the observation after step T-1 (the next fragment's obs[0]). A recurrent
+// policy's states before step 0 go into initial_states, and an env's state is zeroed when its
+// episode ends (the next observation starts a new one).
 class FragmentCollector {
  public:
   // Borrows envs and policy (both must outlive the collector) and resets env i with seed + i.
@@ -51,6 +53,7 @@ class FragmentCollector {
     Rng::State policy_rng;
     int64_t env_steps = 0;
     std::vector<uint8_t> current_obs_u8;  // [K, B] their bytes
+    std::vector<float> policy_states;     // [K, S] a recurrent policy's states (empty: memoryless, or none yet)
   };
   std::optional<Snapshot> snapshot() const;
   // Continues from a snapshot() of a collector over the same env, K and policy kind; throws
