@@ -19,38 +19,9 @@ using rlx::test::read_text_file;
 using rlx::test::run_python_reader;
 using rlx::test::run_rlx;
 using rlx::test::temp_dir;
+using rlx::test::train_export_trace;
 
 namespace {
-
-// The last checkpoint of a finished `rlx train` run, from its result.json.
-std::string last_checkpoint(const std::string& out, const std::string& experiment) {
-  const auto result = nlohmann::json::parse(read_text_file(out + "/" + experiment + "/t/result.json"));
-  return result.at("last_checkpoint").get<std::string>();
-}
-
-// Trains `experiments/FILE` (or FILE, an absolute path) with extra options (a short run), exports
-// its last checkpoint to out/policy.rlxp, and writes `rlx evaluate --deterministic --trace` of it
-// to out/trace.jsonl. Returns the policy file's path.
-std::string train_export_trace(const std::string& out, const std::string& file, const std::string& options) {
-  const std::string name = file.substr(file.rfind('/') + 1);
-  const std::string experiment = name.substr(0, name.find(".yaml"));
-  const std::string path = file.front() == '/' ? file : std::string(RLX_SOURCE_DIR) + "/experiments/" + file;
-  const auto train = run_rlx("train " + path + " " + options +
-                             " --seed 0 --trial-name t --output " + out + " -q");
-  INFO(train.out << train.err);
-  REQUIRE((train.exit_code == 0 || train.exit_code == 3));
-  const std::string checkpoint = last_checkpoint(out, experiment);
-  const std::string policy = out + "/policy.rlxp";
-  const auto exported = run_rlx("export " + checkpoint + " -o " + policy);
-  INFO(exported.out << exported.err);
-  REQUIRE(exported.exit_code == 0);
-  CHECK_THAT(exported.out, Catch::Contains("written to " + policy));
-  const auto evaluated = run_rlx("evaluate " + checkpoint + " --deterministic --episodes 2 --seed 3 --trace " + out +
-                                 "/trace.jsonl");
-  INFO(evaluated.err);
-  REQUIRE(evaluated.exit_code == 0);
-  return policy;
-}
 
 // The steps of out/trace.jsonl.
 std::vector<nlohmann::json> trace_steps(const std::string& out) { return rlx::test::trace_steps(out + "/trace.jsonl"); }

@@ -106,4 +106,34 @@ inline void check_python_reader(const std::string& policy_path, const std::strin
   CHECK(summary.at("mismatches") == 0);
 }
 
+// The last checkpoint of a finished `rlx train` run, from its result.json.
+inline std::string last_checkpoint(const std::string& out, const std::string& experiment) {
+  const auto result = nlohmann::json::parse(read_text_file(out + "/" + experiment + "/t/result.json"));
+  return result.at("last_checkpoint").get<std::string>();
+}
+
+// Trains `experiments/FILE` (or FILE, an absolute path) with extra options (a short run), exports
+// its last checkpoint to out/policy.rlxp, and writes `rlx evaluate --deterministic --trace` of
+// `episodes` episodes of it to out/trace.jsonl. Returns the policy file's path.
+inline std::string train_export_trace(const std::string& out, const std::string& file, const std::string& options,
+                                      int episodes = 2) {
+  const std::string name = file.substr(file.rfind('/') + 1);
+  const std::string experiment = name.substr(0, name.find(".yaml"));
+  const std::string path = file.front() == '/' ? file : std::string(RLX_SOURCE_DIR) + "/experiments/" + file;
+  const auto train = run_rlx("train " + path + " " + options + " --seed 0 --trial-name t --output " + out + " -q");
+  INFO(train.out << train.err);
+  REQUIRE((train.exit_code == 0 || train.exit_code == 3));
+  const std::string checkpoint = last_checkpoint(out, experiment);
+  const std::string policy = out + "/policy.rlxp";
+  const auto exported = run_rlx("export " + checkpoint + " -o " + policy);
+  INFO(exported.out << exported.err);
+  REQUIRE(exported.exit_code == 0);
+  CHECK_THAT(exported.out, Catch::Contains("written to " + policy));
+  const auto evaluated = run_rlx("evaluate " + checkpoint + " --deterministic --episodes " + std::to_string(episodes) +
+                                 " --seed 3 --trace " + out + "/trace.jsonl");
+  INFO(evaluated.err);
+  REQUIRE(evaluated.exit_code == 0);
+  return policy;
+}
+
 }  // namespace rlx::test
