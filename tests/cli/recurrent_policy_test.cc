@@ -2,7 +2,8 @@
 // random weights, the workers' ActorCriticPolicy acts over episodes of several lengths (its state
 // zeroed at each start, as `rlx evaluate` does) into a trace in `rlx evaluate --trace`'s form,
 // and rlx::Policy (C++) and python/rlx_policy.py (NumPy) replay whole episodes with their own
-// state to the same actions. The NumPy reader's refusals are checked here too.
+// state to the same actions; and so do they for policies `rlx train` trains on CartPoleNoVel-v1,
+// against `rlx evaluate --trace`. The NumPy reader's refusals are checked here too.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -111,7 +112,9 @@ TEST_CASE("both readers replay a recurrent policy's episodes as the workers' pol
           if (actions.is_discrete()) {
             line["action"] = index + actions.start;
           } else {
-            for (size_t j = 0; j < values.size(); ++j) values[j] = std::clamp(values[j], actions.low[j], actions.high[j]);
+            for (size_t j = 0; j < values.size(); ++j) {
+              values[j] = std::clamp(values[j], actions.low[j], actions.high[j]);
+            }
             line["action"] = values;
           }
           trace << line.dump() << "\n";
@@ -141,7 +144,8 @@ TEST_CASE("the NumPy reader refuses a stateless act on a recurrent policy, a wro
   REQUIRE(checks.exit_code == 0);
   CHECK_THAT(checks.out, Catch::Contains("act: this policy is recurrent (its lstm core carries 32 floats of state "
                                          "from step to step): call `action, state = policy.act(observation, state)`"));
-  CHECK_THAT(checks.out, Catch::Contains("act needs a state of 32 floats, got 3 (initial_state() at an episode's start"));
+  CHECK_THAT(checks.out,
+             Catch::Contains("act needs a state of 32 floats, got 3 (initial_state() at an episode's start"));
   CHECK_THAT(checks.out, Catch::Contains("act needs a state of 0 floats, got 5 (this policy is memoryless: its state, "
                                          "initial_state(), is empty; an action mask goes by keyword, action_mask=)"));
 
@@ -153,6 +157,43 @@ TEST_CASE("the NumPy reader refuses a stateless act on a recurrent policy, a wro
   CHECK_THAT(partial.err, Catch::Contains("partial.jsonl line 1: episode 0 step 1 follows no step; a recurrent policy "
                                           "replays whole episodes, each from its step 0 on"));
   std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("a recurrent PPO policy trained by rlx train acts as rlx evaluate in both readers, over whole episodes",
+          "[cli][export][recurrent]") {
+  struct Trained {
+    const char* name;
+    const char* options;
+  };
+  // CartPole without velocities: a few short iterations, so that the episodes are of some length.
+  const std::vector<Trained> runs = {
+      {"an LSTM per chain", "--set lstm_cell_size=16 --set stop.timesteps_total=2048"},
+      {"a GRU in a shared trunk",
+       "--set use_lstm=false --set use_gru=true --set vf_share_layers=true --set lstm_cell_size=16 "
+       "--set stop.timesteps_total=2048"}};
+  for (const Trained& run : runs) {
+    SECTION(run.name) {
+      const std::string out = test::temp_dir("recurrent_trained");
+      const std::string policy = test::train_export_trace(
+          out, "cartpole-novel-ppo.yaml", std::string(run.options) + " --set checkpoint_freq=1", /*episodes=*/3);
+      Policy reader(policy);
+      CHECK(reader.recurrent());
+      CHECK(reader.env_id() == "CartPoleNoVel-v1");
+      const std::vector<nlohmann::json> steps = test::trace_steps(out + "/trace.jsonl");
+      int starts = 0;
+      for (const nlohmann::json& step : steps) starts += step.at("step") == 0;
+      CHECK(starts == 3);  // every episode whole, from its step 0
+      int from_zeros = 0;  // steps acted otherwise from a zero state: the state matters to this policy
+      const std::vector<float> zeros = reader.initial_state();
+      for (const nlohmann::json& step : steps) {
+        from_zeros += test::act_on_step(reader, step, true, &zeros).index != step.at("action").get<int64_t>();
+      }
+      CHECK(from_zeros > 0);
+      test::check_cpp_reader(policy, steps);
+      test::check_python_reader(policy, out + "/trace.jsonl", out, steps.size(), 3);
+      std::system(("rm -rf " + out).c_str());
+    }
+  }
 }
 
 }  // namespace
