@@ -217,8 +217,8 @@ _LAYER_KINDS = {"dense": _Dense, "conv2d": _Conv2d, "lstm": _Recurrent, "gru": _
 def _layer(spec, params):
     kind = spec.get("kind", "dense")
     if kind not in _LAYER_KINDS:
-        raise PolicyFileError("layer %s is of kind %r, which this reader cannot run (it runs %s layers)"
-                              % (spec["name"], kind, " and ".join(sorted(_LAYER_KINDS))))
+        raise PolicyFileError("layer %s is of kind %r, which this reader cannot run (it runs the kinds %s)"
+                              % (spec["name"], kind, ", ".join(sorted(_LAYER_KINDS))))
     return _LAYER_KINDS[kind](spec, params)
 
 

@@ -271,7 +271,8 @@ TEST_CASE("the NumPy reader runs conv2d layers as rlx::Policy does, and refuses 
       });
       CHECK(run_python_reader(check, dir, output) == 2);
       CHECK_THAT(output, Catch::Contains(std::string("layer ") + (q_network ? "q_0" : "pi_0") +
-                                         " is of kind 'conv3d', which this reader cannot run (it runs conv2d and dense layers)"));
+                                         " is of kind 'conv3d', which this reader cannot run (it runs the kinds "
+                                         "conv2d, dense, gru, lstm)"));
     }
   }
 }
