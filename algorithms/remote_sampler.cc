@@ -11,6 +11,7 @@
 #include "core/rlx_program.h"
 #include "core/stop_signal.h"
 #include "envs/registry.h"
+#include "models/network_layout.h"
 
 namespace rlx {
 
@@ -53,6 +54,7 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   // A worker may run more envs than the learner's setup asks (rlx worker --envs K).
   receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);
   receiver_options.policy_outputs = options_.setup.model.kind == ModelKind::kActorCritic;
+  if (options_.setup.model.recurrent()) receiver_options.state_size = actor_critic_layout(options_.setup.model).state_size;
   receiver_options.credits_per_worker = options_.credits_per_worker;
   receiver_options.max_workers = options_.max_workers;
   receiver_options.max_policy_lag = options_.max_policy_lag;

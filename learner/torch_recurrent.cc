@@ -21,6 +21,31 @@ std::pair<torch::Tensor, torch::Tensor> torch_recurrent_step(const LayerSpec& la
   return {h, h};
 }
 
+namespace {
+
+// The layer over whole sequences [B, T, in] without resets: ATen's lstm / gru, which projects
+// every step's input in one product (the same cell math as torch_recurrent_step, fewer ops).
+RecurrentRun run_whole_sequences(const LayerSpec& layer, const std::vector<torch::Tensor>& params,
+                                 const torch::Tensor& steps, const torch::Tensor& state) {
+  const int64_t hidden = recurrent_hidden(layer), batch = steps.size(0), num_steps = steps.size(1);
+  RecurrentRun run;
+  if (recurrent_cell(layer) == RecurrentCell::kLstm) {
+    const auto [out, h, c] = torch::lstm(steps, {state.narrow(1, 0, hidden).unsqueeze(0), state.narrow(1, hidden, hidden).unsqueeze(0)},
+                                         params, /*has_biases=*/true, /*num_layers=*/1, /*dropout=*/0.0,
+                                         /*train=*/false, /*bidirectional=*/false, /*batch_first=*/true);
+    run.outputs = out.reshape({batch * num_steps, hidden});
+    run.final_state = torch::cat({h.squeeze(0), c.squeeze(0)}, 1);
+  } else {
+    const auto [out, h] = torch::gru(steps, state.unsqueeze(0), params, /*has_biases=*/true, /*num_layers=*/1,
+                                     /*dropout=*/0.0, /*train=*/false, /*bidirectional=*/false, /*batch_first=*/true);
+    run.outputs = out.reshape({batch * num_steps, hidden});
+    run.final_state = h.squeeze(0);
+  }
+  return run;
+}
+
+}  // namespace
+
 RecurrentRun run_recurrent_layer(const LayerSpec& layer, const std::vector<torch::Tensor>& params, const torch::Tensor& x,
                                  int64_t num_steps, torch::Tensor state, const torch::Tensor& resets, bool record_states) {
   const int64_t batch = state.size(0);
@@ -29,6 +54,7 @@ RecurrentRun run_recurrent_layer(const LayerSpec& layer, const std::vector<torch
                                 std::to_string(batch) + " sequences of " + std::to_string(num_steps) + " steps");
   }
   const torch::Tensor steps = x.view({batch, num_steps, x.size(1)});
+  if (!resets.defined() && !record_states) return run_whole_sequences(layer, params, steps, state);
   const torch::Tensor keep = resets.defined() ? (1.0 - resets).to(state.dtype()) : torch::Tensor();
   std::vector<torch::Tensor> outputs, states;
   outputs.reserve(static_cast<size_t>(num_steps));

@@ -50,7 +50,7 @@ TEST_CASE("sequences never cross an episode start and hold at most max_seq_len s
   CHECK(sequences_per_minibatch(plan, 100) == 6);
 }
 
-TEST_CASE("a long max_seq_len cuts at episode starts only; an ended stream's bootstrap starts from zeros",
+TEST_CASE("a long max_seq_len cuts at episode starts only, and an ended stream's bootstrap starts from zeros",
           "[native][recurrent]") {
   SampleBatch batch = two_env_fragment();
   batch.terminated[4 * 2 + 0] = 1;  // env 0 also ends at the last step
