@@ -28,6 +28,7 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
     SampleBatch part;
     part.worker_id = batch.worker_id;
     part.policy_version = batch.policy_version;
+    part.state_size = batch.state_size;
     part.resize(t, width, batch.obs_size, batch.action_size, !batch.log_probs.empty(), batch.obs_byte_size,
                 batch.action_components);
     if (batch.values.empty()) part.values.clear();
@@ -51,6 +52,9 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
       }
     }
     std::memcpy(part.bootstrap_obs.data(), batch.bootstrap_obs.data() + static_cast<size_t>(first) * o, static_cast<size_t>(width) * o * sizeof(float));
+    const auto state = static_cast<size_t>(batch.state_size);
+    std::copy_n(batch.initial_states.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(first) * state),
+                static_cast<size_t>(width) * state, part.initial_states.begin());
     std::memcpy(part.bootstrap_obs_u8.data(), batch.bootstrap_obs_u8.data() + static_cast<size_t>(first) * bytes,
                 static_cast<size_t>(width) * bytes);
     for (size_t j = 0; j < batch.final_obs_index.size(); ++j) {

@@ -109,6 +109,13 @@ TEST_CASE("A synchronous PPO run stopped and resumed is bit-exact with a straigh
   check_resume_is_exact(experiment_from("cartpole-ppo.yaml", {"normalize_observations=true", "scale_rewards=true"}), 3, 6);
 }
 
+TEST_CASE("A synchronous recurrent PPO run resumes bit-exact, the envs' LSTM states included",
+          "[algorithms][resume][recurrent]") {
+  // Episodes run across the stop (CartPoleNoVel's last longer than a few fragments), so the
+  // states the policy carries into the resumed run are not zeros.
+  check_resume_is_exact(experiment_from("cartpole-novel-ppo.yaml", {"lstm_cell_size=16"}), 3, 6);
+}
+
 TEST_CASE("A synchronous DQN run stopped and resumed is bit-exact with a straight run", "[algorithms][resume]") {
   // Prioritized 3-step replay: the buffer, its windows and priorities travel in the checkpoint.
   check_resume_is_exact(
