@@ -29,6 +29,7 @@ const char* const kBenchUsage =
     "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n"
     "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n"
     "  learner --native      LibTorch vs native PPO learner: update times as JSON lines\n"
+    "  recurrent --width H   LSTM/GRU vs MLP policy: worker act() and learner update times (JSON)\n"
     "  startup               rlx --version and envs list exec-to-exit, an idle worker's memory\n\n"
     "every subcommand takes --help.\n";
 
@@ -179,7 +180,7 @@ int run_bench_command(const std::vector<std::string>& args) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> subcommands = {
       {"scale", run_bench_scale},
       {"transport", run_bench_transport}, {"sampling", run_bench_sampling}, {"learner", run_bench_learner},
-      {"startup", run_bench_startup}};
+      {"recurrent", run_bench_recurrent}, {"startup", run_bench_startup}};
   if (args.empty()) throw UsageError(std::string("missing subcommand\n") + kBenchUsage);
   if (args.front() == "--help" || args.front() == "-h") {
     std::cout << kBenchUsage;

@@ -13,6 +13,10 @@ int run_bench_sampling(const std::vector<std::string>& args);
 // worker connections, or N real `rlx worker` processes (with their memory).
 int run_bench_scale(const std::vector<std::string>& args);
 
+// `rlx bench recurrent [--width H] [--envs K] [--cores lstm,gru]`: an LSTM/GRU policy against the
+// MLP of the same width, worker act() and PpoLearner::update times as JSON lines.
+int run_bench_recurrent(const std::vector<std::string>& args);
+
 // `rlx bench startup [--repeats R]`: exec-to-exit times of light commands and an idle worker's memory.
 int run_bench_startup(const std::vector<std::string>& args);
 
