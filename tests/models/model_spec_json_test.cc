@@ -73,8 +73,11 @@ TEST_CASE("a damaged or foreign model spec is refused with its key path", "[mode
   CHECK(refusal(spec) == "model: the cnn encoder reads images, Boxes of rank 3 (height, width, channels) at least 4x4, "
                          "alone or inside a Dict or Tuple, but the observation space is Box(-inf, inf, (11,), float32)");
   spec = good;
-  spec["core"] = {{"kind", "lstm"}};
-  CHECK(refusal(spec) == "model.core: unknown key (a newer rlx's model? this one reads model version 2)");
+  spec["attention"] = {{"heads", 4}};
+  CHECK(refusal(spec) == "model.attention: unknown key (a newer rlx's model? this one reads model version 2)");
+  spec = good;
+  spec["core"] = {{"kind", "lstm"}};  // a recurrent core needs all of its keys
+  CHECK(refusal(spec) == "model.core.layers: missing");
   spec = good;
   spec["version"] = 3;
   CHECK(refusal(spec) == "model.version: model version 3, this rlx reads versions 1 to 2");
