@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -191,6 +192,16 @@ TEST_CASE("a recurrent PPO policy trained by rlx train acts as rlx evaluate in b
       CHECK(from_zeros > 0);
       test::check_cpp_reader(policy, steps);
       test::check_python_reader(policy, out + "/trace.jsonl", out, steps.size(), 3);
+      // --record films the trace's first episode: the same seed, deterministic, the state stepped alike.
+      size_t first_length = 1;
+      while (first_length < steps.size() && steps[first_length].at("step") != 0) ++first_length;
+      const auto recorded = test::run_rlx("evaluate " + test::last_checkpoint(out, "cartpole-novel-ppo") +
+                                          " --deterministic --episodes 1 --seed 3 --record " + out + "/clip.gif");
+      INFO(recorded.out << recorded.err);
+      REQUIRE(recorded.exit_code == 0);
+      CHECK(std::filesystem::file_size(out + "/clip.gif") > 0);
+      const std::string summary = recorded.out.substr(recorded.out.rfind('{'));
+      CHECK(nlohmann::json::parse(summary).at("len_mean").get<double>() == static_cast<double>(first_length));
       std::system(("rm -rf " + out).c_str());
     }
   }
