@@ -13,6 +13,7 @@
 #include "models/network_kernel.h"
 #include "models/network_layout.h"
 #include "models/rollout_policy.h"
+#include "tests/models/normal_values.h"
 
 namespace {
 
@@ -50,12 +51,7 @@ rlx::ModelSpec config_for(const Shape& shape, int64_t obs = 11, int64_t actions 
   return config;
 }
 
-std::vector<float> normal_values(size_t count, uint64_t seed, double scale) {
-  rlx::Rng rng(seed);
-  std::vector<float> values(count);
-  for (float& v : values) v = static_cast<float>(scale * rng.normal());
-  return values;
-}
+using rlx_test::normal_values;
 
 // The module's weights moved away from their init (so policies are far from uniform and tanh
 // units saturate), loaded back into it; returns them flat.

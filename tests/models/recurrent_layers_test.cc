@@ -15,6 +15,7 @@
 #include "models/network_layout.h"
 #include "models/recurrent_layers.h"
 #include "models/rollout_policy.h"
+#include "tests/models/normal_values.h"
 
 namespace {
 
@@ -31,12 +32,7 @@ rlx::ModelSpec recurrent_spec(const std::string& core, bool shared, bool discret
   return spec;
 }
 
-std::vector<float> normal_values(size_t count, uint64_t seed, double scale) {
-  rlx::Rng rng(seed);
-  std::vector<float> values(count);
-  for (float& v : values) v = static_cast<float>(scale * rng.normal());
-  return values;
-}
+using rlx_test::normal_values;
 
 }  // namespace
 
