@@ -33,8 +33,9 @@
 // checkpoint needs only num_updates (in state_json) to reproduce the next permutations.
 //
 // The code: ppo_learner.cc (construction, configuration, weights), ppo_train_batch.cc (statistics,
-// staging, targets), ppo_update.cc (update() and evaluate() as named steps), ppo_learner_state.cc
-// (the undo snapshot, the checkpoint file and state_json).
+// staging, targets), ppo_update.cc (update() and evaluate() as named steps), ppo_sequences.cc (a
+// recurrent model's streams and sequences), ppo_learner_state.cc (the undo snapshot, the
+// checkpoint file and state_json).
 #pragma once
 
 #include <cstdint>
