@@ -54,12 +54,9 @@ torch::Tensor PpoLearner::prepare_sequences(const std::vector<SampleBatch>& batc
   const torch::Tensor position_index = long_tensor(positions, device_), row_index = long_tensor(rows, device_);
   // Grid outputs back in sample-row order.
   const auto by_row = [&](const torch::Tensor& grid_values) {
-    torch::Tensor sampled = grid_values.new_zeros([&] {
-      std::vector<int64_t> shape = grid_values.sizes().vec();
-      shape[0] = n;
-      return shape;
-    }());
-    return sampled.index_copy_(0, row_index, grid_values.index_select(0, position_index));
+    std::vector<int64_t> shape = grid_values.sizes().vec();
+    shape[0] = n;
+    return grid_values.new_zeros(shape).index_copy_(0, row_index, grid_values.index_select(0, position_index));
   };
 
   // Each sequence's start: shipped (stream row), zeros, or the state after the step before it.
