@@ -64,6 +64,7 @@
 namespace rlx {
 
 class ActorCriticBackprop;
+struct GlobalSequences;  // learner/sequence_shards.h
 
 // GAE targets of fragments, each [N] in fragment order (t-major within a fragment).
 struct PpoTargets {
@@ -245,8 +246,14 @@ class PpoLearner {
                                   TrainBatch& out);
   // Policy outputs and values of a minibatch's rows [M, O] that hold whole sequences in order.
   PolicyOutput sequence_outputs(const torch::Tensor& obs, const MinibatchSequences& sequences);
-  // The epochs of a recurrent update: each epoch's minibatches are shuffled whole sequences.
-  StepSums run_sequence_epochs(const TrainBatch& data, const PpoLossOptions& options, const Snapshot& before);
+  // The sequences a recurrent update shuffles: the whole batch's (listed alike on every rank from
+  // one all-reduce when sharded), each with its local index on this rank or -1.
+  GlobalSequences update_sequences(const std::vector<SampleBatch>& batches, const TrainBatch& data,
+                                   const PpoShard* shard) const;
+  // The epochs of a recurrent update: each epoch's minibatches are shuffled whole sequences of
+  // `global`; a sharded rank trains on its members of each (weighted by their share of its samples).
+  StepSums run_sequence_epochs(const TrainBatch& data, const GlobalSequences& global, bool sharded,
+                               const PpoLossOptions& options, const Snapshot& before);
   // Every sequence of the batch as one minibatch (evaluate()): its rows in sequence order, and the sequences.
   TrainBatch all_sequences(const TrainBatch& data, MinibatchSequences& sequences) const;
 

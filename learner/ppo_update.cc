@@ -5,12 +5,12 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 
 #include "learner/actor_critic_backprop.h"
 #include "learner/non_finite.h"
+#include "learner/sequence_shards.h"
 #include "learner/tensor_copies.h"
 #include "native/ppo_checks.h"
 #include "native/ppo_update_steps.h"
@@ -78,6 +78,17 @@ torch::Tensor advantage_moments_per_minibatch(const torch::Tensor& advantages, c
   return moments;
 }
 
+// A sharded update normalising advantages with global moments: every minibatch's moments over
+// all ranks (one collective for the epoch, not one per minibatch: the advantages are fixed for
+// the whole update); else undefined.
+torch::Tensor epoch_advantage_moments(const torch::Tensor& advantages, const std::vector<int64_t>& counts, bool sharded,
+                                      const PpoLossOptions& options, torch::Device device) {
+  if (!sharded || !options.normalize_advantages || !options.reduce_advantage_moments) return torch::Tensor();
+  torch::Tensor moments = advantage_moments_per_minibatch(advantages, counts, device);
+  options.reduce_advantage_moments(moments);
+  return moments;
+}
+
 }  // namespace
 
 struct PpoLearner::StepSums {
@@ -98,9 +109,6 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
                                     const PpoShard* shard) {
   check_batches(batches);
   if (shard != nullptr) check_shard(batches, *shard);
-  if (shard != nullptr && model_->recurrent()) {
-    throw std::invalid_argument("data-parallel learners do not train a recurrent model yet (num_learners: 1)");
-  }
   const Snapshot before = take_snapshot();
   if (config_.kl_coeff > 0.0 && num_updates_ % config_.target_update_frequency == 0) refresh_target();
   const TrainBatch data = prepare(batches, /*update_statistics=*/true, shard);
@@ -111,7 +119,7 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
   optimizer_->param_groups()[0].options().set_lr(metrics.lr);
   const PpoLossOptions options = loss_options(metrics.clip_param);
   reattach_gradients();
-  const StepSums sums = data.plan ? run_sequence_epochs(data, options, before)
+  const StepSums sums = data.plan ? run_sequence_epochs(data, update_sequences(batches, data, shard), shard != nullptr, options, before)
                                   : run_epochs(data, shard, local_row, global_n, options, before);
   set_step_means(sums, shard != nullptr, metrics);
   ++num_updates_;
@@ -164,13 +172,8 @@ PpoLearner::StepSums PpoLearner::run_epochs(const TrainBatch& data, const PpoSha
     const std::vector<int64_t>& permutation = minibatches_.next_epoch();
     if (shard != nullptr) select_local_rows(minibatches_, permutation, local_row, local_order, local_counts);
     const TrainBatch shuffled = rows_in_order(data, shard != nullptr ? local_order : permutation);
-    // Sharded: the advantage moments of every minibatch of the epoch in one collective, not one
-    // per minibatch (the advantages are fixed for the whole update).
-    torch::Tensor epoch_moments;
-    if (shard != nullptr && options.normalize_advantages && options.reduce_advantage_moments) {
-      epoch_moments = advantage_moments_per_minibatch(shuffled.columns[TrainBatch::kAdvantages], local_counts, device_);
-      options.reduce_advantage_moments(epoch_moments);
-    }
+    const torch::Tensor epoch_moments = epoch_advantage_moments(shuffled.columns[TrainBatch::kAdvantages], local_counts,
+                                                                shard != nullptr, options, device_);
     MinibatchSlot slot;
     slot.epoch = epoch;
     for (slot.index = 0; slot.index < minibatches_.num_minibatches(); ++slot.index) {
@@ -183,28 +186,63 @@ PpoLearner::StepSums PpoLearner::run_epochs(const TrainBatch& data, const PpoSha
   return sums;
 }
 
-PpoLearner::StepSums PpoLearner::run_sequence_epochs(const TrainBatch& data, const PpoLossOptions& options,
-                                                     const Snapshot& before) {
+GlobalSequences PpoLearner::update_sequences(const std::vector<SampleBatch>& batches, const TrainBatch& data,
+                                             const PpoShard* shard) const {
+  if (!data.plan) return GlobalSequences();
+  if (shard == nullptr) return single_rank_sequences(*data.plan);
+  std::vector<double> layout = sequence_layout_term(*data.plan, batches, *shard);
+  hooks_.allreduce_host(layout);
+  return global_sequences(layout, *data.plan, batches, *shard);
+}
+
+PpoLearner::StepSums PpoLearner::run_sequence_epochs(const TrainBatch& data, const GlobalSequences& global, bool sharded,
+                                                     const PpoLossOptions& options, const Snapshot& before) {
   const SequencePlan& plan = *data.plan;
   const auto tensor_options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
   StepSums sums{torch::zeros({PpoLossStat::kCount}, tensor_options), torch::zeros({}, tensor_options), 0};
   std::vector<torch::Tensor> grads{flat_grads_};
-  minibatches_.start(seed_, num_updates_, plan.num_sequences(), sequences_per_minibatch(plan, config_.minibatch_size));
+  minibatches_.start(seed_, num_updates_, global.num_sequences(),
+                     sequences_per_minibatch(global.num_samples, global.num_sequences(), config_.minibatch_size));
+  const int64_t num_minibatches = minibatches_.num_minibatches();
+  std::vector<int64_t> members;  // this rank's sequences in the epoch's order
+  std::vector<int64_t> member_counts, local_counts, global_counts;  // per minibatch: its sequences, its samples, all ranks' samples
   for (int epoch = 0; epoch < config_.num_epochs; ++epoch) {
     const std::vector<int64_t>& permutation = minibatches_.next_epoch();
+    members.clear();
+    member_counts.assign(static_cast<size_t>(num_minibatches), 0);
+    local_counts.assign(static_cast<size_t>(num_minibatches), 0);
+    global_counts.assign(static_cast<size_t>(num_minibatches), 0);
+    for (int64_t mb = 0; mb < num_minibatches; ++mb) {
+      const int64_t first = minibatches_.minibatch_start(mb);
+      for (int64_t i = first; i < first + minibatches_.minibatch_size(mb); ++i) {
+        const auto q = static_cast<size_t>(permutation[static_cast<size_t>(i)]);
+        global_counts[static_cast<size_t>(mb)] += global.length[q];
+        if (global.local[q] < 0) continue;
+        members.push_back(global.local[q]);
+        ++member_counts[static_cast<size_t>(mb)];
+        local_counts[static_cast<size_t>(mb)] += global.length[q];
+      }
+    }
     const TrainBatch shuffled =
-        rows_in_order(data, sequence_sample_rows(plan, permutation.data(), static_cast<int64_t>(permutation.size())));
+        rows_in_order(data, sequence_sample_rows(plan, members.data(), static_cast<int64_t>(members.size())));
+    const torch::Tensor epoch_moments =
+        epoch_advantage_moments(shuffled.columns[TrainBatch::kAdvantages], local_counts, sharded, options, device_);
     MinibatchSlot slot;
     slot.epoch = epoch;
-    for (slot.index = 0; slot.index < minibatches_.num_minibatches(); ++slot.index) {
-      const int64_t first = minibatches_.minibatch_start(slot.index), count = minibatches_.minibatch_size(slot.index);
+    int64_t first_member = 0;
+    for (slot.index = 0; slot.index < num_minibatches; ++slot.index) {
+      const int64_t count = member_counts[static_cast<size_t>(slot.index)];
       MinibatchSequences sequences;
-      std::vector<int64_t> members(permutation.begin() + first, permutation.begin() + first + count);
-      for (int64_t q : members) sequences.lengths.push_back(plan.sequence_length[static_cast<size_t>(q)]);
-      sequences.states = data.sequence_states.index_select(0, device_copy(members.data(), {count}, torch::kLong, device_));
-      slot.size = slot.global_size = std::accumulate(sequences.lengths.begin(), sequences.lengths.end(), int64_t{0});
-      minibatch_step(shuffled, slot, options, torch::Tensor(), /*sharded=*/false, grads, before, sums, &sequences);
+      if (count > 0) {
+        const int64_t* member = members.data() + first_member;
+        for (int64_t j = 0; j < count; ++j) sequences.lengths.push_back(plan.sequence_length[static_cast<size_t>(member[j])]);
+        sequences.states = data.sequence_states.index_select(0, device_copy(member, {count}, torch::kLong, device_));
+      }
+      slot.size = local_counts[static_cast<size_t>(slot.index)];
+      slot.global_size = global_counts[static_cast<size_t>(slot.index)];
+      minibatch_step(shuffled, slot, options, epoch_moments, sharded, grads, before, sums, &sequences);
       slot.start += slot.size;
+      first_member += count;
     }
   }
   return sums;

@@ -83,9 +83,13 @@ std::vector<int64_t> sequence_sample_rows(const SequencePlan& plan, const int64_
 }
 
 int64_t sequences_per_minibatch(const SequencePlan& plan, int64_t minibatch_size) {
-  if (plan.num_samples == 0) return 1;
-  const int64_t minibatches = std::max<int64_t>(1, (plan.num_samples + minibatch_size - 1) / minibatch_size);
-  return std::max<int64_t>(1, (plan.num_sequences() + minibatches - 1) / minibatches);
+  return sequences_per_minibatch(plan.num_samples, plan.num_sequences(), minibatch_size);
+}
+
+int64_t sequences_per_minibatch(int64_t num_samples, int64_t num_sequences, int64_t minibatch_size) {
+  if (num_samples == 0) return 1;
+  const int64_t minibatches = std::max<int64_t>(1, (num_samples + minibatch_size - 1) / minibatch_size);
+  return std::max<int64_t>(1, (num_sequences + minibatches - 1) / minibatches);
 }
 
 }  // namespace rlx

@@ -53,5 +53,7 @@ std::vector<int64_t> sequence_sample_rows(const SequencePlan& plan, const int64_
 // How many sequences make one minibatch of about minibatch_size samples: the same number of
 // minibatches per epoch as a memoryless model's (at least one sequence each).
 int64_t sequences_per_minibatch(const SequencePlan& plan, int64_t minibatch_size);
+// The same for num_sequences sequences of num_samples samples in all (a data-parallel update's global batch).
+int64_t sequences_per_minibatch(int64_t num_samples, int64_t num_sequences, int64_t minibatch_size);
 
 }  // namespace rlx

@@ -3,53 +3,22 @@
 // whole batch (PPO: a full update of all epochs and minibatches; DQN: a gradient step).
 #include "tests/learner/ppo_test_util.h"
 
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <functional>
 #include <vector>
 
 #include "learner/data_parallel.h"
 #include "learner/dqn_learner.h"
 #include "learner/fragment_shards.h"
-#include "learner/gloo_communicator.h"
-#include "learner/rank_threads.h"
+#include "tests/learner/data_parallel_test_util.h"
 #include "tests/learner/learner_test_configs.h"
 #include "tests/learner/masked_test_envs.h"
 
 namespace {
 
+using rlx_test::check_close;
 using rlx_test::model_config_for;
+using rlx_test::run_ranks;
 using rlx_test::Sampler;
-
-constexpr std::chrono::milliseconds kTimeout{30000};
-
-// Runs body(rank, comm) on `world` threads with one Gloo group; rethrows the first failure.
-void run_ranks(int world, const std::function<void(int, rlx::Communicator&)>& body) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  rlx::run_rank_threads(world, [&](int rank) {
-    rlx::GlooCommunicator comm(store, rank, world, kTimeout);
-    body(rank, comm);
-  });
-}
-
-// max |a - b| relative to max |b|, and the same for the vectors' norms.
-void check_close(const std::vector<float>& a, const std::vector<float>& b, double tolerance) {
-  REQUIRE(a.size() == b.size());
-  double max_diff = 0.0, max_ref = 0.0, diff2 = 0.0, ref2 = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = std::abs(static_cast<double>(a[i]) - b[i]);
-    max_diff = std::max(max_diff, d);
-    max_ref = std::max(max_ref, std::abs(static_cast<double>(b[i])));
-    diff2 += d * d;
-    ref2 += static_cast<double>(b[i]) * b[i];
-  }
-  INFO("max |diff| " << max_diff << ", max |param| " << max_ref);
-  CHECK(max_diff <= tolerance * max_ref);
-  CHECK(std::sqrt(diff2) <= tolerance * std::sqrt(ref2));
-}
 
 rlx::PpoConfig exactness_config() {
   rlx::PpoConfig config = rlx::test::ppo_test_config();
