@@ -273,11 +273,6 @@ void validate_experiment(const Experiment& experiment) {
     throw ConfigError(label + key + " (" + origin_of(experiment, key) + "): a recurrent core trains with PPO or APPO; " +
                       algorithm_name(experiment.algorithm) + " has none yet (DQN's sequence replay, R2D2, is not built)");
   }
-  if (common.recurrent() && common.num_learners > 1) {
-    throw ConfigError(label + (common.use_lstm ? "use_lstm" : "use_gru") + std::string(" with num_learners ") +
-                      std::to_string(common.num_learners) + " (" + origin_of(experiment, "num_learners") +
-                      "): data-parallel learners do not train a recurrent core yet; use num_learners: 1");
-  }
   if (common.worker_weight_delay > 0 && common.worker_weight_delay >= common.max_policy_lag) {
     throw ConfigError(label + "worker_weight_delay " + std::to_string(common.worker_weight_delay) + " (" +
                       origin_of(experiment, "worker_weight_delay") + ") must be below max_policy_lag " +

@@ -370,15 +370,17 @@ TEST_CASE("APPO experiments read PPO's keys and their own, with APPO's max_polic
   CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "appo.yaml", "", {"worker_weight_delay=32"}); }),
              Contains("worker_weight_delay 32 (--set)") && Contains("max_policy_lag 32 (default)"));
   CHECK_NOTHROW(load_experiment(dir / "appo.yaml", "", {"worker_weight_delay=31"}));
-  // A recurrent core: one kind, PPO or APPO, one learner.
+  // A recurrent core: one kind, PPO or APPO, any number of learners.
   CHECK(load_experiment(dir / "appo.yaml", "", {"use_gru=true"}).config.common().recurrent());
   CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "appo.yaml", "", {"use_lstm=true", "use_gru=true"}); }),
              Contains("use_lstm (--set) and use_gru (--set) are both true"));
   rlx::test::write_text(dir / "dqn.yaml", "d:\n  env: CartPole-v1\n  algorithm: DQN\n  stop: {timesteps_total: 1000}\n");
   CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "dqn.yaml", "", {"use_lstm=true"}); }),
              Contains("use_lstm (--set): a recurrent core trains with PPO or APPO; DQN has none yet"));
-  CHECK_THAT(error_of<ConfigError>([&] { load_experiment(dir / "appo.yaml", "", {"use_lstm=true", "num_learners=2"}); }),
-             Contains("data-parallel learners do not train a recurrent core yet"));
+  // Data-parallel learners shard a recurrent core's batch by sequence (learner/sequence_shards.h).
+  const Experiment sharded = load_experiment(dir / "appo.yaml", "", {"use_lstm=true", "num_learners=2"});
+  CHECK(sharded.config.common().recurrent());
+  CHECK(sharded.config.common().num_learners == 2);
 }
 
 TEST_CASE("SAC experiments read their own keys, DQN's replay keys and the common ones, with SAC's defaults",
