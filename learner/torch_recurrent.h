@@ -29,6 +29,7 @@ struct RecurrentRun {
 // Runs the layer on x [B * T, in] (rows b-major) from state [B, S]; before step t each sequence's
 // state is multiplied by 1 - resets[b, t] (resets [B, T] of 0 and 1; undefined: none). Without
 // resets or recorded states it runs ATen's whole-sequence lstm / gru (one input product for all steps).
+// Float32 on the CPU runs learner/recurrent_sequence.h instead (one autograd node, its own backward).
 RecurrentRun run_recurrent_layer(const LayerSpec& layer, const std::vector<torch::Tensor>& params, const torch::Tensor& x,
                                  int64_t num_steps, torch::Tensor state, const torch::Tensor& resets, bool record_states);
 

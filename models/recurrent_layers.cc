@@ -58,6 +58,30 @@ int64_t recurrent_hidden(const LayerSpec& layer) {
   return it->second;
 }
 
+void recurrent_cell_update(RecurrentCell cell, int64_t hidden, float* gi, const float* gh, float* state, float* y) {
+  if (cell == RecurrentCell::kLstm) {
+    for (int64_t j = 0; j < 4 * hidden; ++j) gi[j] += gh[j];
+    sigmoid_in_place(gi, 2 * hidden);                              // input, forget
+    apply_activation(gi + 2 * hidden, hidden, Activation::kTanh);  // cell
+    sigmoid_in_place(gi + 3 * hidden, hidden);                     // output
+    float* c = state + hidden;
+    for (int64_t j = 0; j < hidden; ++j) c[j] = gi[hidden + j] * c[j] + gi[j] * gi[2 * hidden + j];
+    for (int64_t j = 0; j < hidden; ++j) y[j] = c[j];
+    apply_activation(y, hidden, Activation::kTanh);
+    for (int64_t j = 0; j < hidden; ++j) y[j] *= gi[3 * hidden + j];
+  } else {
+    for (int64_t j = 0; j < 2 * hidden; ++j) gi[j] += gh[j];
+    sigmoid_in_place(gi, 2 * hidden);  // reset, update
+    for (int64_t j = 0; j < hidden; ++j) gi[2 * hidden + j] += gi[j] * gh[2 * hidden + j];
+    apply_activation(gi + 2 * hidden, hidden, Activation::kTanh);  // new
+    for (int64_t j = 0; j < hidden; ++j) {
+      const float z = gi[hidden + j];
+      y[j] = (1.0f - z) * gi[2 * hidden + j] + z * state[j];
+    }
+  }
+  for (int64_t j = 0; j < hidden; ++j) state[j] = y[j];
+}
+
 void recurrent_step(RecurrentCell cell, int64_t in, int64_t hidden, const float* const* params, const float* x,
                     int64_t rows, float* state, float* y) {
   thread_local std::vector<float> from_input, from_state, h;
@@ -70,31 +94,7 @@ void recurrent_step(RecurrentCell cell, int64_t in, int64_t hidden, const float*
   gate_products(x, rows, in, params[0], g, params[2], from_input.data());
   gate_products(h.data(), rows, hidden, params[1], g, params[3], from_state.data());
   for (int64_t r = 0; r < rows; ++r) {
-    float* gi = from_input.data() + r * g;
-    float* gh = from_state.data() + r * g;
-    float* row_state = state + r * s;
-    float* out = y + r * hidden;
-    if (cell == RecurrentCell::kLstm) {
-      for (int64_t j = 0; j < g; ++j) gi[j] += gh[j];
-      sigmoid_in_place(gi, 2 * hidden);                     // input, forget
-      apply_activation(gi + 2 * hidden, hidden, Activation::kTanh);  // cell
-      sigmoid_in_place(gi + 3 * hidden, hidden);            // output
-      float* c = row_state + hidden;
-      for (int64_t j = 0; j < hidden; ++j) c[j] = gi[hidden + j] * c[j] + gi[j] * gi[2 * hidden + j];
-      std::copy(c, c + hidden, out);
-      apply_activation(out, hidden, Activation::kTanh);
-      for (int64_t j = 0; j < hidden; ++j) out[j] *= gi[3 * hidden + j];
-    } else {
-      for (int64_t j = 0; j < 2 * hidden; ++j) gi[j] += gh[j];
-      sigmoid_in_place(gi, 2 * hidden);  // reset, update
-      for (int64_t j = 0; j < hidden; ++j) gi[2 * hidden + j] += gi[j] * gh[2 * hidden + j];
-      apply_activation(gi + 2 * hidden, hidden, Activation::kTanh);  // new
-      for (int64_t j = 0; j < hidden; ++j) {
-        const float z = gi[hidden + j];
-        out[j] = (1.0f - z) * gi[2 * hidden + j] + z * row_state[j];
-      }
-    }
-    std::copy(out, out + hidden, row_state);
+    recurrent_cell_update(cell, hidden, from_input.data() + r * g, from_state.data() + r * g, state + r * s, y + r * hidden);
   }
 }
 

@@ -40,6 +40,12 @@ int64_t recurrent_gates(RecurrentCell cell);
 // attribute and in >= 1; throws std::invalid_argument naming the layer and attribute otherwise.
 int64_t recurrent_hidden(const LayerSpec& layer);
 
+// The cell's pointwise part for one row, the one definition of its math: gi = W_ih x + b_ih and
+// gh = W_hh h + b_hh (G*H each) in, state [S] read and overwritten, y [H] = the new h. Leaves the
+// activated gates in gi (LSTM: i, f, g, o; GRU: r, z, n) and gh's n-part (GRU) as it was: what a
+// backward pass needs (learner/recurrent_sequence.h).
+void recurrent_cell_update(RecurrentCell cell, int64_t hidden, float* gi, const float* gh, float* state, float* y);
+
 // One step of rows: y [rows, H] = the new h; state [rows, S] (S = 2H for LSTM, H for GRU) read and
 // overwritten; params in flat order (weight_ih, weight_hh, bias_ih, bias_hh). y never aliases x
 // or state. Scratch is per thread.
