@@ -3,8 +3,10 @@
 #include "cli/command.h"
 #include "cli/dispatch.h"
 #include "cli/forward_to_torch.h"
+#include "learner/malloc_settings.h"
 
 int main(int argc, char** argv) {
+  rlx::tune_malloc_for_tensors();
   rlx::cli::remember_command_line(argc, argv);  // `plot` is handed to rlx-plot
   const rlx::cli::TorchCommands own{rlx::cli::run_train_command, rlx::cli::run_tune_command,
                                     rlx::cli::run_evaluate_command, rlx::cli::run_export_command,
