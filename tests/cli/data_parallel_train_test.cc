@@ -1,16 +1,19 @@
 // `rlx train --learners 2`: data-parallel training as a user runs it (rank 0 plus a spawned
-// `rlx learner` process): it learns CartPole, resumes with another number of learners, and a
-// learner rank that dies makes the run fail with an error naming it instead of hanging, and one
-// that stops answering fails it with the collective's message (no C++ stack trace).
+// `rlx learner` process): it learns CartPole, trains a recurrent PPO as one learner does, resumes
+// with another number of learners, and a learner rank that dies makes the run fail with an error
+// naming it instead of hanging, and one that stops answering fails it with the collective's
+// message (no C++ stack trace).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -123,5 +126,43 @@ TEST_CASE("A SIGSTOPped learner rank fails the run with the collective's message
   CHECK_THAT(log, !Catch::Contains("frame #") && !Catch::Contains("Exception raised from"));
   const auto result = nlohmann::json::parse(read_text_file(out + "/cartpole-ppo/t/result.json"));
   CHECK_THAT(result.at("error").get<std::string>(), !Catch::Contains("frame #"));
+  std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("rlx train --learners 2 trains a recurrent PPO (LSTM) and its first update is one learner's", "[cli][dp][recurrent]") {
+  const std::string out = temp_dir("dp_recurrent");
+  // One local fragment of 8 envs x 32 steps: rank 0 splits it by envs, 4 columns per rank;
+  // minibatches of about 64 samples, so each rank trains on its members of 4 per epoch.
+  std::vector<nlohmann::json> first_rows;
+  for (const char* learners : {"1", "2"}) {
+    INFO(learners << " learners");
+    const std::string trial = std::string("l") + learners;
+    const auto r = run_rlx("train " + kExperiments + "cartpole-novel-ppo.yaml --learners " + learners +
+                           " --workers 0 --seed 3 --set stop.training_iteration=3 --set stop.episode_return_mean=null"
+                           " --set num_epochs=2 --set minibatch_size=64 --set max_seq_len=8 --trial-name " + trial +
+                           " --output " + out + " -q");
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 3);  // the iteration budget ended it
+    CHECK_THAT(r.out, Catch::Contains("stopped by training_iteration at iteration 3"));
+    const std::string dir = out + "/cartpole-novel-ppo/" + trial;
+    const auto final_row = nlohmann::json::parse(read_text_file(dir + "/result.json"));
+    INFO(final_row.dump());
+    CHECK(final_row.at("training_iteration") == 3);
+    CHECK(final_row.at("timesteps_total") == 768);
+    for (const char* key : {"policy_loss", "vf_loss", "entropy", "approx_kl", "grad_norm", "explained_variance"}) {
+      CHECK(std::isfinite(final_row.at("learner").at(key).get<double>()));
+    }
+    if (std::string(learners) == "2") CHECK(final_row.at("learner").at("num_learners") == 2);
+    CHECK(final_row.at("learner").at("num_minibatch_steps") == 2 * 4);
+    std::ifstream rows(dir + "/result.jsonl");
+    std::string line;
+    REQUIRE(std::getline(rows, line));
+    first_rows.push_back(nlohmann::json::parse(line).at("learner"));
+  }
+  // The same seed samples the same first batch, and two ranks train on it as one learner does.
+  for (const char* key : {"policy_loss", "vf_loss", "entropy", "grad_norm"}) {
+    INFO(key);
+    CHECK(first_rows[1].at(key).get<double>() == Approx(first_rows[0].at(key).get<double>()).epsilon(1e-4).margin(1e-7));
+  }
   std::system(("rm -rf " + out).c_str());
 }
