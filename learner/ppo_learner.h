@@ -34,8 +34,8 @@
 //
 // The code: ppo_learner.cc (construction, configuration, weights), ppo_train_batch.cc (statistics,
 // staging, targets), ppo_update.cc (update() and evaluate() as named steps), ppo_sequences.cc (a
-// recurrent model's streams and sequences), ppo_learner_state.cc (the undo snapshot, the
-// checkpoint file and state_json).
+// recurrent model's streams and sequences; sequence_shards.h lists them over ranks),
+// ppo_learner_state.cc (the undo snapshot, the checkpoint file and state_json).
 #pragma once
 
 #include <cstdint>
@@ -92,7 +92,9 @@ struct PpoDataParallelHooks {
 // every rank's fragments concatenated in the driver's order; every rank draws the same global
 // minibatch permutation and trains on the members it holds, weighting its gradient by
 // (members held / global minibatch size), so the summed gradient is exactly the one a single
-// learner computes on the whole batch.
+// learner computes on the whole batch. A recurrent model's shard holds whole env columns, and the
+// permutation is over the global batch's sequences (learner/sequence_shards.h), the weight its
+// samples held over the minibatch's.
 struct PpoShard {
   int64_t global_samples = 0;             // N over all ranks
   std::vector<int64_t> fragment_offsets;  // global index of each local fragment's first sample

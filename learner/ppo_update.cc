@@ -109,18 +109,29 @@ PpoUpdateMetrics PpoLearner::update(const std::vector<SampleBatch>& batches, int
                                     const PpoShard* shard) {
   check_batches(batches);
   if (shard != nullptr) check_shard(batches, *shard);
+  const std::vector<int64_t> local_row = shard != nullptr ? shard_local_rows(batches, *shard) : std::vector<int64_t>();
   const Snapshot before = take_snapshot();
   if (config_.kl_coeff > 0.0 && num_updates_ % config_.target_update_frequency == 0) refresh_target();
   const TrainBatch data = prepare(batches, /*update_statistics=*/true, shard);
-  const std::vector<int64_t> local_row = shard != nullptr ? shard_local_rows(batches, *shard) : std::vector<int64_t>();
   const int64_t global_n = shard != nullptr ? shard->global_samples : data.num_samples;
 
   PpoUpdateMetrics metrics = scheduled_metrics(timesteps_done, data, global_n);
   optimizer_->param_groups()[0].options().set_lr(metrics.lr);
   const PpoLossOptions options = loss_options(metrics.clip_param);
   reattach_gradients();
-  const StepSums sums = data.plan ? run_sequence_epochs(data, update_sequences(batches, data, shard), shard != nullptr, options, before)
-                                  : run_epochs(data, shard, local_row, global_n, options, before);
+  StepSums sums;
+  if (data.plan) {
+    GlobalSequences sequences;
+    try {
+      sequences = update_sequences(batches, data, shard);
+    } catch (const std::invalid_argument&) {
+      restore_snapshot(before);  // shards that do not tile the global batch: every rank undoes alike
+      throw;
+    }
+    sums = run_sequence_epochs(data, sequences, shard != nullptr, options, before);
+  } else {
+    sums = run_epochs(data, shard, local_row, global_n, options, before);
+  }
   set_step_means(sums, shard != nullptr, metrics);
   ++num_updates_;
   return metrics;
