@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/network_kernel.h"
+#include "native/dense_backprop.h"
 
 namespace rlx {
 
@@ -83,24 +84,26 @@ class RecurrentSequenceFunction : public torch::autograd::Function<RecurrentSequ
     torch::Tensor gh = torch::empty({d.steps, d.batch, d.gates}, x.options());
     torch::Tensor prev = torch::empty({d.steps, d.batch, d.state}, x.options());  // state before each step (reset applied)
     torch::Tensor post = torch::empty({d.steps, d.batch, d.state}, x.options());  // state after each step
-    const torch::Tensor w_hh_t = w_hh.t();
+    const torch::Tensor w_hh_c = w_hh.contiguous(), w_hh_t = w_hh.t().contiguous(), b_hh_c = b_hh.contiguous();
     const torch::Tensor start = state.contiguous();
-    std::vector<float> y(static_cast<size_t>(d.hidden));
+    const int64_t rows = d.batch * d.state;
+    std::vector<float> h(static_cast<size_t>(d.batch * d.hidden)), y(static_cast<size_t>(d.hidden));
+    float *gate = gates.data_ptr<float>(), *gh_all = gh.data_ptr<float>(), *prev_all = prev.data_ptr<float>(),
+          *post_all = post.data_ptr<float>();
+    const float* keep_all = keep_t.data_ptr<float>();
     for (int64_t t = 0; t < d.steps; ++t) {
-      const float* before = t == 0 ? start.data_ptr<float>() : post[t - 1].data_ptr<float>();
-      float* p = prev[t].data_ptr<float>();
-      const float* k = keep_t[t].data_ptr<float>();
+      const float* before = t == 0 ? start.data_ptr<float>() : post_all + (t - 1) * rows;
+      float *p = prev_all + t * rows, *s = post_all + t * rows, *g = gate + t * d.batch * d.gates,
+            *gh_t = gh_all + t * d.batch * d.gates;
+      const float* k = keep_all + t * d.batch;
       for (int64_t b = 0; b < d.batch; ++b) {
-        for (int64_t j = 0; j < d.state; ++j) p[b * d.state + j] = before[b * d.state + j] * k[b];
+        for (int64_t j = 0; j < d.state; ++j) p[b * d.state + j] = s[b * d.state + j] = before[b * d.state + j] * k[b];
+        std::copy(p + b * d.state, p + b * d.state + d.hidden, h.data() + b * d.hidden);
       }
-      torch::Tensor gh_t = gh[t];
-      torch::addmm_out(gh_t, b_hh, prev[t].narrow(1, 0, d.hidden), w_hh_t);
-      std::copy(p, p + d.batch * d.state, post[t].data_ptr<float>());
-      float* g = gates[t].data_ptr<float>();
-      const float* h = gh_t.data_ptr<float>();
-      float* s = post[t].data_ptr<float>();
+      matmul(h.data(), d.batch, d.hidden, w_hh_t.data_ptr<float>(), w_hh_c.data_ptr<float>(), d.gates,
+             b_hh_c.data_ptr<float>(), gh_t);
       for (int64_t b = 0; b < d.batch; ++b) {
-        recurrent_cell_update(cell, d.hidden, g + b * d.gates, h + b * d.gates, s + b * d.state, y.data());
+        recurrent_cell_update(cell, d.hidden, g + b * d.gates, gh_t + b * d.gates, s + b * d.state, y.data());
       }
     }
     ctx->save_for_backward({xt, w_ih, w_hh, gates, gh, prev, post, keep_t});
@@ -123,27 +126,38 @@ class RecurrentSequenceFunction : public torch::autograd::Function<RecurrentSequ
     torch::Tensor ds = grads[1].contiguous().clone();  // dL/d(state after step t), walking back
     torch::Tensor dgi = torch::empty({steps, batch, g}, xt.options());
     torch::Tensor dgh = lstm ? dgi : torch::empty({steps, batch, g}, xt.options());
-    torch::Tensor dprev = torch::empty({batch, s}, xt.options());
-    std::vector<float> scratch(static_cast<size_t>(hidden));
+    const torch::Tensor w_hh_c = w_hh.contiguous(), w_hh_t = w_hh.t().contiguous();
+    std::vector<float> scratch(static_cast<size_t>(hidden)), dprev(static_cast<size_t>(batch * s)),
+        through_hh(static_cast<size_t>(batch * hidden));
+    float* d_state = ds.data_ptr<float>();
+    const float *dy_all = dy.data_ptr<float>(), *gate_all = gates.data_ptr<float>(), *gh_all = gh.data_ptr<float>(),
+                *prev_all = prev.data_ptr<float>(), *post_all = post.data_ptr<float>(), *keep_all = keep_t.data_ptr<float>();
+    float *dgi_all = dgi.data_ptr<float>(), *dgh_all = dgh.data_ptr<float>();
     for (int64_t t = steps - 1; t >= 0; --t) {
-      float* d_state = ds.data_ptr<float>();
-      const float* d_out = dy[t].data_ptr<float>();
+      const float* d_out = dy_all + t * batch * hidden;
       for (int64_t b = 0; b < batch; ++b) {
         for (int64_t j = 0; j < hidden; ++j) d_state[b * s + j] += d_out[b * hidden + j];
       }
-      const float *gate = gates[t].data_ptr<float>(), *before = prev[t].data_ptr<float>(), *after = post[t].data_ptr<float>();
-      float *dgi_t = dgi[t].data_ptr<float>(), *dgh_t = dgh[t].data_ptr<float>(), *dp = dprev.data_ptr<float>();
+      const float *gate = gate_all + t * batch * g, *gh_t = gh_all + t * batch * g, *before = prev_all + t * batch * s,
+                  *after = post_all + t * batch * s;
+      float *dgi_t = dgi_all + t * batch * g, *dgh_t = dgh_all + t * batch * g;
       for (int64_t b = 0; b < batch; ++b) {
         if (lstm) {
           lstm_row_backward(hidden, gate + b * g, after + b * s + hidden, before + b * s + hidden, d_state + b * s,
-                            scratch.data(), dgi_t + b * g, dp + b * s);
+                            scratch.data(), dgi_t + b * g, dprev.data() + b * s);
         } else {
-          gru_row_backward(hidden, gate + b * g, gh[t].data_ptr<float>() + b * g, before + b * s, d_state + b * s,
-                           dgi_t + b * g, dgh_t + b * g, dp + b * s);
+          gru_row_backward(hidden, gate + b * g, gh_t + b * g, before + b * s, d_state + b * s, dgi_t + b * g,
+                           dgh_t + b * g, dprev.data() + b * s);
         }
       }
-      dprev.narrow(1, 0, hidden).add_(dgh[t].mm(w_hh));
-      ds = dprev * keep_t[t].unsqueeze(1);
+      matmul(dgh_t, batch, g, w_hh_c.data_ptr<float>(), w_hh_t.data_ptr<float>(), hidden, nullptr, through_hh.data());
+      const float* k = keep_all + t * batch;
+      for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t j = 0; j < s; ++j) {
+          const float direct = dprev[static_cast<size_t>(b * s + j)];
+          d_state[b * s + j] = k[b] * (j < hidden ? direct + through_hh[static_cast<size_t>(b * hidden + j)] : direct);
+        }
+      }
     }
     const torch::Tensor dgi_rows = dgi.view({steps * batch, g}), dgh_rows = dgh.view({steps * batch, g});
     torch::Tensor dx;
