@@ -216,7 +216,8 @@ PpoLearner::StepSums PpoLearner::run_sequence_epochs(const TrainBatch& data, con
                      sequences_per_minibatch(global.num_samples, global.num_sequences(), config_.minibatch_size));
   const int64_t num_minibatches = minibatches_.num_minibatches();
   std::vector<int64_t> members;  // this rank's sequences in the epoch's order
-  std::vector<int64_t> member_counts, local_counts, global_counts;  // per minibatch: its sequences, its samples, all ranks' samples
+  // Per minibatch: this rank's sequences of it, their samples, and its samples over all ranks.
+  std::vector<int64_t> member_counts, local_counts, global_counts;
   for (int epoch = 0; epoch < config_.num_epochs; ++epoch) {
     const std::vector<int64_t>& permutation = minibatches_.next_epoch();
     members.clear();
