@@ -49,6 +49,10 @@ struct LayerKind {
   std::function<void(const LayerSpec& layer, const float* const* params, const float* x, int64_t rows, float* state,
                      float* y)>
       step;
+  // Optional: buffers computed from the parameters once per weight load (e.g. transposed weights
+  // for a faster product), which the torch-free kernel passes to forward / step after the
+  // parameters, params[P], params[P + 1], ... in this order.
+  std::function<std::vector<std::vector<float>>(const LayerSpec& layer, const float* const* params)> derive;
 };
 
 // One layer an encoder kind asks for: a dense layer of `size` units, or a registered kind.

@@ -99,6 +99,12 @@ void ChainKernel::load(const float* flat) {
     param_pointers_[l].clear();
     for (const ParameterSpec& p : layer.parameters) params_[l].emplace_back(flat + p.offset, flat + p.offset + p.size);
     for (const std::vector<float>& values : params_[l]) param_pointers_[l].push_back(values.data());
+    if (kinds_[l]->derive) {
+      std::vector<std::vector<float>> derived = kinds_[l]->derive(layer, param_pointers_[l].data());
+      for (std::vector<float>& values : derived) params_[l].push_back(std::move(values));
+      param_pointers_[l].clear();  // params_[l] may have moved its vectors
+      for (const std::vector<float>& values : params_[l]) param_pointers_[l].push_back(values.data());
+    }
   }
 }
 

@@ -17,11 +17,21 @@ namespace {
 
 std::string where(const LayerSpec& layer) { return "recurrent layer " + layer.name + " (" + layer.kind + "): "; }
 
-// c[rows, n] = bias + a[rows, k] w[n, k]^T, the kernel's product in its no-FMA clones (the same
-// bits on every x86-64 CPU).
-RLX_VECTOR_CLONES void gate_products(const float* __restrict a, int64_t rows, int64_t k, const float* __restrict w,
-                                     int64_t n, const float* __restrict bias, float* __restrict c) {
-  product::narrow(a, rows, k, w, n, bias, 0, c);
+// c[rows, n] = bias + a[rows, k] w[n, k]^T with w_t = w^T [k, n]: the kernel's register-blocked
+// product in its no-FMA clones (the same bits on every x86-64 CPU).
+RLX_VECTOR_CLONES void gate_products(const float* __restrict a, int64_t rows, int64_t k, const float* __restrict w_t,
+                                     const float* __restrict w, int64_t n, const float* __restrict bias,
+                                     float* __restrict c) {
+  product::rows(a, rows, k, w_t, w, n, bias, c);
+}
+
+// out[c, r] = in[r, c] for in [rows, cols].
+std::vector<float> transposed(const float* in, int64_t rows, int64_t cols) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>(c * rows + r)] = in[r * cols + c];
+  }
+  return out;
 }
 
 // values[0..count) = sigmoid(values), as (1 + tanh(x / 2)) / 2 with the kernel's tanh.
@@ -91,8 +101,8 @@ void recurrent_step(RecurrentCell cell, int64_t in, int64_t hidden, const float*
   from_state.resize(static_cast<size_t>(rows * g));
   h.resize(static_cast<size_t>(rows * hidden));
   for (int64_t r = 0; r < rows; ++r) std::copy(state + r * s, state + r * s + hidden, h.data() + r * hidden);
-  gate_products(x, rows, in, params[0], g, params[2], from_input.data());
-  gate_products(h.data(), rows, hidden, params[1], g, params[3], from_state.data());
+  gate_products(x, rows, in, params[4], params[0], g, params[2], from_input.data());
+  gate_products(h.data(), rows, hidden, params[5], params[1], g, params[3], from_state.data());
   for (int64_t r = 0; r < rows; ++r) {
     recurrent_cell_update(cell, hidden, from_input.data() + r * g, from_state.data() + r * g, state + r * s, y + r * hidden);
   }
@@ -123,6 +133,10 @@ LayerKind recurrent_layer_kind(RecurrentCell cell) {
     for (const auto& [values, count] : all) {
       for (int64_t i = 0; i < count; ++i) values[i] = static_cast<float>(rng.uniform(-bound, bound));
     }
+  };
+  kind.derive = [cell](const LayerSpec& layer, const float* const* params) {
+    const int64_t h = recurrent_hidden(layer), g = recurrent_gates(cell) * h;
+    return std::vector<std::vector<float>>{transposed(params[0], g, layer.in), transposed(params[1], g, h)};
   };
   kind.step = [cell](const LayerSpec& layer, const float* const* params, const float* x, int64_t rows, float* state,
                      float* y) { recurrent_step(cell, layer.in, recurrent_hidden(layer), params, x, rows, state, y); };

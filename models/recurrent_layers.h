@@ -12,8 +12,8 @@
 //
 // Initialised as CleanRL's ppo_atari_lstm does: both weights orthogonal with layer.init_gain and
 // zero biases; without orthogonal_init, PyTorch's default: every parameter ~ U(-1/sqrt(H), 1/sqrt(H)).
-// The torch-free step (workers, rlx::Policy) runs the products of models/product_block.h in the
-// kernel's no-FMA clones and the kernel's tanh (sigmoid(x) = (1 + tanh(x / 2)) / 2); LibTorch's is
+// The torch-free step (workers, rlx::Policy) runs the register-blocked products of
+// models/product_block.h (over transposed weight copies made at each load) in the kernel's no-FMA clones and the kernel's tanh (sigmoid(x) = (1 + tanh(x / 2)) / 2); LibTorch's is
 // learner/torch_recurrent.h (ATen's lstm_cell and gru_cell).
 #pragma once
 
@@ -47,8 +47,9 @@ int64_t recurrent_hidden(const LayerSpec& layer);
 void recurrent_cell_update(RecurrentCell cell, int64_t hidden, float* gi, const float* gh, float* state, float* y);
 
 // One step of rows: y [rows, H] = the new h; state [rows, S] (S = 2H for LSTM, H for GRU) read and
-// overwritten; params in flat order (weight_ih, weight_hh, bias_ih, bias_hh). y never aliases x
-// or state. Scratch is per thread.
+// overwritten; params in flat order (weight_ih, weight_hh, bias_ih, bias_hh) then the kind's
+// derived buffers (weight_ih^T, weight_hh^T: LayerKind::derive). y never aliases x or state.
+// Scratch is per thread.
 void recurrent_step(RecurrentCell cell, int64_t in, int64_t hidden, const float* const* params, const float* x,
                     int64_t rows, float* state, float* y);
 
