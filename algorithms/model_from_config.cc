@@ -83,6 +83,7 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
     model.shared_trunk = common.vf_share_layers;
     model.log_std_init = experiment.config.ppo().log_std_init;
     model.ortho_init = experiment.config.ppo().ortho_init;
+    model.head_sizes = experiment.config.ppo().head_fcnet_hiddens;
   }
   if (common.recurrent()) {
     model.core = common.use_lstm ? "lstm" : "gru";

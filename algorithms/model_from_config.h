@@ -11,7 +11,7 @@ namespace rlx {
 
 // The model of the experiment's algorithm (PPO, APPO: actor_critic; DQN: q_network; SAC:
 // squashed_gaussian) for its env: hidden_sizes, activation and vf_share_layers; PPO's and APPO's
-// log_std_init and ortho_init; DQN's dueling. Throws ConfigError naming the experiment file when
+// log_std_init, ortho_init and head_fcnet_hiddens; DQN's dueling. Throws ConfigError naming the experiment file when
 // the env's action space does not suit the algorithm.
 ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env);
 

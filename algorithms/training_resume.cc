@@ -55,7 +55,7 @@ void check_resume_compatible(const Checkpoint& checkpoint, const Experiment& exp
     refuse("algorithm", algorithm_name(saved.algorithm), algorithm_name(experiment.algorithm));
   }
   if (saved.env != experiment.env) refuse("env", saved.env, experiment.env);
-  for (const char* key : {"hidden_sizes", "activation", "vf_share_layers", "dueling", "frame_stack"}) {
+  for (const char* key : {"hidden_sizes", "head_fcnet_hiddens", "activation", "vf_share_layers", "dueling", "frame_stack"}) {
     if (!find_key(key)->applies_to(experiment.algorithm)) continue;
     if (saved.config.get(key) != experiment.config.get(key)) {
       refuse(key, format_value(saved.config.get(key)), format_value(experiment.config.get(key)));

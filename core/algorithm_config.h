@@ -81,6 +81,7 @@ struct PpoConfig {
   double log_std_init{};
   bool ortho_init{};                  // false: PyTorch's default init (ModelSpec::ortho_init)
   int64_t max_seq_len{};              // a recurrent model trains on sequences of at most this many steps
+  IntList head_fcnet_hiddens;         // dense layers before each output (ModelSpec::head_sizes); empty: none
 
   // Not keys: APPO's loss (algorithms/appo_algorithm.h fills them from AppoConfig; PPO leaves them off).
   bool vtrace = false;                // V-trace targets and advantages (native/vtrace.h) instead of GAE

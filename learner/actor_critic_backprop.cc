@@ -39,12 +39,9 @@ ActorCriticBackprop::ActorCriticBackprop(ActorCritic& model, torch::Tensor flat_
     l.grad_bias = grads[name + ".bias"];
     return l;
   };
-  for (size_t i = 0; i < model.config().hidden_sizes.size(); ++i) {
-    policy_.layers.push_back(layer("pi_" + std::to_string(i)));
-    value_.layers.push_back(layer("vf_" + std::to_string(i)));
-  }
-  policy_.layers.push_back(layer("pi_out"));
-  value_.layers.push_back(layer("vf_out"));
+  // The chains' dense layers in order: the encoder's, any head layers, then the output.
+  for (const LayerSpec& spec : model.layout().policy_chain) policy_.layers.push_back(layer(spec.name));
+  for (const LayerSpec& spec : model.layout().value_chain) value_.layers.push_back(layer(spec.name));
   if (!discrete_) {
     log_std_ = params["log_std"];
     grad_log_std_ = grads["log_std"];

@@ -93,6 +93,13 @@ void ModelSpec::validate() const {
   for (int64_t width : hidden_sizes) {
     if (width <= 0) throw std::invalid_argument("policy model hidden size must be positive, got " + std::to_string(width));
   }
+  for (int64_t width : head_sizes) {
+    if (width <= 0) throw std::invalid_argument("policy model head layer width must be positive, got " + std::to_string(width));
+  }
+  if (!head_sizes.empty() && kind != ModelKind::kActorCritic) {
+    throw std::invalid_argument(std::string("head layers (head_fcnet_hiddens) are for actor_critic models (PPO, APPO), "
+                                            "not ") + model_kind_name(kind));
+  }
   if (activation != "tanh" && activation != "relu") {
     throw std::invalid_argument("unknown activation '" + activation + "' (expected tanh or relu)");
   }
@@ -154,7 +161,7 @@ bool ModelSpec::operator==(const ModelSpec& other) const {
          action_mask == other.action_mask && action_space == other.action_space &&
          encoder == other.encoder && conv_filters == other.conv_filters && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
          core == other.core && (!recurrent() || (core_size == other.core_size && core_layers == other.core_layers)) &&
-         log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;
+         head_sizes == other.head_sizes && log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;
 }
 
 }  // namespace rlx

@@ -9,7 +9,9 @@
 // Its parts, as RLlib's RLModule names them: an encoder (an MLP of hidden_sizes and activation,
 // or a kind registered in models/layer_kinds.h; one copy per head, or shared), heads (the policy's logits or means and the value;
 // Q-values, plain or dueling; SAC's squashed Gaussian and its Q(s, a) critics) and the
-// initialisation; between encoder and heads an optional recurrent core (LSTM or GRU).
+// initialisation; between encoder and heads an optional recurrent core (LSTM or GRU), and before
+// each actor-critic output its own dense head layers (RLlib's head_fcnet_hiddens, SB3's net_arch
+// pi/vf after RecurrentPPO's LSTM).
 #pragma once
 
 #include <cstdint>
@@ -79,6 +81,10 @@ struct ModelSpec {
   int64_t core_size = 64;
   int64_t core_layers = 1;
   // Heads.
+  // kActorCritic: dense layers of these widths with `activation` before pi_out and, separately,
+  // before vf_out ("pi_head_i", "vf_head_i"), after the encoder and core (shared trunk or not);
+  // empty: the outputs read the encoder or core directly.
+  std::vector<int64_t> head_sizes;
   double log_std_init = 0.0;                 // kActorCritic with Box actions: initial state-independent log-std
   bool dueling = false;                      // kQNetwork: value + advantage - mean(advantage) heads
   // Initialisation.
@@ -105,8 +111,9 @@ struct ModelSpec {
   // The categorical sizes of an indexed action, one per element: {n}, nvec, or 2 per bit.
   std::vector<int64_t> action_categories() const;
 
-  // Throws std::invalid_argument naming what is wrong (size, space, hidden width, activation, or
-  // an action space the kind cannot act in).
+  // Throws std::invalid_argument naming what is wrong (size, space, hidden or head width,
+  // activation, head layers on a kind other than kActorCritic, or an action space the kind
+  // cannot act in).
   void validate() const;
 
   // Throws std::invalid_argument unless an env of this spec fits the model: the same observation

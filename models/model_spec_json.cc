@@ -106,6 +106,19 @@ std::vector<ConvFilter> conv_filters_of(const json& value, const std::string& pa
   return filters;
 }
 
+// A list of at most kMaxHiddenLayers layer widths, each in [1, kMaxWidth].
+std::vector<int64_t> widths_of(const json& value, const std::string& path) {
+  if (!value.is_array()) refuse(path, "expected a list of integers, got " + value.dump());
+  if (value.size() > kMaxHiddenLayers) {
+    refuse(path, std::to_string(value.size()) + " layers, at most " + std::to_string(kMaxHiddenLayers));
+  }
+  std::vector<int64_t> widths;
+  for (size_t i = 0; i < value.size(); ++i) {
+    widths.push_back(integer_in(value[i], path + "[" + std::to_string(i) + "]", 1, kMaxWidth));
+  }
+  return widths;
+}
+
 }  // namespace
 
 json model_spec_to_json(const ModelSpec& spec) {
@@ -119,6 +132,8 @@ json model_spec_to_json(const ModelSpec& spec) {
           {"heads", {{"log_std_init", spec.log_std_init}, {"dueling", spec.dueling}}},
           {"init", spec.ortho_init ? "orthogonal" : "torch_default"}};
   if (spec.recurrent()) out["core"] = {{"kind", spec.core}, {"size", spec.core_size}, {"layers", spec.core_layers}};
+  // Only a model with head layers has the key: a model without is written as before them.
+  if (!spec.head_sizes.empty()) out["heads"]["hidden_sizes"] = spec.head_sizes;
   return out;
 }
 
@@ -151,28 +166,20 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   const std::vector<std::string> encoder_kinds = encoder_kind_names();
   spec.encoder = string_of(encoder.at("kind"), encoder_path + ".kind", {encoder_kinds.begin(), encoder_kinds.end()});
   const json& widths = encoder.at("hidden_sizes");
-  if (!widths.is_array()) refuse(encoder_path + ".hidden_sizes", "expected a list of integers, got " + widths.dump());
-  if (widths.size() > kMaxHiddenLayers) {
-    refuse(encoder_path + ".hidden_sizes", std::to_string(widths.size()) + " layers, at most " +
-                                               std::to_string(kMaxHiddenLayers));
-  }
-  spec.hidden_sizes.clear();
-  for (size_t i = 0; i < widths.size(); ++i) {
-    spec.hidden_sizes.push_back(
-        integer_in(widths[i], encoder_path + ".hidden_sizes[" + std::to_string(i) + "]", 1, kMaxWidth));
-  }
+  spec.hidden_sizes = widths_of(widths, encoder_path + ".hidden_sizes");
   spec.activation = string_of(encoder.at("activation"), encoder_path + ".activation", {"relu", "tanh"});
   spec.shared_trunk = boolean(encoder.at("shared"), encoder_path + ".shared");
   if (encoder.contains("conv_filters")) spec.conv_filters = conv_filters_of(encoder.at("conv_filters"), encoder_path + ".conv_filters");
 
   const std::string heads_path = where + ".heads";
-  const json& heads = object_with_keys(in.at("heads"), heads_path, {"log_std_init", "dueling"});
+  const json& heads = object_with_keys(in.at("heads"), heads_path, {"log_std_init", "dueling"}, {"hidden_sizes"});
   const json& log_std = heads.at("log_std_init");
   if (!log_std.is_number() || !(log_std.get<double>() >= -20.0 && log_std.get<double>() <= 5.0)) {
     refuse(heads_path + ".log_std_init", "expected a number in [-20, 5], got " + log_std.dump());
   }
   spec.log_std_init = log_std.get<double>();
   spec.dueling = boolean(heads.at("dueling"), heads_path + ".dueling");
+  if (heads.contains("hidden_sizes")) spec.head_sizes = widths_of(heads.at("hidden_sizes"), heads_path + ".hidden_sizes");
   spec.ortho_init = string_of(in.at("init"), where + ".init", {"orthogonal", "torch_default"}) == "orthogonal";
   if (in.contains("core")) {
     const std::string core_path = where + ".core";

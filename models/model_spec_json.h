@@ -6,7 +6,8 @@
 //    "observation_size": O (the flattened input), "observation_space": (core/space_json.h),
 //    "action_mask": false, "action_space": (core/space_json.h),
 //    "encoder": {"kind": "mlp" (or a registered kind), "hidden_sizes": [64, 64], "activation": "tanh" | "relu", "shared": false},
-//    "heads": {"log_std_init": 0.0, "dueling": false},
+//    "heads": {"log_std_init": 0.0, "dueling": false,
+//              "hidden_sizes": [64]},                          (only for an actor_critic with head layers)
 //    "init": "orthogonal" | "torch_default",
 //    "core": {"kind": "lstm" | "gru", "size": 64, "layers": 1}}   (only for a recurrent model)
 //
@@ -14,7 +15,8 @@
 // model part it could not build), naming it. Version 1 (rlx before every space) had neither
 // observation_space nor action_mask: a float32 Box of O, no mask. A memoryless model has no
 // "core" key, so its JSON is what an rlx before recurrent cores wrote; such an rlx refuses a
-// recurrent model by naming "model.core".
+// recurrent model by naming "model.core". Likewise a model without head layers has no
+// "heads.hidden_sizes", and an rlx before them refuses one with, naming "model.heads.hidden_sizes".
 #pragma once
 
 #include <string>

@@ -83,6 +83,17 @@ class FlatBuilder {
     return in;
   }
 
+  // The spec's head layers before one output, prefix_head_0.. (dense, the spec's activation)
+  // reading `in` features; returns their output width.
+  int64_t head(LayerChain& chain, const std::string& prefix, int64_t in, const ModelSpec& spec) {
+    const Activation activation = parse_activation(spec.activation);
+    for (size_t i = 0; i < spec.head_sizes.size(); ++i) {
+      chain.push_back(dense(prefix + "_head_" + std::to_string(i), in, spec.head_sizes[i], activation, kHiddenGain));
+      in = chain.back().out;
+    }
+    return in;
+  }
+
   size_t size() const { return next_; }
 
  private:
@@ -168,14 +179,18 @@ ActorCriticLayout actor_critic_layout(const ModelSpec& config) {
   if (config.shared_trunk) {
     int64_t width = flat.encoder(layout.trunk, "trunk", config.obs_size, config);
     width = flat.core(layout.trunk, "trunk", width, config, layout.state_size);
-    layout.policy_chain.push_back(flat.dense("pi_out", width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
-    layout.value_chain.push_back(flat.dense("vf_out", width, 1, Activation::kNone, kValueOutputGain));
+    const int64_t pi_width = flat.head(layout.policy_chain, "pi", width, config);
+    layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
+    const int64_t vf_width = flat.head(layout.value_chain, "vf", width, config);
+    layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
   } else {
     int64_t pi_width = flat.encoder(layout.policy_chain, "pi", config.obs_size, config);
     pi_width = flat.core(layout.policy_chain, "pi", pi_width, config, layout.state_size);
+    pi_width = flat.head(layout.policy_chain, "pi", pi_width, config);
     layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
     int64_t vf_width = flat.encoder(layout.value_chain, "vf", config.obs_size, config);
     vf_width = flat.core(layout.value_chain, "vf", vf_width, config, layout.state_size);
+    vf_width = flat.head(layout.value_chain, "vf", vf_width, config);
     layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
   }
   for (LayerChain* chain : {&layout.trunk, &layout.policy_chain, &layout.value_chain}) {

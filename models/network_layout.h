@@ -9,7 +9,9 @@
 //   ActorCritic: ["log_std" [A], Box only], then the shared trunk "trunk_i" (when shared_trunk),
 //                then the policy chain "pi_i".. "pi_out", then the value chain "vf_i".. "vf_out";
 //                a recurrent core's layers ("<chain>_lstm_j" or "<chain>_gru_j") follow the
-//                encoder's in the trunk, or in both chains when there is no trunk.
+//                encoder's in the trunk, or in both chains when there is no trunk; head layers
+//                ("pi_head_j", "vf_head_j", ModelSpec::head_sizes) come just before pi_out and
+//                vf_out, in each chain whether or not there is a trunk.
 //   QNetwork:    "q_i" per hidden layer, then "q_out" or, when dueling, "value_out" and
 //                "advantage_out".
 //   SquashedGaussian (SAC's policy): "pi_i" per hidden layer, then "pi_out" [2A].
@@ -94,8 +96,8 @@ struct ActorCriticLayout {
   std::optional<ParameterSpec> log_std;  // Box actions: state-independent log-std [A]
   double log_std_init = 0.0;
   LayerChain trunk;
-  LayerChain policy_chain;  // ends with "pi_out"
-  LayerChain value_chain;   // ends with "vf_out" (1 output)
+  LayerChain policy_chain;  // ends with the head layers "pi_head_j", if any, and "pi_out"
+  LayerChain value_chain;   // ends with the head layers "vf_head_j", if any, and "vf_out" (1 output)
   std::vector<ParameterSpec> parameters;  // flat order
   size_t num_parameters = 0;
   // Floats of recurrent state per env: the states of the recurrent layers ("trunk_lstm_0", then

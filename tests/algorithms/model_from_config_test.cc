@@ -78,6 +78,7 @@ TEST_CASE("model_from_config builds each algorithm's model from the config's net
   ppo.config.set("vf_share_layers", true);
   ppo.config.set("log_std_init", -1.0);
   ppo.config.set("ortho_init", false);
+  ppo.config.set("head_fcnet_hiddens", std::vector<int64_t>{24});
   const ModelSpec actor_critic = model_from_config(ppo, global_env_registry().spec("Pendulum-v1"));
   CHECK(actor_critic.kind == ModelKind::kActorCritic);
   CHECK(actor_critic.obs_size == 3);
@@ -86,6 +87,12 @@ TEST_CASE("model_from_config builds each algorithm's model from the config's net
   CHECK(actor_critic.shared_trunk);
   CHECK(actor_critic.log_std_init == -1.0);
   CHECK_FALSE(actor_critic.ortho_init);
+  CHECK(actor_critic.head_sizes == std::vector<int64_t>{24});
+  Experiment appo = experiment_of(AlgorithmKind::kAPPO, "CartPole-v1");
+  appo.config.set("head_fcnet_hiddens", std::vector<int64_t>{8, 8});
+  CHECK(model_from_config(appo, global_env_registry().spec("CartPole-v1")).head_sizes == std::vector<int64_t>{8, 8});
+  CHECK(model_from_config(experiment_of(AlgorithmKind::kPPO, "CartPole-v1"), global_env_registry().spec("CartPole-v1"))
+            .head_sizes.empty());
 
   Experiment dqn = experiment_of(AlgorithmKind::kDQN, "CartPole-v1");
   dqn.config.set("dueling", true);

@@ -2,8 +2,9 @@
 // random weights, the workers' ActorCriticPolicy acts over episodes of several lengths (its state
 // zeroed at each start, as `rlx evaluate` does) into a trace in `rlx evaluate --trace`'s form,
 // and rlx::Policy (C++) and python/rlx_policy.py (NumPy) replay whole episodes with their own
-// state to the same actions; and so do they for policies `rlx train` trains on CartPoleNoVel-v1,
-// against `rlx evaluate --trace`. The NumPy reader's refusals are checked here too.
+// state to the same actions, with dense head layers after the core (head_fcnet_hiddens) and on a
+// memoryless MLP too; and so do they for policies `rlx train` trains on CartPoleNoVel-v1, against
+// `rlx evaluate --trace`. The NumPy reader's refusals are checked here too.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -28,10 +29,11 @@ namespace {
 
 struct Core {
   const char* name;
-  const char* kind;  // "lstm" or "gru"
+  const char* kind;  // "lstm" or "gru"; "" for a memoryless model
   bool shared;       // one core in the trunk, or one per chain
   int64_t layers;
   Space actions;
+  std::vector<int64_t> head = {};  // head layers before each output (ModelSpec::head_sizes)
 };
 
 std::vector<Core> cores() {
@@ -39,7 +41,9 @@ std::vector<Core> cores() {
           {"a GRU per chain, Discrete actions", "gru", false, 1, Space::discrete(3)},
           {"two stacked LSTMs in a shared trunk, Box actions", "lstm", true, 2,
            Space::box({2}, std::vector<float>{-1.0f, 0.0f}, std::vector<float>{2.0f, 0.5f})},
-          {"a GRU in a shared trunk, Box actions", "gru", true, 1, Space::box({1}, -2.0f, 2.0f)}};
+          {"a GRU in a shared trunk, Box actions", "gru", true, 1, Space::box({1}, -2.0f, 2.0f)},
+          {"an LSTM per chain, then a dense head of 16, Discrete actions", "lstm", false, 1, Space::discrete(3), {16}},
+          {"an MLP, then a dense head of 16, Box actions", "", false, 1, Space::box({2}, -1.0f, 1.0f), {16}}};
 }
 
 // A recurrent actor-critic over 4 floats, with observation statistics and weights of order-one
@@ -54,6 +58,7 @@ PolicyFile recurrent_file(const Core& core, uint64_t seed) {
   file.model.core = core.kind;
   file.model.core_size = 8;
   file.model.core_layers = core.layers;
+  file.model.head_sizes = core.head;
   const ActorCriticLayout layout = actor_critic_layout(file.model);
   file.parameters.assign(layout.num_parameters, 0.0f);
   Rng rng(seed);
@@ -171,7 +176,9 @@ TEST_CASE("a recurrent PPO policy trained by rlx train acts as rlx evaluate in b
       {"an LSTM per chain", "--set lstm_cell_size=16 --set stop.timesteps_total=2048"},
       {"a GRU in a shared trunk",
        "--set use_lstm=false --set use_gru=true --set vf_share_layers=true --set lstm_cell_size=16 "
-       "--set stop.timesteps_total=2048"}};
+       "--set stop.timesteps_total=2048"},
+      {"an LSTM per chain, then a dense head of 16 per output",
+       "--set lstm_cell_size=16 --set head_fcnet_hiddens=[16] --set stop.timesteps_total=2048"}};
   for (const Trained& run : runs) {
     SECTION(run.name) {
       const std::string out = test::temp_dir("recurrent_trained");

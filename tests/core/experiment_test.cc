@@ -242,6 +242,15 @@ TEST_CASE("Overrides (--set) reach every type, stop criteria and env", "[core][c
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "lr=abc"); }),
              Contains("--set lr=abc") && Contains("exp.yaml") && Contains("'lr'") && Contains("expected a float"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "buffer_size=10"); }), Contains("applies to DQN"));
+  // Head layers are the actor-critic's (PPO, APPO): DQN and SAC refuse the key by name.
+  Experiment headed = ppo;
+  CHECK(headed.config.ppo().head_fcnet_hiddens.empty());
+  apply_override(headed, "head_fcnet_hiddens=[64]");
+  CHECK(headed.config.ppo().head_fcnet_hiddens == IntList{64});
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(dqn, "head_fcnet_hiddens=[64]"); }),
+             Contains("config key 'head_fcnet_hiddens' applies to PPO and APPO, not DQN"));
+  CHECK_THAT(error_of<ConfigError>([&] { apply_override(headed, "head_fcnet_hiddens=[0]"); }),
+             Contains("'head_fcnet_hiddens'"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "num_worker=1"); }),
              Contains("unknown key 'num_worker'") && Contains("did you mean 'num_workers'"));
   CHECK_THAT(error_of<ConfigError>([&] { apply_override(ppo, "gamma=2"); }), Contains("in [0, 1]"));

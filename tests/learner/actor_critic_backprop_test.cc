@@ -16,6 +16,7 @@ struct Case {
   double entropy_coeff;
   double vf_clip;
   bool normalize;
+  std::vector<int64_t> head = {};  // head layers before pi_out and vf_out (head_fcnet_hiddens)
 };
 
 // Autograd gradients of ppo_loss through the model, flattened in parameter order.
@@ -48,14 +49,16 @@ TEST_CASE("ActorCriticBackprop: gradients equal autograd's through ppo_loss", "[
       {true, "relu", {8}, 0.05, 0.0, false},      {true, "tanh", {}, 0.01, 0.1, true},
       {false, "tanh", {16, 16}, 0.0, 0.0, true},  {false, "tanh", {16, 16}, 0.01, 0.2, false},
       {false, "relu", {8, 8, 8}, 0.0, 0.1, true},
+      {true, "relu", {}, 0.01, 0.0, true, {16}},  {false, "tanh", {8}, 0.0, 0.1, true, {16, 4}},
   };
   torch::manual_seed(3);
   for (const Case& c : cases) {
-    CAPTURE(c.discrete, c.activation, c.hidden.size(), c.entropy_coeff, c.vf_clip, c.normalize);
+    CAPTURE(c.discrete, c.activation, c.hidden.size(), c.entropy_coeff, c.vf_clip, c.normalize, c.head.size());
     rlx::ModelSpec config;
     config.obs_size = 5;
     config.action_space = c.discrete ? rlx::Space::discrete(3) : rlx::Space::box({2}, -1.0f, 1.0f);
     config.hidden_sizes = c.hidden;
+    config.head_sizes = c.head;
     config.activation = c.activation;
     config.log_std_init = -0.3;
     rlx::ActorCritic model(config);
