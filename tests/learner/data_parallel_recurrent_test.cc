@@ -20,6 +20,7 @@ namespace {
 
 using rlx_test::check_close;
 using rlx_test::run_ranks;
+using rlx_test::update_with_last_fragment_apart;
 using rlx_test::Sampler;
 
 rlx::ModelSpec recurrent_model(const std::string& core) {
@@ -217,24 +218,7 @@ TEST_CASE("Data-parallel recurrent PPO: a rank holding no sequence of a minibatc
 
   rlx::PpoLearner single(model, config, 5);
   single.update(batches, 0);
-  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
-  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, 5));
-  std::vector<rlx::SampleBatch> scaled = batches;
-  learners[0]->scale_rewards(scaled);
-  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
-    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
-    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
-    rlx::PpoShard shard;
-    shard.global_samples = 110;
-    shard.rewards_prescaled = true;
-    std::vector<rlx::SampleBatch> mine;
-    for (int f = 0; f < 11; ++f) {
-      if ((f == 10) != (rank == 1)) continue;
-      mine.push_back(scaled[static_cast<size_t>(f)]);
-      shard.fragment_offsets.push_back(10 * f);
-    }
-    learner.update(mine, 0, &shard);
-  });
+  const std::vector<std::unique_ptr<rlx::PpoLearner>> learners = update_with_last_fragment_apart(model, config, batches, 10);
   for (int rank = 0; rank < 2; ++rank) {
     INFO("rank " << rank);
     check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), single.model().flat_parameters(), 1e-5);

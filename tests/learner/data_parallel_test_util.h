@@ -10,9 +10,12 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <vector>
 
+#include "learner/data_parallel.h"
 #include "learner/gloo_communicator.h"
+#include "learner/ppo_learner.h"
 #include "learner/rank_threads.h"
 
 namespace rlx_test {
@@ -42,6 +45,34 @@ inline void check_close(const std::vector<float>& a, const std::vector<float>& b
   INFO("max |diff| " << max_diff << ", max |param| " << max_ref);
   CHECK(max_diff <= tolerance * max_ref);
   CHECK(std::sqrt(diff2) <= tolerance * std::sqrt(ref2));
+}
+
+// Two ranks' PpoLearners (seed 5) after one data-parallel update in which rank 1 holds the last
+// of `batches` (fragments of fragment_samples samples each, rewards scaled once for all) and
+// rank 0 the others.
+inline std::vector<std::unique_ptr<rlx::PpoLearner>> update_with_last_fragment_apart(
+    const rlx::ModelSpec& model, const rlx::PpoConfig& config, const std::vector<rlx::SampleBatch>& batches,
+    int64_t fragment_samples) {
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  for (int r = 0; r < 2; ++r) learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, 5));
+  std::vector<rlx::SampleBatch> scaled = batches;
+  learners[0]->scale_rewards(scaled);
+  const auto count = static_cast<int64_t>(batches.size());
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::PpoShard shard;
+    shard.global_samples = fragment_samples * count;
+    shard.rewards_prescaled = true;
+    std::vector<rlx::SampleBatch> mine;
+    for (int64_t f = 0; f < count; ++f) {
+      if ((f == count - 1) != (rank == 1)) continue;
+      mine.push_back(scaled[static_cast<size_t>(f)]);
+      shard.fragment_offsets.push_back(fragment_samples * f);
+    }
+    learner.update(mine, 0, &shard);
+  });
+  return learners;
 }
 
 }  // namespace rlx_test
