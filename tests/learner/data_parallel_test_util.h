@@ -47,6 +47,16 @@ inline void check_close(const std::vector<float>& a, const std::vector<float>& b
   CHECK(std::sqrt(diff2) <= tolerance * std::sqrt(ref2));
 }
 
+// A rank's update metrics against the single learner's on the whole batch.
+inline void check_metrics_like(const rlx::PpoUpdateMetrics& m, const rlx::PpoUpdateMetrics& reference) {
+  CHECK(m.num_minibatch_steps == reference.num_minibatch_steps);
+  CHECK(m.policy_loss == Approx(reference.policy_loss).epsilon(1e-4).margin(1e-6));
+  CHECK(m.vf_loss == Approx(reference.vf_loss).epsilon(1e-4));
+  CHECK(m.entropy == Approx(reference.entropy).epsilon(1e-4));
+  CHECK(m.grad_norm == Approx(reference.grad_norm).epsilon(1e-4));
+  CHECK(m.explained_variance == Approx(reference.explained_variance).epsilon(1e-4));
+}
+
 // Two ranks' PpoLearners (seed 5) after one data-parallel update in which rank 1 holds the last
 // of `batches` (fragments of fragment_samples samples each, rewards scaled once for all) and
 // rank 0 the others.
