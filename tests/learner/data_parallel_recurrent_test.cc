@@ -96,28 +96,20 @@ void check_two_ranks_like_single(const rlx::ModelSpec& model, const rlx::PpoConf
   rlx::PpoLearner single(model, config, 11);
   const rlx::PpoUpdateMetrics reference = single.update(batches, 1000);
 
-  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
-  learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, 11));
-  learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, 99));  // rank 0 broadcasts its weights
-  std::vector<rlx::SampleBatch> scaled = batches;
-  learners[0]->scale_rewards(scaled);  // rank 0, the driver, scales the whole batch in order
-  const TwoRankLayout layout = two_rank_layout(scaled, interleaved);
-  std::vector<rlx::PpoUpdateMetrics> metrics(2);
-  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
-    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
-    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
-    rlx::broadcast_learner_state(comm, learner);
-    rlx::PpoShard shard;
-    const std::vector<rlx::SampleBatch> mine = shard_of(layout, rank, shard);
-    metrics[static_cast<size_t>(rank)] = learner.update(mine, 1000, &shard);
-  });
+  const int64_t total = two_rank_layout(batches, interleaved).sharded.total;
+  const rlx_test::TwoRankUpdate ranks = rlx_test::update_two_ranks(
+      model, config, 11, batches, [&](int rank, const std::vector<rlx::SampleBatch>& scaled, rlx::PpoShard& shard) {
+        return shard_of(two_rank_layout(scaled, interleaved), rank, shard);
+      });
+  const auto& learners = ranks.learners;
+  const auto& metrics = ranks.metrics;
 
   const std::vector<float> expected = single.model().flat_parameters();
   for (int rank = 0; rank < 2; ++rank) {
     INFO("rank " << rank);
     check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), expected, 1e-5);
     const rlx::PpoUpdateMetrics& m = metrics[static_cast<size_t>(rank)];
-    CHECK(m.num_samples == layout.sharded.total);
+    CHECK(m.num_samples == total);
     check_metrics_like(m, reference);
   }
 }

@@ -46,27 +46,20 @@ void check_ppo_exactness(rlx::PpoConfig config, std::vector<int64_t> hidden) {
 
   // Rank 0 (the driver) scales the rewards of the whole batch in order, then rank r takes
   // fragments r, r + 2 (interleaved, so the offsets matter).
-  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
-  learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 11));
-  learners.push_back(std::make_unique<rlx::PpoLearner>(model_config, config, 99));  // rank 0 broadcasts its weights
-  std::vector<rlx::SampleBatch> scaled = batches;
-  learners[0]->scale_rewards(scaled);
-  std::vector<rlx::PpoUpdateMetrics> metrics(2);
-  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
-    rlx::PpoLearner& learner = *learners[static_cast<size_t>(rank)];
-    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
-    rlx::broadcast_learner_state(comm, learner);
-    std::vector<rlx::SampleBatch> mine;
-    rlx::PpoShard shard;
-    shard.global_samples = 512;
-    shard.rewards_prescaled = true;
-    for (int f = 0; f < 4; ++f) {
-      if (contiguous ? (f / 2 != rank) : (f % 2 != rank)) continue;
-      mine.push_back(scaled[static_cast<size_t>(f)]);
-      shard.fragment_offsets.push_back(128 * f);
-    }
-    metrics[static_cast<size_t>(rank)] = learner.update(mine, 1000, &shard);
-  });
+  const rlx_test::TwoRankUpdate ranks = rlx_test::update_two_ranks(
+      model_config, config, 11, batches, [&](int rank, const std::vector<rlx::SampleBatch>& scaled, rlx::PpoShard& shard) {
+        std::vector<rlx::SampleBatch> mine;
+        shard.global_samples = 512;
+        shard.rewards_prescaled = true;
+        for (int f = 0; f < 4; ++f) {
+          if (contiguous ? (f / 2 != rank) : (f % 2 != rank)) continue;
+          mine.push_back(scaled[static_cast<size_t>(f)]);
+          shard.fragment_offsets.push_back(128 * f);
+        }
+        return mine;
+      });
+  const auto& learners = ranks.learners;
+  const auto& metrics = ranks.metrics;
 
   const std::vector<float> expected = single.model().flat_parameters();
   for (int rank = 0; rank < 2; ++rank) {

@@ -47,6 +47,33 @@ inline void check_close(const std::vector<float>& a, const std::vector<float>& b
   CHECK(std::sqrt(diff2) <= tolerance * std::sqrt(ref2));
 }
 
+// Two ranks' learners after one data-parallel update: rank 0 seeded `seed` (the single
+// learner's), rank 1 otherwise (rank 0 broadcasts its state); rank 0, the driver, scales the
+// whole batch's rewards once, then each rank updates on take(rank, scaled, shard)'s fragments.
+struct TwoRankUpdate {
+  std::vector<std::unique_ptr<rlx::PpoLearner>> learners;
+  std::vector<rlx::PpoUpdateMetrics> metrics;
+};
+inline TwoRankUpdate update_two_ranks(
+    const rlx::ModelSpec& model, const rlx::PpoConfig& config, uint64_t seed, const std::vector<rlx::SampleBatch>& batches,
+    const std::function<std::vector<rlx::SampleBatch>(int, const std::vector<rlx::SampleBatch>&, rlx::PpoShard&)>& take) {
+  TwoRankUpdate out;
+  out.learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, seed));
+  out.learners.push_back(std::make_unique<rlx::PpoLearner>(model, config, seed + 88));
+  out.metrics.resize(2);
+  std::vector<rlx::SampleBatch> scaled = batches;
+  out.learners[0]->scale_rewards(scaled);
+  run_ranks(2, [&](int rank, rlx::Communicator& comm) {
+    rlx::PpoLearner& learner = *out.learners[static_cast<size_t>(rank)];
+    learner.set_data_parallel_hooks(rlx::make_ppo_hooks(comm, comm));
+    rlx::broadcast_learner_state(comm, learner);
+    rlx::PpoShard shard;
+    const std::vector<rlx::SampleBatch> mine = take(rank, scaled, shard);
+    out.metrics[static_cast<size_t>(rank)] = learner.update(mine, 1000, &shard);
+  });
+  return out;
+}
+
 // A rank's update metrics against the single learner's on the whole batch.
 inline void check_metrics_like(const rlx::PpoUpdateMetrics& m, const rlx::PpoUpdateMetrics& reference) {
   CHECK(m.num_minibatch_steps == reference.num_minibatch_steps);
