@@ -19,7 +19,6 @@
 namespace {
 
 using rlx_test::check_close;
-using rlx_test::check_metrics_like;
 using rlx_test::run_ranks;
 using rlx_test::update_with_last_fragment_apart;
 using rlx_test::Sampler;
@@ -101,17 +100,7 @@ void check_two_ranks_like_single(const rlx::ModelSpec& model, const rlx::PpoConf
       model, config, 11, batches, [&](int rank, const std::vector<rlx::SampleBatch>& scaled, rlx::PpoShard& shard) {
         return shard_of(two_rank_layout(scaled, interleaved), rank, shard);
       });
-  const auto& learners = ranks.learners;
-  const auto& metrics = ranks.metrics;
-
-  const std::vector<float> expected = single.model().flat_parameters();
-  for (int rank = 0; rank < 2; ++rank) {
-    INFO("rank " << rank);
-    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), expected, 1e-5);
-    const rlx::PpoUpdateMetrics& m = metrics[static_cast<size_t>(rank)];
-    CHECK(m.num_samples == total);
-    check_metrics_like(m, reference);
-  }
+  rlx_test::check_ranks_like_single(ranks, single, reference, total);
 }
 
 }  // namespace

@@ -16,7 +16,6 @@
 namespace {
 
 using rlx_test::check_close;
-using rlx_test::check_metrics_like;
 using rlx_test::model_config_for;
 using rlx_test::run_ranks;
 using rlx_test::update_with_last_fragment_apart;
@@ -58,18 +57,12 @@ void check_ppo_exactness(rlx::PpoConfig config, std::vector<int64_t> hidden) {
         }
         return mine;
       });
-  const auto& learners = ranks.learners;
-  const auto& metrics = ranks.metrics;
-
-  const std::vector<float> expected = single.model().flat_parameters();
+  rlx_test::check_ranks_like_single(ranks, single, reference, 512);
   for (int rank = 0; rank < 2; ++rank) {
     INFO("rank " << rank);
-    check_close(learners[static_cast<size_t>(rank)]->model().flat_parameters(), expected, 1e-5);
-    const rlx::PpoUpdateMetrics& m = metrics[static_cast<size_t>(rank)];
-    CHECK(m.num_samples == 512);
-    check_metrics_like(m, reference);
+    const rlx::PpoLearner& learner = *ranks.learners[static_cast<size_t>(rank)];
     for (int64_t j = 0; j < 4; ++j) {
-      CHECK(learners[static_cast<size_t>(rank)]->obs_stats().mean()[static_cast<size_t>(j)] ==
+      CHECK(learner.obs_stats().mean()[static_cast<size_t>(j)] ==
             Approx(single.obs_stats().mean()[static_cast<size_t>(j)]).epsilon(1e-9));
     }
   }

@@ -74,14 +74,23 @@ inline TwoRankUpdate update_two_ranks(
   return out;
 }
 
-// A rank's update metrics against the single learner's on the whole batch.
-inline void check_metrics_like(const rlx::PpoUpdateMetrics& m, const rlx::PpoUpdateMetrics& reference) {
-  CHECK(m.num_minibatch_steps == reference.num_minibatch_steps);
-  CHECK(m.policy_loss == Approx(reference.policy_loss).epsilon(1e-4).margin(1e-6));
-  CHECK(m.vf_loss == Approx(reference.vf_loss).epsilon(1e-4));
-  CHECK(m.entropy == Approx(reference.entropy).epsilon(1e-4));
-  CHECK(m.grad_norm == Approx(reference.grad_norm).epsilon(1e-4));
-  CHECK(m.explained_variance == Approx(reference.explained_variance).epsilon(1e-4));
+// Both ranks end with the single learner's parameters and report its metrics on the whole batch
+// of num_samples samples.
+inline void check_ranks_like_single(const TwoRankUpdate& ranks, rlx::PpoLearner& single,
+                                    const rlx::PpoUpdateMetrics& reference, int64_t num_samples) {
+  const std::vector<float> expected = single.model().flat_parameters();
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    check_close(ranks.learners[static_cast<size_t>(rank)]->model().flat_parameters(), expected, 1e-5);
+    const rlx::PpoUpdateMetrics& m = ranks.metrics[static_cast<size_t>(rank)];
+    CHECK(m.num_samples == num_samples);
+    CHECK(m.num_minibatch_steps == reference.num_minibatch_steps);
+    CHECK(m.policy_loss == Approx(reference.policy_loss).epsilon(1e-4).margin(1e-6));
+    CHECK(m.vf_loss == Approx(reference.vf_loss).epsilon(1e-4));
+    CHECK(m.entropy == Approx(reference.entropy).epsilon(1e-4));
+    CHECK(m.grad_norm == Approx(reference.grad_norm).epsilon(1e-4));
+    CHECK(m.explained_variance == Approx(reference.explained_variance).epsilon(1e-4));
+  }
 }
 
 // Two ranks' PpoLearners (seed 5) after one data-parallel update in which rank 1 holds the last
