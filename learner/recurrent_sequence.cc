@@ -178,9 +178,9 @@ bool recurrent_sequence_supported(const torch::Tensor& x, const torch::Tensor& s
          state.scalar_type() == torch::kFloat;
 }
 
-RecurrentSequenceResult run_recurrent_sequence(RecurrentCell cell, const std::vector<torch::Tensor>& params,
-                                               const torch::Tensor& x, int64_t num_steps, const torch::Tensor& state,
-                                               const torch::Tensor& keep, bool record_states) {
+RecurrentRun run_recurrent_sequence(RecurrentCell cell, const std::vector<torch::Tensor>& params, const torch::Tensor& x,
+                                    int64_t num_steps, const torch::Tensor& state, const torch::Tensor& keep,
+                                    bool record_states) {
   const int64_t gates = recurrent_gates(cell);
   if (params.size() != 4 || params[1].dim() != 2 || params[1].size(0) != gates * params[1].size(1)) {
     throw std::invalid_argument("run_recurrent_sequence: params are not (weight_ih, weight_hh [G*H, H], bias_ih, bias_hh)");
@@ -196,7 +196,7 @@ RecurrentSequenceResult run_recurrent_sequence(RecurrentCell cell, const std::ve
   const torch::Tensor keep_all = keep.defined() ? keep.to(torch::kFloat).contiguous() : torch::ones({batch, num_steps}, x.options());
   const variable_list out = RecurrentSequenceFunction::apply(x, state, params[0], params[1], params[2], params[3], keep_all,
                                                              num_steps, cell == RecurrentCell::kLstm, record_states);
-  RecurrentSequenceResult result;
+  RecurrentRun result;
   result.outputs = out[0];
   result.final_state = out[1];
   if (record_states) result.states_after = out[2];

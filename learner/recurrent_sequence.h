@@ -11,16 +11,10 @@
 
 #include <torch/types.h>
 
+#include "learner/torch_recurrent.h"
 #include "models/recurrent_layers.h"
 
 namespace rlx {
-
-// The three results of a sequence run, as torch tensors.
-struct RecurrentSequenceResult {
-  torch::Tensor outputs;       // [B * T, H], rows b-major (b * T + t); differentiable
-  torch::Tensor final_state;   // [B, S] after step T - 1; differentiable
-  torch::Tensor states_after;  // [B, T, S] after each step when record_states, else undefined; no gradient
-};
 
 // True when run_recurrent_sequence can run these tensors: float32 on the CPU.
 bool recurrent_sequence_supported(const torch::Tensor& x, const torch::Tensor& state);
@@ -28,9 +22,9 @@ bool recurrent_sequence_supported(const torch::Tensor& x, const torch::Tensor& s
 // The cell over B sequences of num_steps steps: x [B * T, in] (rows b-major), state [B, S], params
 // (weight_ih, weight_hh, bias_ih, bias_hh); keep [B, T] (undefined: all ones) multiplies each
 // sequence's state before step t (0 where an episode starts). Gradients flow to x, state and the
-// params. Throws std::invalid_argument on shapes that do not fit.
-RecurrentSequenceResult run_recurrent_sequence(RecurrentCell cell, const std::vector<torch::Tensor>& params,
-                                               const torch::Tensor& x, int64_t num_steps, const torch::Tensor& state,
-                                               const torch::Tensor& keep, bool record_states);
+// params (not to states_after). Throws std::invalid_argument on shapes that do not fit.
+RecurrentRun run_recurrent_sequence(RecurrentCell cell, const std::vector<torch::Tensor>& params,
+                                    const torch::Tensor& x, int64_t num_steps, const torch::Tensor& state,
+                                    const torch::Tensor& keep, bool record_states);
 
 }  // namespace rlx

@@ -54,14 +54,12 @@ RecurrentRun run_recurrent_layer(const LayerSpec& layer, const std::vector<torch
     throw std::invalid_argument("recurrent layer " + layer.name + ": " + std::to_string(x.size(0)) + " rows for " +
                                 std::to_string(batch) + " sequences of " + std::to_string(num_steps) + " steps");
   }
+  const torch::Tensor keep = resets.defined() ? (1.0 - resets).to(state.dtype()) : torch::Tensor();
   if (recurrent_sequence_supported(x, state)) {  // the CPU's one-node run with its own backward
-    const torch::Tensor keep = resets.defined() ? 1.0 - resets.to(torch::kFloat) : torch::Tensor();
-    RecurrentSequenceResult fast = run_recurrent_sequence(recurrent_cell(layer), params, x, num_steps, state, keep, record_states);
-    return {fast.outputs, fast.final_state, fast.states_after};
+    return run_recurrent_sequence(recurrent_cell(layer), params, x, num_steps, state, keep, record_states);
   }
   const torch::Tensor steps = x.view({batch, num_steps, x.size(1)});
   if (!resets.defined() && !record_states) return run_whole_sequences(layer, params, steps, state);
-  const torch::Tensor keep = resets.defined() ? (1.0 - resets).to(state.dtype()) : torch::Tensor();
   std::vector<torch::Tensor> outputs, states;
   outputs.reserve(static_cast<size_t>(num_steps));
   for (int64_t t = 0; t < num_steps; ++t) {

@@ -152,9 +152,7 @@ void conv2d_forward(const Conv2dGeometry& geometry, const float* weight, const f
   const int64_t pixels = geometry.out_height() * geometry.out_width();
   if (out_channels >= product::kBlockColumns) {  // narrower layers use only weight itself
     weight_t.resize(static_cast<size_t>(patch * out_channels));
-    for (int64_t o = 0; o < out_channels; ++o) {
-      for (int64_t i = 0; i < patch; ++i) weight_t[static_cast<size_t>(i * out_channels + o)] = weight[o * patch + i];
-    }
+    product::transpose(weight, out_channels, patch, weight_t.data());
   }
   col.resize(static_cast<size_t>(std::min(pixels, kPixelChunk) * patch));
   const int64_t before = geometry.image_offset, after = geometry.passthrough - geometry.image_offset;

@@ -56,9 +56,7 @@ void DenseWeights::assign(const float* weight_rows, const float* bias_values, in
   out = out_size;
   weight.assign(weight_rows, weight_rows + in * out);
   weight_t.resize(static_cast<size_t>(in * out));
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t i = 0; i < in; ++i) weight_t[static_cast<size_t>(i * out + o)] = weight_rows[o * in + i];
-  }
+  product::transpose(weight_rows, out, in, weight_t.data());
   bias.assign(bias_values, bias_values + out);
 }
 

@@ -75,6 +75,13 @@ __attribute__((always_inline)) inline void narrow(const float* __restrict a, int
   }
 }
 
+// out [cols, rows] = in [rows, cols]^T: a weight W [n, k] as the b_kn that rows() reads.
+inline void transpose(const float* in, int64_t rows, int64_t cols, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+  }
+}
+
 // C[rows, n] = A[rows, k] B[k, n] (+ bias): full blocks of kBlockRows x kBlockColumns, then
 // single rows, then the narrow columns. Inline into a function compiled for the wanted clones.
 __attribute__((always_inline)) inline void rows(const float* a, int64_t rows, int64_t k, const float* b_kn,

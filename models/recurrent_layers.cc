@@ -25,12 +25,10 @@ RLX_VECTOR_CLONES void gate_products(const float* __restrict a, int64_t rows, in
   product::rows(a, rows, k, w_t, w, n, bias, c);
 }
 
-// out[c, r] = in[r, c] for in [rows, cols].
+// A weight [rows, cols] transposed, as a derived buffer.
 std::vector<float> transposed(const float* in, int64_t rows, int64_t cols) {
   std::vector<float> out(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>(c * rows + r)] = in[r * cols + c];
-  }
+  product::transpose(in, rows, cols, out.data());
   return out;
 }
 

@@ -81,7 +81,7 @@ TEST_CASE("the CPU sequence run equals ATen's cells forward and backward, episod
     const Case c = make_case(kind);
     torch::Tensor expected_outputs, expected_final;
     const std::vector<torch::Tensor> expected_states = reference(c, expected_outputs, expected_final);
-    const rlx::RecurrentSequenceResult run = rlx::run_recurrent_sequence(
+    const rlx::RecurrentRun run = rlx::run_recurrent_sequence(
         rlx::recurrent_cell(c.layer), c.params, c.x, c.steps, c.state, c.keep, /*record_states=*/true);
     check_close(run.outputs, expected_outputs, "outputs");
     check_close(run.final_state, expected_final, "final state");
