@@ -82,6 +82,8 @@ ModelSpec model_from_config(const Experiment& experiment, const EnvSpec& env) {
   if (model.kind == ModelKind::kActorCritic) {
     model.shared_trunk = common.vf_share_layers;
     model.log_std_init = experiment.config.ppo().log_std_init;
+    model.sde = experiment.config.ppo().use_sde;
+    model.sde_sample_freq = experiment.config.ppo().sde_sample_freq;
     model.ortho_init = experiment.config.ppo().ortho_init;
     model.head_sizes = experiment.config.ppo().head_fcnet_hiddens;
   }

@@ -35,6 +35,10 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
     return std::string("the native learner trains memoryless MLPs, but ") + (common.use_lstm ? "use_lstm" : "use_gru") +
            " is true (use learner_backend: torch)";
   }
+  if (experiment.config.ppo().use_sde) {
+    return "the native learner trains a state-independent log-std, but use_sde is true (gSDE; use learner_backend: "
+           "torch)";
+  }
   if (common.encoder == "mlp") return std::nullopt;
   std::string encoder = common.encoder;
   if (encoder == "auto") {  // chosen from the env's observation space: only then is the env loaded here

@@ -79,6 +79,8 @@ struct PpoConfig {
   bool scale_rewards{};
   double adam_eps{};
   double log_std_init{};
+  bool use_sde{};                     // gSDE exploration (ModelSpec::sde)
+  int64_t sde_sample_freq{};          // gSDE: steps between noise draws; -1: each fragment's start
   bool ortho_init{};                  // false: PyTorch's default init (ModelSpec::ortho_init)
   int64_t max_seq_len{};              // a recurrent model trains on sequences of at most this many steps
   IntList head_fcnet_hiddens;         // dense layers before each output (ModelSpec::head_sizes); empty: none

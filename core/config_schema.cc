@@ -117,6 +117,8 @@ std::vector<KeySpec> build_schema() {
   add(bool_key("normalize_advantages", true, "Normalise advantages per minibatch").to(&PpoConfig::normalize_advantages));
   add(bool_key("scale_rewards", false, "Divide rewards by a running standard deviation of the discounted return").to(&PpoConfig::scale_rewards));
   add(float_key("log_std_init", 0.0, "Initial log standard deviation of the Gaussian policy (Box actions)").to(&PpoConfig::log_std_init));
+  add(bool_key("use_sde", false, "Box actions: generalized state-dependent exploration (gSDE, SB3's use_sde): the action's noise is the policy's latent features times a matrix drawn from N(0, exp(log_std)^2), log_std [latent, A] learned and the matrix held for sde_sample_freq steps; greedy actions are the mean as before. Needs learner_backend: torch (auto picks it)").to(&PpoConfig::use_sde));
+  add(int_key("sde_sample_freq", -1, "use_sde: env steps between draws of each env's exploration matrix within a fragment; -1: once, at each fragment's start (SB3's default)").at_least(-1).to(&PpoConfig::sde_sample_freq));
   add(bool_key("ortho_init", true, "Orthogonal initial weights (hidden gain sqrt(2), policy output 0.01, value output 1) and zero biases; false: PyTorch's nn.Linear default, weights and biases uniform in +-1/sqrt(fan_in) (SB3's ortho_init=False, as RL Zoo's HalfCheetah)").to(&PpoConfig::ortho_init));
 
   // ---- APPO (reads the PPO keys too) ----

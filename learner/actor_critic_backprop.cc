@@ -10,11 +10,11 @@
 namespace rlx {
 
 bool ActorCriticBackprop::supports(const ActorCritic& model) {
-  return !model.config().shared_trunk && all_dense(model.layout().policy_chain) && all_dense(model.layout().value_chain);
+  return !model.config().shared_trunk && !model.layout().sde && all_dense(model.layout().policy_chain) && all_dense(model.layout().value_chain);
 }
 
 ActorCriticBackprop::ActorCriticBackprop(ActorCritic& model, torch::Tensor flat_grads) : model_(model) {
-  if (!supports(model)) throw std::invalid_argument("ActorCriticBackprop handles separate policy and value networks only");
+  if (!supports(model)) throw std::invalid_argument("ActorCriticBackprop handles separate policy and value networks without gSDE only");
   if (!flat_grads.defined() || flat_grads.dim() != 1 || flat_grads.numel() != model.num_parameters()) {
     throw std::invalid_argument("ActorCriticBackprop needs a flat gradient buffer of " +
                                 std::to_string(model.num_parameters()) + " values");

@@ -22,7 +22,8 @@ namespace rlx {
 
 class ActorCriticBackprop {
  public:
-  // True for the models this class handles: separate policy and value networks of dense layers.
+  // True for the models this class handles: separate policy and value networks of dense layers,
+  // a state-independent log-std (not gSDE's).
   static bool supports(const ActorCritic& model);
 
   // Borrows the model (which must outlive this) and a flat gradient buffer [P] laid out in the

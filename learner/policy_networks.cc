@@ -315,16 +315,23 @@ ActorCritic::ActorCritic(ModelSpec config) : config_(std::move(config)), layout_
 void ActorCritic::reset() {
   // Registration order is the layout's flat order: log_std, trunk, policy chain, value chain.
   if (layout_.log_std) {
-    log_std_ = register_parameter("log_std", torch::full({layout_.policy_outputs}, layout_.log_std_init, torch::kFloat));
+    log_std_ = register_parameter("log_std", torch::full(layout_.log_std->shape, layout_.log_std_init, torch::kFloat));
   }
   trunk_ = register_chain(*this, layout_.trunk);
   policy_chain_ = register_chain(*this, layout_.policy_chain);
   value_chain_ = register_chain(*this, layout_.value_chain);
+  policy_body_.assign(policy_chain_.begin(), policy_chain_.end() - 1);
+  policy_body_layout_.assign(layout_.policy_chain.begin(), layout_.policy_chain.end() - 1);
+}
+
+torch::Tensor ActorCritic::policy_from_latent(const torch::Tensor& latent) const {
+  const torch::Tensor out = run_chain({policy_chain_.back()}, {layout_.policy_chain.back()}, latent);
+  return layout_.sde ? torch::cat({out, latent.detach()}, 1) : out;
 }
 
 PolicyOutput ActorCritic::forward(const torch::Tensor& obs) {
   const torch::Tensor features = run_chain(trunk_, layout_.trunk, obs);
-  return {run_chain(policy_chain_, layout_.policy_chain, features),
+  return {policy_from_latent(run_chain(policy_body_, policy_body_layout_, features)),
           run_chain(value_chain_, layout_.value_chain, features).squeeze(1)};
 }
 
@@ -335,7 +342,7 @@ SequenceOutput ActorCritic::forward_sequences(const torch::Tensor& obs, const Se
   StateParts parts;
   const torch::Tensor features = run_chain_sequences(trunk_, layout_.trunk, obs, input, parts);
   SequenceOutput out;
-  out.policy = run_chain_sequences(policy_chain_, layout_.policy_chain, features, input, parts);
+  out.policy = policy_from_latent(run_chain_sequences(policy_body_, policy_body_layout_, features, input, parts));
   out.value = run_chain_sequences(value_chain_, layout_.value_chain, features, input, parts).squeeze(1);
   out.final_state = joined_state(parts.final_states, 1, input.initial_state);
   if (input.record_states) {
@@ -347,16 +354,23 @@ SequenceOutput ActorCritic::forward_sequences(const torch::Tensor& obs, const Se
 }
 
 torch::Tensor ActorCritic::policy_forward(const torch::Tensor& obs) {
-  return run_chain(policy_chain_, layout_.policy_chain, run_chain(trunk_, layout_.trunk, obs));
+  return policy_from_latent(run_chain(policy_body_, policy_body_layout_, run_chain(trunk_, layout_.trunk, obs)));
 }
 
 torch::Tensor ActorCritic::value_forward(const torch::Tensor& obs) {
   return run_chain(value_chain_, layout_.value_chain, run_chain(trunk_, layout_.trunk, obs)).squeeze(1);
 }
 
-ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output, const torch::Tensor& mask) const {
-  return discrete() ? ActionDistribution::categorical(policy_output, config_.action_categories(), mask)
-                    : ActionDistribution::diagonal_gaussian(policy_output, log_std_);
+ActionDistribution ActorCritic::distribution(const torch::Tensor& policy_output, const torch::Tensor& mask,
+                                             bool constant) const {
+  if (discrete()) return ActionDistribution::categorical(policy_output, config_.action_categories(), mask);
+  const torch::Tensor log_std = constant ? log_std_.detach() : log_std_;
+  if (!layout_.sde) return ActionDistribution::diagonal_gaussian(policy_output, log_std);
+  // gSDE (models/action_sampling.h): sigma^2 = latent^2 . exp(log_std)^2 + epsilon, per row.
+  const int64_t actions = layout_.policy_outputs;
+  const torch::Tensor latent = policy_output.narrow(1, actions, layout_.latent_size);
+  const torch::Tensor variance = latent.pow(2).mm(torch::exp(2.0 * log_std)) + kSdeVarianceEpsilon;
+  return ActionDistribution::diagonal_gaussian(policy_output.narrow(1, 0, actions), 0.5 * variance.log());
 }
 
 // ---- QNetwork ----

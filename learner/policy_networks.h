@@ -113,7 +113,9 @@ struct TorchChainLayer {
 
 // Outputs of ActorCritic::forward.
 struct PolicyOutput {
-  torch::Tensor policy;  // logits [B, P] (indexed actions) or mean [B, A] (Box)
+  // logits [B, P] (indexed actions) or mean [B, A] (Box); with gSDE [B, A + L], the means, then
+  // the latent features (detached: gSDE's noise does not train them, SB3's learn_features=False)
+  torch::Tensor policy;
   torch::Tensor value;   // V(s) [B]
 };
 
@@ -128,7 +130,7 @@ struct SequenceInput {
 
 // Outputs of ActorCritic::forward_sequences.
 struct SequenceOutput {
-  torch::Tensor policy;        // [B * T, P]
+  torch::Tensor policy;        // [B * T, P] (gSDE: [B * T, A + L], as PolicyOutput::policy)
   torch::Tensor value;         // [B * T]
   torch::Tensor final_state;   // [B, S] after step T - 1
   torch::Tensor states_after;  // [B * T, S] after each step, when recorded
@@ -136,7 +138,9 @@ struct SequenceOutput {
 
 // Policy and value networks (separate by default, or one shared trunk with two heads), MLPs
 // with orthogonal init: hidden gain sqrt(2), policy output 0.01, value output 1, biases 0.
-// Box actions add a state-independent learned log_std [A] initialised to config.log_std_init.
+// Box actions add a state-independent learned log_std [A] initialised to config.log_std_init,
+// or with gSDE a log_std [L, A] over the policy's latent features: the action's std is then
+// sqrt(latent^2 . exp(log_std)^2 + kSdeVarianceEpsilon) per row.
 class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
  public:
   // Builds and initialises the networks; throws std::invalid_argument on a bad config.
@@ -157,14 +161,16 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   // Value only [B].
   torch::Tensor value_forward(const torch::Tensor& obs);
   // The action distribution for a policy output of this model: categorical over the action's
-  // segments (ModelSpec::action_categories) with an optional mask [B, P], or Gaussian.
-  ActionDistribution distribution(const torch::Tensor& policy_output, const torch::Tensor& mask = torch::Tensor()) const;
+  // segments (ModelSpec::action_categories) with an optional mask [B, P], or Gaussian (gSDE's
+  // std from the output's latent columns). constant: no gradient reaches the log-std.
+  ActionDistribution distribution(const torch::Tensor& policy_output, const torch::Tensor& mask = torch::Tensor(),
+                                  bool constant = false) const;
 
   const ModelSpec& config() const { return config_; }
   const ActorCriticLayout& layout() const { return layout_; }
   // True for indexed actions (Discrete, MultiDiscrete, MultiBinary): categorical logits.
   bool discrete() const { return config_.indexed_actions(); }
-  // The learned log-std [A]; undefined for Discrete actions.
+  // The learned log-std [A] (gSDE: [L, A]); undefined for Discrete actions.
   const torch::Tensor& log_std() const { return log_std_; }
 
   // Flat parameters in the order documented at the top of this file.
@@ -179,6 +185,13 @@ class ActorCritic : public torch::nn::Cloneable<ActorCritic> {
   std::vector<TorchChainLayer> policy_chain_;  // encoder layers, then pi_out
   std::vector<TorchChainLayer> value_chain_;   // encoder layers, then vf_out
   torch::Tensor log_std_;
+  // gSDE: the policy chain cut before pi_out (views of policy_chain_'s modules).
+  std::vector<TorchChainLayer> policy_body_;
+  LayerChain policy_body_layout_;
+
+  // The policy chain's output from the policy's latent features (pi_out's input): pi_out's
+  // output, with gSDE the latent appended (PolicyOutput::policy).
+  torch::Tensor policy_from_latent(const torch::Tensor& latent) const;
 };
 
 // Q(s, .) for Discrete actions: an MLP to n action values, optionally with dueling heads

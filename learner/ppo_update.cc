@@ -341,9 +341,7 @@ torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const to
   set_column_inputs(columns, in);
   if (target_policy.defined()) {
     // The target's distribution: the same segments and mask, the target network's outputs.
-    const ActionDistribution target =
-        model_->discrete() ? target_model_->distribution(target_policy, masks)
-                           : ActionDistribution::diagonal_gaussian(target_policy, target_model_->log_std().detach());
+    const ActionDistribution target = target_model_->distribution(target_policy, masks, /*constant=*/true);
     in.kl_to_target = target.kl_divergence_to(dist);
   }
   if (options.entropy_coeff != 0.0) {

@@ -66,14 +66,40 @@ float sample_multi_categorical(const float* logits, const int64_t* categories, i
   return static_cast<float>(log_prob);
 }
 
+namespace {
+// log N(x; mean, std^2) for one element, with z = (x - mean) / std.
+double normal_log_density(double z, double log_std) { return -0.5 * z * z - log_std - kHalfLog2Pi; }
+}  // namespace
+
 float sample_diagonal_gaussian(const float* mean, const float* std, const float* log_std, int64_t size, Rng& rng,
                                bool deterministic, float* action) {
-  // a = mean + std * z; log-prob = sum(-z^2/2 - log_std - log(2 pi)/2).
   double log_prob = 0.0;
   for (int64_t j = 0; j < size; ++j) {
     const double z = deterministic ? 0.0 : rng.normal();
     action[j] = static_cast<float>(mean[j] + std[j] * z);
-    log_prob += -0.5 * z * z - log_std[j] - kHalfLog2Pi;
+    log_prob += normal_log_density(z, log_std[j]);
+  }
+  return static_cast<float>(log_prob);
+}
+
+void draw_sde_matrix(const float* std, int64_t size, Rng& rng, float* matrix) {
+  for (int64_t i = 0; i < size; ++i) matrix[i] = static_cast<float>(std[i] * rng.normal());
+}
+
+float sample_state_dependent_gaussian(const float* mean, const float* latent, int64_t latent_size, const float* std,
+                                      const float* matrix, int64_t size, bool deterministic, float* action) {
+  double log_prob = 0.0;
+  for (int64_t a = 0; a < size; ++a) {
+    double noise = 0.0, variance = kSdeVarianceEpsilon;
+    for (int64_t l = 0; l < latent_size; ++l) {
+      const double x = latent[l], s = std[l * size + a];
+      if (!deterministic) noise += x * matrix[l * size + a];
+      variance += x * x * s * s;
+    }
+    action[a] = static_cast<float>(mean[a] + noise);
+    // The log-prob of the action as stored (float), as the learner computes it.
+    const double sigma = std::sqrt(variance);
+    log_prob += normal_log_density((static_cast<double>(action[a]) - mean[a]) / sigma, std::log(sigma));
   }
   return static_cast<float>(log_prob);
 }

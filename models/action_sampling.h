@@ -37,6 +37,20 @@ float sample_multi_categorical(const float* logits, const int64_t* categories, i
 float sample_diagonal_gaussian(const float* mean, const float* std, const float* log_std, int64_t size, Rng& rng,
                                bool deterministic, float* action);
 
+// gSDE's exploration matrix: matrix[i] = std[i] * z_i for i in [0, size) (size standard normal
+// draws), std the exp of the log-std matrix [L, A].
+void draw_sde_matrix(const float* std, int64_t size, Rng& rng, float* matrix);
+
+// gSDE's action for one row (A = size, L = latent_size): action = mean + latent . matrix, with
+// matrix [L, A] from draw_sde_matrix, or the mean when deterministic (matrix may be null then). Returns its log-prob under
+// N(mean, diag(sigma^2)), sigma_a^2 = sum_l latent_l^2 std[l, a]^2 + kSdeVarianceEpsilon: the
+// law of the action over the matrix's draws. Draws nothing.
+float sample_state_dependent_gaussian(const float* mean, const float* latent, int64_t latent_size, const float* std,
+                                      const float* matrix, int64_t size, bool deterministic, float* action);
+
+// Added to gSDE's variances (SB3's epsilon), so a latent of zeros still has a density.
+constexpr double kSdeVarianceEpsilon = 1e-6;
+
 // SAC's squashed Gaussian: u = mean + std * z (size standard normal draws; u = mean, drawing
 // nothing, when deterministic), action[0..size) = tanh(u) in [-1, 1], with std = exp(log_std)
 // and log_std clamped to [kSacLogStdMin, kSacLogStdMax]. Returns log pi(action) =

@@ -100,6 +100,15 @@ void ModelSpec::validate() const {
     throw std::invalid_argument(std::string("head layers (head_fcnet_hiddens) are for actor_critic models (PPO, APPO), "
                                             "not ") + model_kind_name(kind));
   }
+  if (sde && (kind != ModelKind::kActorCritic || !action_space.is_box())) {
+    throw std::invalid_argument("state-dependent exploration (use_sde) is for actor_critic models (PPO, APPO) with Box "
+                                "actions, not a " + std::string(model_kind_name(kind)) + " model acting in " +
+                                action_space.to_string());
+  }
+  if (sde_sample_freq < -1) {
+    throw std::invalid_argument("sde_sample_freq must be -1 (each fragment's start only) or more, got " +
+                                std::to_string(sde_sample_freq));
+  }
   if (activation != "tanh" && activation != "relu") {
     throw std::invalid_argument("unknown activation '" + activation + "' (expected tanh or relu)");
   }
@@ -161,7 +170,8 @@ bool ModelSpec::operator==(const ModelSpec& other) const {
          action_mask == other.action_mask && action_space == other.action_space &&
          encoder == other.encoder && conv_filters == other.conv_filters && hidden_sizes == other.hidden_sizes && activation == other.activation && shared_trunk == other.shared_trunk &&
          core == other.core && (!recurrent() || (core_size == other.core_size && core_layers == other.core_layers)) &&
-         head_sizes == other.head_sizes && log_std_init == other.log_std_init && dueling == other.dueling && ortho_init == other.ortho_init;
+         head_sizes == other.head_sizes && log_std_init == other.log_std_init && sde == other.sde &&
+         (!sde || sde_sample_freq == other.sde_sample_freq) && dueling == other.dueling && ortho_init == other.ortho_init;
 }
 
 }  // namespace rlx

@@ -86,6 +86,12 @@ struct ModelSpec {
   // empty: the outputs read the encoder or core directly.
   std::vector<int64_t> head_sizes;
   double log_std_init = 0.0;                 // kActorCritic with Box actions: initial state-independent log-std
+  // kActorCritic with Box actions: generalized state-dependent exploration (gSDE, Raffin et al.
+  // 2021; SB3's use_sde): the log-std is a matrix [L, A] over the policy's latent features (pi_out's
+  // input, L wide), the action mean + latent . E with E ~ N(0, exp(log_std)^2) redrawn every
+  // sde_sample_freq steps of a fragment (<= 0: at each fragment's start only).
+  bool sde = false;
+  int64_t sde_sample_freq = -1;
   bool dueling = false;                      // kQNetwork: value + advantage - mean(advantage) heads
   // Initialisation.
   bool ortho_init = true;                    // kActorCritic: orthogonal weights with PPO's gains, zero

@@ -134,6 +134,8 @@ json model_spec_to_json(const ModelSpec& spec) {
   if (spec.recurrent()) out["core"] = {{"kind", spec.core}, {"size", spec.core_size}, {"layers", spec.core_layers}};
   // Only a model with head layers has the key: a model without is written as before them.
   if (!spec.head_sizes.empty()) out["heads"]["hidden_sizes"] = spec.head_sizes;
+  // Likewise only a gSDE model has "sde"; a reader from before gSDE refuses it by name.
+  if (spec.sde) out["heads"]["sde"] = {{"sample_freq", spec.sde_sample_freq}};
   return out;
 }
 
@@ -172,7 +174,7 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   if (encoder.contains("conv_filters")) spec.conv_filters = conv_filters_of(encoder.at("conv_filters"), encoder_path + ".conv_filters");
 
   const std::string heads_path = where + ".heads";
-  const json& heads = object_with_keys(in.at("heads"), heads_path, {"log_std_init", "dueling"}, {"hidden_sizes"});
+  const json& heads = object_with_keys(in.at("heads"), heads_path, {"log_std_init", "dueling"}, {"hidden_sizes", "sde"});
   const json& log_std = heads.at("log_std_init");
   if (!log_std.is_number() || !(log_std.get<double>() >= -20.0 && log_std.get<double>() <= 5.0)) {
     refuse(heads_path + ".log_std_init", "expected a number in [-20, 5], got " + log_std.dump());
@@ -180,6 +182,11 @@ ModelSpec model_spec_from_json(const json& value, const std::string& where) {
   spec.log_std_init = log_std.get<double>();
   spec.dueling = boolean(heads.at("dueling"), heads_path + ".dueling");
   if (heads.contains("hidden_sizes")) spec.head_sizes = widths_of(heads.at("hidden_sizes"), heads_path + ".hidden_sizes");
+  if (heads.contains("sde")) {
+    const json& sde = object_with_keys(heads.at("sde"), heads_path + ".sde", {"sample_freq"});
+    spec.sde = true;
+    spec.sde_sample_freq = integer_in(sde.at("sample_freq"), heads_path + ".sde.sample_freq", -1, int64_t{1} << 40);
+  }
   spec.ortho_init = string_of(in.at("init"), where + ".init", {"orthogonal", "torch_default"}) == "orthogonal";
   if (in.contains("core")) {
     const std::string core_path = where + ".core";

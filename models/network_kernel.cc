@@ -144,11 +144,16 @@ const float* ChainKernel::run(const float* input, int64_t rows, float* state, in
 // ---- ActorCriticKernel ----
 
 ActorCriticKernel::ActorCriticKernel(const ActorCriticLayout& layout)
-    : layout_(layout), trunk_(layout.trunk), policy_(layout.policy_chain), value_(layout.value_chain) {}
+    : layout_(layout),
+      trunk_(layout.trunk),
+      policy_body_(LayerChain(layout.policy_chain.begin(), layout.policy_chain.end() - 1)),
+      policy_out_(LayerChain{layout.policy_chain.back()}),
+      value_(layout.value_chain) {}
 
 void ActorCriticKernel::load(const float* flat) {
   trunk_.load(flat);
-  policy_.load(flat);
+  policy_body_.load(flat);
+  policy_out_.load(flat);
   value_.load(flat);
   if (layout_.log_std) {
     log_std_.assign(flat + layout_.log_std->offset, flat + layout_.log_std->offset + layout_.log_std->size);
@@ -157,10 +162,15 @@ void ActorCriticKernel::load(const float* flat) {
   }
 }
 
-void ActorCriticKernel::forward(const float* obs, int64_t rows, float* policy_out, float* values, float* state) {
+void ActorCriticKernel::forward(const float* obs, int64_t rows, float* policy_out, float* values, float* state,
+                                float* latent) {
   const int64_t stride = layout_.state_size;
   const float* features = trunk_.run(obs, rows, state, stride);
-  const float* policy = policy_.run(features, rows, state, stride);
+  const float* policy_latent = policy_body_.run(features, rows, state, stride);
+  if (latent != nullptr) {
+    std::memcpy(latent, policy_latent, static_cast<size_t>(rows * layout_.latent_size) * sizeof(float));
+  }
+  const float* policy = policy_out_.run(policy_latent, rows);
   std::memcpy(policy_out, policy, static_cast<size_t>(rows * layout_.policy_outputs) * sizeof(float));
   // The value head is skipped when not wanted (the learner recomputes V), unless its core must step.
   if (values == nullptr && !value_.recurrent()) return;

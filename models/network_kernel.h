@@ -77,15 +77,17 @@ class ActorCriticKernel {
   // For obs [rows, O]: writes policy outputs [rows, P] (logits or means) and values [rows]
   // (skipping the value head when values is null, unless a recurrent core there must step). A
   // recurrent model steps state [rows, layout.state_size] in place (null: std::logic_error).
-  void forward(const float* obs, int64_t rows, float* policy_out, float* values, float* state = nullptr);
-  // Box actions: the loaded log-std [A] and its exp; empty for Discrete actions.
+  // latent, when not null, gets the policy's latent features [rows, layout.latent_size] (pi_out's input).
+  void forward(const float* obs, int64_t rows, float* policy_out, float* values, float* state = nullptr,
+               float* latent = nullptr);
+  // Box actions: the loaded log-std ([A], or gSDE's [L, A]) and its exp; empty for Discrete actions.
   const std::vector<float>& log_std() const { return log_std_; }
   const std::vector<float>& std() const { return std_; }
   const ActorCriticLayout& layout() const { return layout_; }
 
  private:
   ActorCriticLayout layout_;
-  ChainKernel trunk_, policy_, value_;
+  ChainKernel trunk_, policy_body_, policy_out_, value_;  // the policy chain: body, then pi_out
   std::vector<float> log_std_, std_;
 };
 

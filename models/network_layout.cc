@@ -174,12 +174,25 @@ ActorCriticLayout actor_critic_layout(const ModelSpec& config) {
   layout.policy_outputs = config.policy_output_size();
   layout.discrete = config.indexed_actions();  // categorical logits, one set per action element
   layout.log_std_init = config.log_std_init;
+  layout.sde = config.sde;
+  if (config.sde) {
+    // gSDE's log-std comes first in flat order but is as wide as pi_out's input: the layout
+    // without it says how wide that is.
+    ModelSpec plain = config;
+    plain.sde = false;
+    layout.latent_size = actor_critic_layout(plain).policy_chain.back().in;
+  }
   FlatBuilder flat(layout.parameters);
-  if (!layout.discrete) layout.log_std = flat.add("log_std", {layout.policy_outputs});
+  if (layout.sde) {
+    layout.log_std = flat.add("log_std", {layout.latent_size, layout.policy_outputs});
+  } else if (!layout.discrete) {
+    layout.log_std = flat.add("log_std", {layout.policy_outputs});
+  }
   if (config.shared_trunk) {
     int64_t width = flat.encoder(layout.trunk, "trunk", config.obs_size, config);
     width = flat.core(layout.trunk, "trunk", width, config, layout.state_size);
     const int64_t pi_width = flat.head(layout.policy_chain, "pi", width, config);
+    layout.latent_size = pi_width;
     layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
     const int64_t vf_width = flat.head(layout.value_chain, "vf", width, config);
     layout.value_chain.push_back(flat.dense("vf_out", vf_width, 1, Activation::kNone, kValueOutputGain));
@@ -187,6 +200,7 @@ ActorCriticLayout actor_critic_layout(const ModelSpec& config) {
     int64_t pi_width = flat.encoder(layout.policy_chain, "pi", config.obs_size, config);
     pi_width = flat.core(layout.policy_chain, "pi", pi_width, config, layout.state_size);
     pi_width = flat.head(layout.policy_chain, "pi", pi_width, config);
+    layout.latent_size = pi_width;
     layout.policy_chain.push_back(flat.dense("pi_out", pi_width, layout.policy_outputs, Activation::kNone, kPolicyOutputGain));
     int64_t vf_width = flat.encoder(layout.value_chain, "vf", config.obs_size, config);
     vf_width = flat.core(layout.value_chain, "vf", vf_width, config, layout.state_size);

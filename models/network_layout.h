@@ -6,7 +6,7 @@
 // models/layer_kinds.h. Torch-free.
 //
 // Flat order (each tensor row-major, weights [out, in]):
-//   ActorCritic: ["log_std" [A], Box only], then the shared trunk "trunk_i" (when shared_trunk),
+//   ActorCritic: ["log_std" [A], Box only; [L, A] with gSDE, L = pi_out's input width], then the shared trunk "trunk_i" (when shared_trunk),
 //                then the policy chain "pi_i".. "pi_out", then the value chain "vf_i".. "vf_out";
 //                a recurrent core's layers ("<chain>_lstm_j" or "<chain>_gru_j") follow the
 //                encoder's in the trunk, or in both chains when there is no trunk; head layers
@@ -93,7 +93,9 @@ struct ActorCriticLayout {
   int64_t obs_size = 0;
   int64_t policy_outputs = 0;  // logits (ModelSpec::policy_output_size) or A means (Box)
   bool discrete = true;        // categorical logits (Discrete, MultiDiscrete, MultiBinary actions)
-  std::optional<ParameterSpec> log_std;  // Box actions: state-independent log-std [A]
+  std::optional<ParameterSpec> log_std;  // Box actions: state-independent log-std [A], or gSDE's [L, A]
+  bool sde = false;                      // gSDE (ModelSpec::sde): log_std is [latent_size, A]
+  int64_t latent_size = 0;               // pi_out's input width (the policy's latent features)
   double log_std_init = 0.0;
   LayerChain trunk;
   LayerChain policy_chain;  // ends with the head layers "pi_head_j", if any, and "pi_out"

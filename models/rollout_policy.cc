@@ -133,7 +133,12 @@ void ActorCriticPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& 
   const float* input = prepare_obs(obs, num_envs);
   const int64_t width = kernel_.layout().policy_outputs;
   policy_out_.resize(static_cast<size_t>(num_envs * width));  // grows once, then reused
-  kernel_.forward(input, num_envs, policy_out_.data(), values_wanted_ ? out.values : nullptr, states_for(num_envs));
+  const ActorCriticLayout& layout = kernel_.layout();
+  if (layout.sde) latent_.resize(static_cast<size_t>(num_envs * layout.latent_size));
+  kernel_.forward(input, num_envs, policy_out_.data(), values_wanted_ ? out.values : nullptr, states_for(num_envs),
+                  layout.sde ? latent_.data() : nullptr);
+  if (layout.sde && !deterministic_) advance_sde_noise(num_envs);
+  const int64_t sde_matrix_size = layout.latent_size * width;
   const auto elements = static_cast<int64_t>(categories_.size());
   for (int k = 0; k < num_envs; ++k) {
     const float* row = policy_out_.data() + k * width;
@@ -142,11 +147,30 @@ void ActorCriticPolicy::act(const ObsBatch& obs, int num_envs, const ActOutput& 
     } else if (discrete) {
       out.log_probs[k] = sample_multi_categorical(row, categories_.data(), elements, rng_, deterministic_,
                                                   out.action_indices + k * elements, mask_of(obs, k));
+    } else if (layout.sde) {
+      out.log_probs[k] = sample_state_dependent_gaussian(
+          row, latent_.data() + k * layout.latent_size, layout.latent_size, kernel_.std().data(),
+          deterministic_ ? nullptr : sde_matrices_.data() + k * sde_matrix_size, width, deterministic_,
+          out.action_values + k * width);
     } else {
       out.log_probs[k] = sample_diagonal_gaussian(row, kernel_.std().data(), kernel_.log_std().data(), width, rng_,
                                                   deterministic_, out.action_values + k * width);
     }
   }
+}
+
+void ActorCriticPolicy::advance_sde_noise(int num_envs) {
+  const int64_t matrix_size = kernel_.layout().latent_size * kernel_.layout().policy_outputs;
+  const auto size = static_cast<size_t>(num_envs * matrix_size);
+  const int64_t every = config_.sde_sample_freq;
+  const bool due = every > 0 ? sde_steps_ % every == 0 : sde_steps_ == 0;
+  if (due || sde_matrices_.size() != size) {
+    sde_matrices_.resize(size);
+    for (int k = 0; k < num_envs; ++k) {
+      draw_sde_matrix(kernel_.std().data(), matrix_size, rng_, sde_matrices_.data() + k * matrix_size);
+    }
+  }
+  ++sde_steps_;
 }
 
 void ActorCriticPolicy::load_weights(const float* params, size_t count, uint64_t version) {

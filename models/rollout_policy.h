@@ -68,6 +68,9 @@ class RolloutPolicy {
   virtual std::vector<float> weights() const = 0;
   // True when act() fills log_probs and values.
   virtual bool has_policy_outputs() const = 0;
+  // A fragment starts with the next act(): exploration noise held over steps (gSDE's) is redrawn
+  // there, so a fragment's actions depend on the generator's state at its start alone.
+  virtual void begin_fragment() {}
   // Whether act() reports V(s) too (a PPO worker whose learner recomputes the values skips it).
   virtual bool has_values() const { return has_policy_outputs(); }
 
@@ -150,8 +153,13 @@ class ActorCriticPolicy : public RolloutPolicy {
   bool has_policy_outputs() const override { return true; }
   bool has_values() const override { return values_wanted_; }
 
+  // gSDE: the step count restarts, so act() redraws every env's exploration matrix next.
+  void begin_fragment() override { sde_steps_ = 0; }
   // Switch between sampling and argmax / mean actions.
-  void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
+  void set_deterministic(bool deterministic) {
+    deterministic_ = deterministic;
+    sde_matrices_.clear();  // sampling again draws fresh gSDE matrices
+  }
   bool deterministic() const { return deterministic_; }
   const ActorCriticLayout& layout() const { return kernel_.layout(); }
 
@@ -162,6 +170,13 @@ class ActorCriticPolicy : public RolloutPolicy {
   std::vector<int64_t> categories_;         // indexed actions: the categorical size of each element
   bool deterministic_ = false;
   bool values_wanted_ = true;
+  // gSDE (ModelSpec::sde): the latent features [K, L], each env's exploration matrix [K, L, A],
+  // and the act() calls since begin_fragment (the matrices are redrawn when a multiple of
+  // sde_sample_freq, or 0 when it is <= 0).
+  std::vector<float> latent_, sde_matrices_;
+  int64_t sde_steps_ = 0;
+  // Redraws every env's exploration matrix when due (or when num_envs changed); counts the step.
+  void advance_sde_noise(int num_envs);
 };
 
 // DQN-style policy: argmax of Q(s, .) with probability 1 - epsilon, else a uniformly random

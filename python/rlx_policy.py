@@ -468,12 +468,18 @@ class Policy:
         self._core = (model.get("core") or {}).get("kind", "")
         if self.kind == "actor_critic":
             self._trunk = _chain(chains["trunk"], params)
-            self._policy = _chain(chains["policy"], params)
+            # The policy chain cut before pi_out: gSDE's noise reads the latent features between.
+            self._policy_body = _chain(chains["policy"][:-1], params)
+            self._policy_out = _layer(chains["policy"][-1], params)
             # A recurrent model steps every core, the value's too, so that its state is rlx's.
             self._value = _chain(chains["value"], params) if self.recurrent else None
             offset = header["log_std_offset"]
+            # gSDE: the log-std is [latent, A] over pi_out's inputs; else [A].
+            self._sde = "sde" in model["heads"]
             if not self.indexed_actions:
-                self._log_std = params[int(offset):int(offset) + self.action_size]
+                latent = int(chains["policy"][-1]["in"]) if self._sde else 1
+                count = latent * self.action_size
+                self._log_std = params[int(offset):int(offset) + count].reshape(latent, self.action_size)
                 self._std_dev = np.exp(self._log_std).astype(np.float32)
         elif self.kind == "q_network":
             self._trunk = _chain(chains["trunk"], params)
@@ -565,12 +571,21 @@ class Policy:
         x = self._normalize(self.observation_space.flatten(observation))[None, :]
         if self.kind == "actor_critic":
             features = self._trunk(x, state)
-            out = self._policy(features, state)[0]
+            latent = self._policy_body(features, state)
+            out = self._policy_out(latent)[0]
             if self._value is not None:
                 self._value(features, state)
             if self.indexed_actions:
                 return self._indexed_action(self._categorical(out, legal, deterministic))
-            action = out if deterministic else out + self._std_dev * self._rng.standard_normal(out.size).astype(np.float32)
+            if deterministic:
+                action = out
+            elif self._sde:
+                # gSDE with a matrix drawn afresh each call: the noise is N(0, latent^2 . std^2) (rlx
+                # holds a matrix over sde_sample_freq steps of a fragment; a reader has no fragments).
+                sigma = np.sqrt((latent[0].astype(np.float64) ** 2) @ (self._std_dev.astype(np.float64) ** 2) + 1e-6)
+                action = (out + sigma * self._rng.standard_normal(out.size)).astype(np.float32)
+            else:
+                action = out + self._std_dev[0] * self._rng.standard_normal(out.size).astype(np.float32)
             return np.clip(action, self.action_low, self.action_high).astype(np.float32)
         if self.kind == "q_network":
             h = self._trunk(x)

@@ -69,6 +69,7 @@ void FragmentCollector::collect(SampleBatch& out) {
     std::fill(out.initial_states.begin(), out.initial_states.end(), 0.0f);  // before the first step: zeros
   }
   out.policy_version = policy_.version();
+  policy_.begin_fragment();
   std::copy(current_obs_.begin(), current_obs_.end(), out.obs.begin());
   std::copy(current_obs_u8_.begin(), current_obs_u8_.end(), out.obs_u8.begin());
 

@@ -116,6 +116,15 @@ TEST_CASE("A synchronous recurrent PPO run resumes bit-exact, the envs' LSTM sta
   check_resume_is_exact(experiment_from("cartpole-novel-ppo.yaml", {"lstm_cell_size=16"}), 3, 6);
 }
 
+TEST_CASE("A synchronous gSDE PPO run resumes bit-exact, its exploration matrices redrawn alike",
+          "[algorithms][resume][sde]") {
+  // A sample frequency that does not divide the fragment: each fragment redraws at its start.
+  check_resume_is_exact(experiment_from("pendulum-novel-ppo.yaml", {"use_sde=true", "sde_sample_freq=3",
+                                                                    "rollout_fragment_length=64", "lstm_cell_size=16",
+                                                                    "minibatch_size=64", "num_epochs=2"}),
+                        3, 6);
+}
+
 TEST_CASE("A synchronous DQN run stopped and resumed is bit-exact with a straight run", "[algorithms][resume]") {
   // Prioritized 3-step replay: the buffer, its windows and priorities travel in the checkpoint.
   check_resume_is_exact(

@@ -4,7 +4,8 @@
 // and rlx::Policy (C++) and python/rlx_policy.py (NumPy) replay whole episodes with their own
 // state to the same actions, with dense head layers after the core (head_fcnet_hiddens) and on a
 // memoryless MLP too; and so do they for policies `rlx train` trains on CartPoleNoVel-v1, against
-// `rlx evaluate --trace`. The NumPy reader's refusals are checked here too.
+// `rlx evaluate --trace`; and with gSDE's [latent, A] log-std before the networks. The NumPy
+// reader's refusals are checked here too.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -34,6 +35,7 @@ struct Core {
   int64_t layers;
   Space actions;
   std::vector<int64_t> head = {};  // head layers before each output (ModelSpec::head_sizes)
+  bool sde = false;                // gSDE's log-std [latent, A] (ModelSpec::sde)
 };
 
 std::vector<Core> cores() {
@@ -43,7 +45,10 @@ std::vector<Core> cores() {
            Space::box({2}, std::vector<float>{-1.0f, 0.0f}, std::vector<float>{2.0f, 0.5f})},
           {"a GRU in a shared trunk, Box actions", "gru", true, 1, Space::box({1}, -2.0f, 2.0f)},
           {"an LSTM per chain, then a dense head of 16, Discrete actions", "lstm", false, 1, Space::discrete(3), {16}},
-          {"an MLP, then a dense head of 16, Box actions", "", false, 1, Space::box({2}, -1.0f, 1.0f), {16}}};
+          {"an MLP, then a dense head of 16, Box actions", "", false, 1, Space::box({2}, -1.0f, 1.0f), {16}},
+          {"a GRU in a shared trunk, Box actions with gSDE", "gru", true, 1, Space::box({2}, -1.0f, 1.0f), {}, true},
+          {"an MLP, then a dense head of 16, Box actions with gSDE", "", false, 1, Space::box({1}, -2.0f, 2.0f), {16},
+           true}};
 }
 
 // A recurrent actor-critic over 4 floats, with observation statistics and weights of order-one
@@ -59,6 +64,8 @@ PolicyFile recurrent_file(const Core& core, uint64_t seed) {
   file.model.core_size = 8;
   file.model.core_layers = core.layers;
   file.model.head_sizes = core.head;
+  file.model.sde = core.sde;
+  file.model.sde_sample_freq = 4;
   const ActorCriticLayout layout = actor_critic_layout(file.model);
   file.parameters.assign(layout.num_parameters, 0.0f);
   Rng rng(seed);
@@ -162,6 +169,39 @@ TEST_CASE("the NumPy reader refuses a stateless act on a recurrent policy, a wro
   CHECK(partial.exit_code == 2);
   CHECK_THAT(partial.err, Catch::Contains("partial.jsonl line 1: episode 0 step 1 follows no step; a recurrent policy "
                                           "replays whole episodes, each from its step 0 on"));
+  std::system(("rm -rf " + out).c_str());
+}
+
+TEST_CASE("both readers draw a gSDE policy's stochastic actions with the same spread", "[cli][export][sde]") {
+  const Core core = cores().back();  // an MLP with gSDE
+  REQUIRE(core.sde);
+  const std::string out = test::temp_dir("sde_policy");
+  PolicyFile file = recurrent_file(core, 7);
+  // A log-std of -2.5 everywhere: a spread of a few tenths, well inside the Box's bounds.
+  const ParameterSpec log_std = *actor_critic_layout(file.model).log_std;
+  std::fill_n(file.parameters.begin() + static_cast<long>(log_std.offset), log_std.size, -2.5f);
+  const std::string path = write_file(file, out + "/policy.rlxp");
+  const std::vector<float> obs = {0.5f, -0.3f, 1.0f, 0.2f};
+  const int draws = 4000, cpp_draws = 40000;
+  Policy reader(path, 5);
+  double sum = 0, squares = 0;
+  for (int d = 0; d < cpp_draws; ++d) {
+    const float a = reader.act(obs, /*deterministic=*/false).values.at(0);
+    sum += a;
+    squares += static_cast<double>(a) * a;
+  }
+  const double cpp_sd = std::sqrt(squares / cpp_draws - (sum / cpp_draws) * (sum / cpp_draws));
+  const auto python = run_python(
+      "-c \"import sys, numpy as np; sys.path.insert(0, '" + std::string(RLX_SOURCE_DIR) +
+          "/python'); from rlx_policy import Policy; p = Policy('" + path +
+          "', seed=5); a = [p.act(np.array([0.5, -0.3, 1.0, 0.2], np.float32), deterministic=False)[0] for _ in "
+          "range(" + std::to_string(draws) + ")]; print(float(np.std(a)))\"",
+      out);
+  INFO(python.out);
+  REQUIRE(python.exit_code == 0);
+  const double python_sd = std::stod(python.out);
+  CHECK((cpp_sd > 0.05 && cpp_sd < 1.0));
+  CHECK(python_sd == Approx(cpp_sd).epsilon(0.06));  // 4000 draws: python_sd within ~1.1%; 10,000 matrices: cpp_sd ~0.7%
   std::system(("rm -rf " + out).c_str());
 }
 
