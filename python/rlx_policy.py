@@ -20,11 +20,10 @@ an int (Discrete), an int64 array of the space's shape (MultiDiscrete; its start
 int8 array (MultiBinary) or a float32 array (Box, clipped to its bounds).
 
 The file holds the network (its layers, spelled out in the header), the weights, the spaces and
-the observation normalisation of training, so act() takes raw observations as the environment
-gives them (it flattens them as gymnasium.spaces.flatten does, with uint8 Boxes scaled to [0, 1]
-by their bounds, as rlx's workers do) and returns what `rlx evaluate` would send to the
-environment, never an action the mask forbids. The format is described in rlx's
-models/policy_file.h; rlx::Policy (models/policy.h) is the C++ reader.
+the observation normalisation of training, so act() takes raw observations as the environment gives
+them (flattened as gymnasium.spaces.flatten does, uint8 Boxes scaled to [0, 1] by their bounds, as
+rlx's workers do) and returns what `rlx evaluate` would send to the environment, never an action the
+mask forbids. The format: rlx's models/policy_file.h; rlx::Policy (models/policy.h) is the C++ reader.
 
 Run as a script to check a policy against an `rlx evaluate --trace` file (rlx_trace_check.py,
 beside this file): python3 rlx_policy.py policy.rlxp --check-trace steps.jsonl [--atol 1e-4]
@@ -468,19 +467,15 @@ class Policy:
         self._core = (model.get("core") or {}).get("kind", "")
         if self.kind == "actor_critic":
             self._trunk = _chain(chains["trunk"], params)
-            # The policy chain cut before pi_out: gSDE's noise reads the latent features between.
-            self._policy_body = _chain(chains["policy"][:-1], params)
+            self._policy_body = _chain(chains["policy"][:-1], params)  # to pi_out's input (gSDE's latent)
             self._policy_out = _layer(chains["policy"][-1], params)
             # A recurrent model steps every core, the value's too, so that its state is rlx's.
             self._value = _chain(chains["value"], params) if self.recurrent else None
-            offset = header["log_std_offset"]
-            # gSDE: the log-std is [latent, A] over pi_out's inputs; else [A].
-            self._sde = "sde" in model["heads"]
-            if not self.indexed_actions:
-                latent = int(chains["policy"][-1]["in"]) if self._sde else 1
-                count = latent * self.action_size
-                self._log_std = params[int(offset):int(offset) + count].reshape(latent, self.action_size)
-                self._std_dev = np.exp(self._log_std).astype(np.float32)
+            offset, self._sde = header["log_std_offset"], "sde" in model.get("heads", {})
+            if not self.indexed_actions:  # the log-std: [A], or gSDE's [latent, A] over pi_out's inputs
+                rows = int(chains["policy"][-1]["in"]) if self._sde else 1
+                log_std = params[int(offset):int(offset) + rows * self.action_size].reshape(rows, self.action_size)
+                self._std_dev = np.exp(log_std).astype(np.float32)
         elif self.kind == "q_network":
             self._trunk = _chain(chains["trunk"], params)
             self._heads = [_layer(spec, params) for spec in chains["heads"]]
@@ -577,34 +572,24 @@ class Policy:
                 self._value(features, state)
             if self.indexed_actions:
                 return self._indexed_action(self._categorical(out, legal, deterministic))
-            if deterministic:
-                action = out
-            elif self._sde:
-                # gSDE with a matrix drawn afresh each call: the noise is N(0, latent^2 . std^2) (rlx
-                # holds a matrix over sde_sample_freq steps of a fragment; a reader has no fragments).
-                sigma = np.sqrt((latent[0].astype(np.float64) ** 2) @ (self._std_dev.astype(np.float64) ** 2) + 1e-6)
-                action = (out + sigma * self._rng.standard_normal(out.size)).astype(np.float32)
-            else:
-                action = out + self._std_dev[0] * self._rng.standard_normal(out.size).astype(np.float32)
-            return np.clip(action, self.action_low, self.action_high).astype(np.float32)
+            if not deterministic:  # gSDE: a matrix drawn per call, so N(0, latent^2 . std^2 + 1e-6) noise
+                sigma = np.sqrt(latent[0] ** 2 @ self._std_dev ** 2 + 1e-6) if self._sde else self._std_dev[0]
+                out = out + sigma.astype(np.float32) * self._rng.standard_normal(out.size).astype(np.float32)
+            return np.clip(out, self.action_low, self.action_high).astype(np.float32)
         if self.kind == "q_network":
             h = self._trunk(x)
-            if len(self._heads) == 1:
-                q = self._heads[0](h)[0]
-            else:  # dueling: Q = V + A - mean(A)
-                value, advantage = self._heads[0](h)[0], self._heads[1](h)[0]
-                q = value + advantage - advantage.mean()
+            q = self._heads[0](h)[0]
+            if len(self._heads) == 2:  # dueling: Q = V + A - mean(A)
+                advantage = self._heads[1](h)[0]
+                q = q + advantage - advantage.mean()
             choices = np.arange(self.action_size) if legal is None else np.flatnonzero(legal)
             if not deterministic and self._rng.random() < self.epsilon:
                 return self._indexed_action(np.array([self._rng.choice(choices)]))
             return self._indexed_action(np.array([choices[int(np.argmax(q[choices]))]]))
         out = self._policy(x)[0]  # squashed_gaussian: A means, then A log-stds
-        mean = out[:self.action_size]
-        u = mean
-        if not deterministic:
-            log_std = np.clip(out[self.action_size:], -20.0, 2.0)
-            u = mean + np.exp(log_std) * self._rng.standard_normal(self.action_size).astype(np.float32)
-        squashed = np.tanh(u)
+        mean, log_std = out[:self.action_size], np.clip(out[self.action_size:], -20.0, 2.0)
+        noise = 0 if deterministic else np.exp(log_std) * self._rng.standard_normal(self.action_size).astype(np.float32)
+        squashed = np.tanh(mean + noise)
         half_range = np.float32(0.5) * (self.action_high - self.action_low)
         return (self.action_low + (squashed + np.float32(1)) * half_range).astype(np.float32)
 
