@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,33 @@ namespace {
 const char* const kEnvsUsage =
     "usage: rlx envs SUBCOMMAND [OPTIONS]\n\n"
     "subcommands:\n"
-    "  list                  every registered env id with its spaces\n"
-    "  info ID               the env's spec as JSON, with its observation's storage\n"
+    "  list                  every registered env id with its spaces (a multi-agent env's per agent)\n"
+    "  info ID               the env's spec as JSON, with its observation's storage (per agent)\n"
     "  rollout ID --seed S   step an env and print one JSON object per step\n"
     "  bench ID              raw single-core stepping speed\n\n"
     "every subcommand takes --env-plugin PATH, --python-path DIR (both repeatable) and --help;\n"
     "info, rollout and bench take --env-config JSON for a Python env (ids python:MODULE:CLASS).\n";
+
+// `rlx envs list`'s line for a multi-agent env: its agents, then their spaces, once when every
+// agent has the same ones, else per agent.
+std::string multi_agent_line(const MultiAgentEnvSpec& spec) {
+  std::string ids;
+  bool alike = true;
+  for (const AgentSpec& agent : spec.agents) {
+    ids += (ids.empty() ? "" : ",") + agent.id;
+    const AgentSpec& first = spec.agents.front();
+    alike = alike && agent.observation_space == first.observation_space && agent.action_space == first.action_space &&
+            agent.action_mask == first.action_mask;
+  }
+  const auto spaces = [](const AgentSpec& agent) {
+    return "observation=" + agent.observation_space.to_string() + "  action=" + agent.action_space.to_string() +
+           (agent.action_mask ? " (masked)" : "");
+  };
+  std::string line = spec.id + "  multi-agent  agents=" + ids;
+  if (alike) return line + "  " + spaces(spec.agents.front());
+  for (const AgentSpec& agent : spec.agents) line += "  " + agent.id + ": " + spaces(agent);
+  return line;
+}
 
 int run_list(const std::vector<std::string>& args) {
   po::options_description options("rlx envs list: every registered env id with its spaces");
@@ -43,6 +65,7 @@ int run_list(const std::vector<std::string>& args) {
     std::cout << id << "  observation=" << spec.observation_space.to_string()
               << "  action=" << spec.action_space.to_string() << "\n";
   }
+  for (const std::string& id : registry.multi_agent_ids()) std::cout << multi_agent_line(registry.multi_agent_spec(id)) << "\n";
   return kExitOk;
 }
 
@@ -71,12 +94,28 @@ nlohmann::json env_info_json(const EnvSpec& spec) {
   return info;
 }
 
+// `rlx envs info`'s JSON for a multi-agent env: its id, limits and, per agent, what env_info_json
+// gives a single-agent env (its id the agent's).
+nlohmann::json multi_agent_info_json(const MultiAgentEnvSpec& spec) {
+  nlohmann::json agents = nlohmann::json::array();
+  for (size_t i = 0; i < spec.agents.size(); ++i) {
+    nlohmann::json agent = env_info_json(spec.agent_env_spec(static_cast<int>(i)));
+    agent["id"] = spec.agents[i].id;
+    agent.erase("max_episode_steps");
+    agent.erase("reward_threshold");
+    agents.push_back(std::move(agent));
+  }
+  nlohmann::json info = {{"id", spec.id}, {"multi_agent", true}, {"max_episode_steps", spec.max_episode_steps}, {"agents", agents}};
+  info["reward_threshold"] = spec.reward_threshold ? nlohmann::json(*spec.reward_threshold) : nlohmann::json();
+  return info;
+}
+
 // Where a key comes in `rlx envs info`'s objects: what a thing is before its details (a space's
 // type before its shape); keys not listed follow, sorted.
 int key_rank(const std::string& key) {
   static const std::vector<std::string> order = {
-      "id", "key", "path", "type", "space", "storage", "observation_space", "action_space", "action_mask",
-      "max_episode_steps", "reward_threshold", "observation_layout", "nvec", "shape", "dtype", "low", "high", "n",
+      "id", "key", "path", "type", "space", "storage", "multi_agent", "observation_space", "action_space", "action_mask",
+      "max_episode_steps", "reward_threshold", "agents", "observation_layout", "nvec", "shape", "dtype", "low", "high", "n",
       "start", "spaces", "floats", "bytes", "action_mask_bytes", "offset", "size", "flat_offset", "flat_size", "leaves"};
   const auto at = std::find(order.begin(), order.end(), key);
   return static_cast<int>(at - order.begin());
@@ -133,9 +172,16 @@ int run_info(const std::vector<std::string>& args) {
   }
   if (!values.count("id")) throw UsageError("missing env ID");
   load_env_plugins_from(values);
-  prepare_env(values["id"].as<std::string>(), values);
+  const std::string id = values["id"].as<std::string>();
+  const EnvRegistry& registry = global_env_registry();
   std::string text;
-  append_readable(env_info_json(global_env_registry().spec(values["id"].as<std::string>())), 0, text);
+  if (const std::optional<MultiAgentEnvSpec> multi_agent = registry.find_multi_agent(id)) {
+    append_readable(multi_agent_info_json(*multi_agent), 0, text);
+    std::cout << text << "\n";
+    return kExitOk;
+  }
+  prepare_env(id, values);
+  append_readable(env_info_json(registry.spec(id)), 0, text);
   std::cout << text << "\n";
   return kExitOk;
 }

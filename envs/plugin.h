@@ -8,6 +8,7 @@
 //
 //   RLX_ENV_PLUGIN(registrar) {
 //     registrar.add(my_spec(), [] { return std::make_unique<MyEnv>(); });
+//     registrar.add_multi_agent(my_game_spec(), [] { return std::make_unique<MyGame>(); });  // envs/multi_agent/multi_agent_env.h
 //   }
 //
 // which defines two extern "C" functions with default visibility (so they are exported even
@@ -22,7 +23,8 @@
 // std::invalid_argument (malformed spec); a plugin lets such exceptions propagate.
 //
 // What the version covers: the C++ layout of everything that crosses the boundary (Env, RgbImage,
-// EnvSpec, Space, Rng, Action, StepResult, EnvFactory, EnvRegistrar). Any change to those
+// EnvSpec, Space, Rng, Action, StepResult, EnvFactory, EnvRegistrar, and the multi-agent
+// MultiAgentEnv, MultiAgentEnvSpec, MultiAgentOutput, MultiAgentEnvFactory). Any change to those
 // headers that alters layout, virtual functions or semantics must bump kEnvPluginAbiVersion.
 // Because C++ types (std::string, std::vector, std::function) cross the boundary, a plugin
 // must also be built with a compiler and C++ standard library ABI-compatible with rlx's
@@ -38,9 +40,10 @@ namespace rlx {
 
 // Version of the plugin ABI; bumped whenever the headers a plugin compiles against change
 // incompatibly.
-constexpr int kEnvPluginAbiVersion = 6;  // 3: Env::reset_seed(); 4: Env::render() and its hooks;
+constexpr int kEnvPluginAbiVersion = 7;  // 3: Env::reset_seed(); 4: Env::render() and its hooks;
                                          // 5: every Gymnasium space, byte observations, action masks;
-                                         // 6: Env's ObservationWriter keeps the byte bounds it checks
+                                         // 6: Env's ObservationWriter keeps the byte bounds it checks;
+                                         // 7: multi-agent envs (EnvRegistrar::add_multi_agent)
 
 // Names of the two symbols every plugin exports (see RLX_ENV_PLUGIN).
 constexpr const char* kEnvPluginAbiVersionSymbol = "rlx_env_plugin_abi_version";

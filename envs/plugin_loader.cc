@@ -40,11 +40,17 @@ class StagingRegistrar : public EnvRegistrar {
     checker_.add(spec, factory);  // validates the spec and rejects ids repeated within the plugin
     entries_.emplace_back(spec, std::move(factory));
   }
+  void add_multi_agent(const MultiAgentEnvSpec& spec, MultiAgentEnvFactory factory) override {
+    checker_.add_multi_agent(spec, factory);
+    multi_agent_entries_.emplace_back(spec, std::move(factory));
+  }
   std::vector<std::pair<EnvSpec, EnvFactory>>& entries() { return entries_; }
+  std::vector<std::pair<MultiAgentEnvSpec, MultiAgentEnvFactory>>& multi_agent_entries() { return multi_agent_entries_; }
 
  private:
   EnvRegistry checker_;
   std::vector<std::pair<EnvSpec, EnvFactory>> entries_;
+  std::vector<std::pair<MultiAgentEnvSpec, MultiAgentEnvFactory>> multi_agent_entries_;
 };
 
 // Loads the plugin whose canonical path is file (path is how the caller named it).
@@ -79,18 +85,18 @@ void load_plugin_file(const std::string& path, const std::string& file, EnvRegis
 
   // Refuse taken ids before adding any, so a clash leaves an EnvRegistry untouched.
   if (const auto* registry = dynamic_cast<const EnvRegistry*>(&registrar)) {
-    for (const auto& [spec, factory] : staged.entries()) {
-      if (registry->contains(spec.id)) {
-        throw EnvPluginError(plugin_error(path, "environment id '" + spec.id + "' is already registered"));
-      }
+    std::vector<std::string> ids;
+    for (const auto& entry : staged.entries()) ids.push_back(entry.first.id);
+    for (const auto& entry : staged.multi_agent_entries()) ids.push_back(entry.first.id);
+    for (const std::string& id : ids) {
+      if (registry->contains(id)) throw EnvPluginError(plugin_error(path, "environment id '" + id + "' is already registered"));
     }
   }
-  for (auto& [spec, factory] : staged.entries()) {
-    try {
-      registrar.add(spec, std::move(factory));
-    } catch (const std::exception& error) {
-      throw EnvPluginError(plugin_error(path, error.what()));
-    }
+  try {
+    for (auto& [spec, factory] : staged.entries()) registrar.add(spec, std::move(factory));
+    for (auto& [spec, factory] : staged.multi_agent_entries()) registrar.add_multi_agent(spec, std::move(factory));
+  } catch (const std::exception& error) {
+    throw EnvPluginError(plugin_error(path, error.what()));
   }
 }
 

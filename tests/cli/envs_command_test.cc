@@ -277,3 +277,25 @@ TEST_CASE("plugins given with --env-plugin are usable by the CLI and its worker 
   CHECK_THAT(r.out, Catch::Contains("pipeline_ratio="));
   CHECK(run_rlx("envs info PluginCounter-v0").exit_code == 2);  // not loaded without the flag
 }
+
+TEST_CASE("rlx envs list and info show a multi-agent env's agents and their spaces", "[cli][multi_agent]") {
+  const auto list = run_rlx(std::string("envs list --env-plugin ") + RLX_TEST_PLUGIN_MULTI_AGENT);
+  REQUIRE(list.exit_code == 0);
+  CHECK_THAT(list.out, Catch::Contains("MultiAgentCartPole-v0  multi-agent  agents=agent_0,agent_1,agent_2,agent_3  observation=Box("));
+  CHECK_THAT(list.out, Catch::Contains("PluginTurns-v0  multi-agent  agents=first,second  observation=Box(0, 100, (1,), float32)  action=Discrete(2)"));
+
+  const auto info = run_rlx("envs info MultiAgentCartPole-v0");
+  REQUIRE(info.exit_code == 0);
+  const nlohmann::json spec = nlohmann::json::parse(info.out);
+  CHECK(spec["multi_agent"] == true);
+  CHECK(spec["reward_threshold"] == 1900.0);
+  REQUIRE(spec["agents"].size() == 4);
+  CHECK(spec["agents"][3]["id"] == "agent_3");
+  CHECK(spec["agents"][3]["action_space"]["n"] == 2);
+  CHECK(spec["agents"][3]["observation_layout"]["flat_size"] == 4);
+
+  // A command that takes a single-agent env says what the id is, with exit status 2.
+  const auto train = run_rlx("train " + std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml --set env=MultiAgentCartPole-v0 -q");
+  CHECK(train.exit_code == 2);
+  CHECK_THAT(train.err, Catch::Contains("environment 'MultiAgentCartPole-v0' is multi-agent, not single-agent as this needs"));
+}

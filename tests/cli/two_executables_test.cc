@@ -117,8 +117,8 @@ TEST_CASE("rlx trains a learner_backend auto experiment itself without rlx-torch
   CHECK(fs::is_regular_file(trial / "checkpoints" / "checkpoint_000004" / "ppo_learner.bin"));
   // The same file asking for LibTorch's learner, or for what only LibTorch's learners do (two
   // data-parallel learners: auto picks torch), is handed over, and fails for want of rlx-torch.
-  for (const std::string& setting : {"--set learner_backend=torch", "--learners 2"}) {
-    const std::string torch_out = command_output(lonely.string() + " train " + experiment + " " + setting +
+  for (const char* setting : {"--set learner_backend=torch", "--learners 2"}) {
+    const std::string torch_out = command_output(lonely.string() + " train " + experiment + " " + std::string(setting) +
                                                  " -q --output " + runs.string() + " 2>&1; echo \"exit=$?\"");
     INFO(setting);
     CHECK_THAT(torch_out, Catch::Contains("the half of rlx that links LibTorch") && Catch::Contains("exit=1"));

@@ -303,7 +303,7 @@ TEST_CASE("every way a plugin fails to load is an EnvPluginError, an input error
   const fs::path text_file = scratch_dir("plugin_error_type") / "not_a_library.so";
   std::ofstream(text_file) << "just text\n";
   const fs::path dir = scratch_dir("plugin_error_dir");
-  for (const std::string path : {std::string("/nonexistent/librlx_nothing.so"), dir.string(), text_file.string(),
+  for (const std::string& path : {std::string("/nonexistent/librlx_nothing.so"), dir.string(), text_file.string(),
                                  std::string(RLX_TEST_PLUGIN_NO_SYMBOLS), std::string(RLX_TEST_PLUGIN_NO_REGISTER),
                                  std::string(RLX_TEST_PLUGIN_WRONG_ABI), std::string(RLX_TEST_PLUGIN_THROWS)}) {
     INFO(path);

@@ -1,0 +1,11 @@
+// The built-in multi-agent environments.
+#pragma once
+
+#include "envs/registry.h"
+
+namespace rlx {
+
+// Adds MultiAgentCartPole-v0 (4 agents).
+void register_multi_agent_envs(EnvRegistrar& registrar);
+
+}  // namespace rlx
