@@ -43,6 +43,19 @@ struct Action {
   const int64_t* indices = nullptr;
 };
 
+// Restarts rng from seed; without one, the stream continues, seeded from std::random_device the
+// first time (as Gymnasium). Sets seeded. What every env's reset does with its generator.
+inline void seed_episode_generator(std::optional<uint64_t> seed, Rng& rng, bool& seeded) {
+  if (seed) {
+    rng.seed_with(*seed);
+    seeded = true;
+  } else if (!seeded) {
+    std::random_device device;
+    rng.seed_with((static_cast<uint64_t>(device()) << 32) ^ device());
+    seeded = true;
+  }
+}
+
 // What one step returns besides the observation.
 struct StepResult {
   double reward = 0.0;
@@ -129,14 +142,7 @@ class Env {
   // (EnvOutputError) when the env breaks the contract; obs is then left untouched.
   void reset(std::optional<uint64_t> seed, const ObsRow& obs) {
     reset_seed_ = seed;
-    if (seed) {
-      rng_.seed_with(*seed);
-      seeded_ = true;
-    } else if (!seeded_) {
-      std::random_device device;
-      rng_.seed_with((static_cast<uint64_t>(device()) << 32) ^ device());
-      seeded_ = true;
-    }
+    seed_episode_generator(seed, rng_, seeded_);
     elapsed_steps_ = 0;
     try {
       reset_episode(rng_, begin_write());

@@ -12,11 +12,15 @@
 
 namespace rlx {
 
+void EnvRegistry::check_new_id(const std::string& id, bool has_factory) const {
+  if (id.empty()) throw std::invalid_argument("cannot register an environment with an empty id");
+  if (!has_factory) throw std::invalid_argument("environment '" + id + "' was registered without a factory");
+  if (contains(id)) throw std::invalid_argument("environment id '" + id + "' is already registered");
+}
+
 void EnvRegistry::add(const EnvSpec& spec, EnvFactory factory) {
-  if (spec.id.empty()) throw std::invalid_argument("cannot register an environment with an empty id");
-  if (!factory) throw std::invalid_argument("environment '" + spec.id + "' was registered without a factory");
+  check_new_id(spec.id, static_cast<bool>(factory));
   spec.validate();
-  if (contains(spec.id)) throw std::invalid_argument("environment id '" + spec.id + "' is already registered");
   // Every instance must carry the spec it was registered with: workers, learners and
   // checkpoints size everything from the registered spec.
   EnvFactory checked = [spec, factory = std::move(factory)]() {
@@ -33,10 +37,8 @@ void EnvRegistry::add(const EnvSpec& spec, EnvFactory factory) {
 }
 
 void EnvRegistry::add_multi_agent(const MultiAgentEnvSpec& spec, MultiAgentEnvFactory factory) {
-  if (spec.id.empty()) throw std::invalid_argument("cannot register an environment with an empty id");
-  if (!factory) throw std::invalid_argument("environment '" + spec.id + "' was registered without a factory");
+  check_new_id(spec.id, static_cast<bool>(factory));
   spec.validate();
-  if (contains(spec.id)) throw std::invalid_argument("environment id '" + spec.id + "' is already registered");
   MultiAgentEnvFactory checked = [spec, factory = std::move(factory)]() {
     std::unique_ptr<MultiAgentEnv> env = factory();
     if (!env) throw std::runtime_error("the factory of environment '" + spec.id + "' returned no environment");

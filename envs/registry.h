@@ -78,6 +78,8 @@ class EnvRegistry : public EnvRegistrar {
     MultiAgentEnvSpec spec;
     MultiAgentEnvFactory factory;
   };
+  // Throws std::invalid_argument when id is empty or taken, or there is no factory.
+  void check_new_id(const std::string& id, bool has_factory) const;
   const Entry& entry(const std::string& id) const;
   const MultiAgentEntry& multi_agent_entry(const std::string& id) const;
   // The UnknownEnvError for an id: the closest known id, the known ids, how to load a plugin.

@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -65,14 +64,7 @@ class MultiAgentEnv {
   // the env's generator; without one the stream continues (seeded from std::random_device the
   // first time, as Gymnasium). Throws EnvContractError / EnvOutputError as the header explains.
   void reset(std::optional<uint64_t> seed) {
-    if (seed) {
-      rng_.seed_with(*seed);
-      seeded_ = true;
-    } else if (!seeded_) {
-      std::random_device device;
-      rng_.seed_with((static_cast<uint64_t>(device()) << 32) ^ device());
-      seeded_ = true;
-    }
+    seed_episode_generator(seed, rng_, seeded_);
     elapsed_steps_ = 0;
     output_.done_.assign(spec_.agents.size(), false);
     entered_.assign(spec_.agents.size(), false);
