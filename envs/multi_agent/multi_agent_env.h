@@ -64,6 +64,7 @@ class MultiAgentEnv {
   // the env's generator; without one the stream continues (seeded from std::random_device the
   // first time, as Gymnasium). Throws EnvContractError / EnvOutputError as the header explains.
   void reset(std::optional<uint64_t> seed) {
+    reset_seed_ = seed;
     seed_episode_generator(seed, rng_, seeded_);
     elapsed_steps_ = 0;
     output_.done_.assign(spec_.agents.size(), false);
@@ -127,6 +128,9 @@ class MultiAgentEnv {
 
   // The episode generator, for envs that draw noise during steps.
   Rng& rng() { return rng_; }
+  // The seed the reset under way was given (nullopt when none), for envs that seed a generator of
+  // their own (a Python env's reset(seed=...)); meaningful inside reset_episode only.
+  std::optional<uint64_t> reset_seed() const { return reset_seed_; }
 
  private:
   template <typename Hook>
@@ -210,6 +214,7 @@ class MultiAgentEnv {
   std::vector<int> acting_;
   Rng rng_;
   bool seeded_ = false;
+  std::optional<uint64_t> reset_seed_;
   int elapsed_steps_ = 0;
 };
 

@@ -23,7 +23,10 @@
 #include "core/config_error.h"
 #include "envs/env.h"
 #include "envs/plugin.h"
+#include "envs/python/python_actions.h"
 #include "envs/python/python_bridge.h"
+#include "envs/python/python_gil.h"
+#include "envs/python/python_multi_agent_env.h"
 #include "envs/python/python_observation.h"
 #include "envs/python/python_spaces.h"
 #include "envs/python/python_values.h"
@@ -40,29 +43,6 @@ void ensure_interpreter() {
     if (Py_IsInitialized()) return;
     py::initialize_interpreter(/*init_signal_handlers=*/false);
     PyEval_SaveThread();
-  });
-}
-
-// Holds the GIL for its scope (every call into Python): PyGILState_Ensure alone, lighter than
-// pybind11's gil_scoped_acquire on the per-step path.
-class GilLock {
- public:
-  GilLock() : state_(PyGILState_Ensure()) {}
-  ~GilLock() { PyGILState_Release(state_); }
-  GilLock(const GilLock&) = delete;
-  GilLock& operator=(const GilLock&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
-
-// `value` (holding Python objects) shared, so that rlx code may copy and drop it without holding
-// the GIL: its last owner deletes it under the GIL.
-template <typename T>
-std::shared_ptr<const T> share(T value) {
-  return std::shared_ptr<const T>(new T(std::move(value)), [](const T* held) {
-    const GilLock gil;
-    delete held;
   });
 }
 
@@ -111,10 +91,7 @@ class PythonEnv final : public Env {
   static std::unique_ptr<PythonEnv> wrap(const std::string& env_id, py::object env, std::string render_hint) {
     PythonSpace observation = read_space(env_id, env, "observation_space");
     const PythonSpace action = read_space(env_id, env, "action_space");
-    if (action.space.is_box() && action.dtype != "float32" && action.dtype != "float64") {
-      throw ConfigError(env_id + ": action_space is a Box of " + action.dtype +
-                        "; rlx acts in Boxes of float32 or float64 (continuous actions), Discrete, MultiDiscrete and MultiBinary");
-    }
+    check_action_dtype(env_id, action);
     EnvSpec spec;
     spec.id = env_id;
     std::optional<ObservationMask> observation_mask = take_observation_mask(env_id, observation, action.space);
@@ -179,7 +156,7 @@ class PythonEnv final : public Env {
 
   StepResult step_episode(const Action& action, ObsSpan obs) override {
     const GilLock gil;
-    const py::object argument = python_action(action);
+    const py::object argument = python_action(spec().action_space, float64_actions_, action);
     // One vectorcall, no argument tuple: this is the bridge's cost per step.
     const auto result = py::reinterpret_steal<py::object>(PyObject_CallOneArg(step_.ptr(), argument.ptr()));
     if (!result) {
@@ -252,8 +229,7 @@ class PythonEnv final : public Env {
         step_(env_.attr("step")),
         mask_method_(std::move(mask_method)),
         render_hint_(std::move(render_hint)),
-        float64_actions_(action_dtype == "float64"),
-        action_shape_(this->spec().action_space.shape) {
+        float64_actions_(action_dtype == "float64") {
     if (py::hasattr(env_, "render") && PyCallable_Check(env_.attr("render").ptr())) render_ = env_.attr("render");
     reader_.emplace(observation, this->spec().observation_space, observation_layout(), std::move(observation_mask));
   }
@@ -304,34 +280,11 @@ class PythonEnv final : public Env {
     }
   }
 
-  // The action as the env takes it: an int (a value of the Discrete), a NumPy int64 array of the
-  // space's shape (MultiDiscrete, MultiBinary), or a NumPy array of the Box's dtype and shape; each
-  // array fresh, as the env may keep it. Needs the GIL.
-  py::object python_action(const Action& action) {
-    const Space& space = spec().action_space;
-    if (space.is_discrete()) return py::int_(action.index);
-    const auto count = static_cast<size_t>(space.size());
-    if (!space.is_box()) {
-      py::array_t<int64_t> array(action_shape_);
-      std::copy(action.indices, action.indices + count, array.mutable_data());
-      return std::move(array);
-    }
-    if (float64_actions_) {
-      py::array_t<double> array(action_shape_);
-      std::copy(action.values, action.values + count, array.mutable_data());
-      return std::move(array);
-    }
-    py::array_t<float> array(action_shape_);
-    std::copy(action.values, action.values + count, array.mutable_data());
-    return std::move(array);
-  }
-
   py::object env_, reset_, step_;
   py::object render_;       // null when the object has no render method
   py::object mask_method_;  // action_masks (SB3's convention), None when the mask is not read from it
   std::string render_hint_;  // why a render() may return None, and what to do
   bool float64_actions_ = false;  // Box: float64 actions, else float32
-  std::vector<int64_t> action_shape_;  // Box, MultiDiscrete, MultiBinary: the array's shape
   std::optional<ObservationReader> reader_;  // emplaced once the Env's spec is in place
 };
 
@@ -423,9 +376,10 @@ std::string render_hint(const EnvRecipe& recipe, bool render_mode_added) {
          "render() draw without it";
 }
 
-// Constructs one instance, with render_mode='rgb_array' added to env_config when rendering and
-// the constructor takes it; PythonEnvError when the constructor raises. Needs the GIL.
-std::unique_ptr<PythonEnv> construct(const EnvRecipe& recipe, bool rendering) {
+// Constructs one instance of the class, with render_mode='rgb_array' added to env_config when
+// rendering and the constructor takes it; PythonEnvError when the constructor raises, ConfigError
+// when the instance lacks reset or step. Needs the GIL.
+py::object construct_object(const EnvRecipe& recipe, bool rendering) {
   const bool add_render_mode = rendering && recipe.takes_render_mode && !recipe.kwargs.contains("render_mode");
   py::dict kwargs = recipe.kwargs;
   if (add_render_mode) {
@@ -445,13 +399,20 @@ std::unique_ptr<PythonEnv> construct(const EnvRecipe& recipe, bool rendering) {
                         "-> (obs, info) and step(action) -> (obs, reward, terminated, truncated, info))");
     }
   }
-  return PythonEnv::wrap(recipe.env_id, std::move(env), render_hint(recipe, add_render_mode));
+  return env;
+}
+
+// One single-agent instance as an rlx Env. Needs the GIL.
+std::unique_ptr<PythonEnv> construct(const EnvRecipe& recipe, bool rendering) {
+  const bool add_render_mode = rendering && recipe.takes_render_mode && !recipe.kwargs.contains("render_mode");
+  return PythonEnv::wrap(recipe.env_id, construct_object(recipe, rendering), render_hint(recipe, add_render_mode));
 }
 
 void register_env(EnvRegistrar& registrar, const PythonEnvRegistration& registration) {
   ensure_interpreter();
   std::shared_ptr<const EnvRecipe> recipe;
-  EnvSpec spec;
+  std::optional<EnvSpec> spec;
+  std::optional<MultiAgentEnvSpec> multi_agent_spec;
   {
     const GilLock gil;
     extend_sys_path(registration.python_path);
@@ -460,10 +421,22 @@ void register_env(EnvRegistrar& registrar, const PythonEnvRegistration& registra
     made.env_class = import_class(registration.env_id);
     made.kwargs = keyword_arguments(registration.env_id, registration.env_config_json);
     made.takes_render_mode = takes_render_mode(registration.env_id, made.env_class);
-    spec = construct(made, /*rendering=*/false)->spec();  // the first instance tells the spaces
+    py::object first = construct_object(made, /*rendering=*/false);  // the first instance tells the spaces
+    if (is_multi_agent(first)) {
+      multi_agent_spec = wrap_multi_agent(made.env_id, std::move(first))->spec();
+    } else {
+      spec = PythonEnv::wrap(made.env_id, std::move(first), render_hint(made, /*render_mode_added=*/false))->spec();
+    }
     recipe = share(std::move(made));
   }
-  registrar.add(spec, [recipe, rendering = registration.rendering]() -> std::unique_ptr<Env> {
+  if (multi_agent_spec) {
+    registrar.add_multi_agent(*multi_agent_spec, [recipe]() -> std::unique_ptr<MultiAgentEnv> {
+      const GilLock gil;
+      return wrap_multi_agent(recipe->env_id, construct_object(*recipe, /*rendering=*/false));
+    });
+    return;
+  }
+  registrar.add(*spec, [recipe, rendering = registration.rendering]() -> std::unique_ptr<Env> {
     const bool render_mode = rendering && rendering();
     const GilLock gil;
     return construct(*recipe, render_mode);

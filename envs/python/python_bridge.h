@@ -12,7 +12,8 @@
 namespace rlx {
 
 // Bumped whenever this interface or the layout of what crosses it changes.
-constexpr int kPythonBridgeAbiVersion = 3;  // 2: PythonEnvRegistration, render(); 3: every space, action masks (EnvSpec, ObsSpan)
+constexpr int kPythonBridgeAbiVersion = 4;  // 2: PythonEnvRegistration, render(); 3: every space, action masks (EnvSpec, ObsSpan);
+                                            // 4: multi-agent envs (EnvRegistrar::add_multi_agent)
 
 constexpr const char* kPythonBridgeAbiVersionSymbol = "rlx_python_bridge_abi_version";
 constexpr const char* kPythonRegisterEnvSymbol = "rlx_python_register_env";

@@ -214,6 +214,10 @@ PythonSpace read_space(const std::string& env_id, py::handle env, const char* at
   return SpaceReader(env_id).read(env.attr(attribute), attribute, 0);
 }
 
+PythonSpace read_space_object(const std::string& env_id, py::handle space, const std::string& path) {
+  return SpaceReader(env_id).read(space, path, 0);
+}
+
 std::optional<ObservationMask> take_observation_mask(const std::string& env_id, PythonSpace& observation,
                                                      const Space& action_space) {
   Space& space = observation.space;

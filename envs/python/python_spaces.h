@@ -35,6 +35,9 @@ constexpr const char* kReadableSpaces = "Box, Discrete, MultiDiscrete, MultiBina
 // Sequence, OneOf, an unknown class) or a malformed space.
 PythonSpace read_space(const std::string& env_id, py::handle env, const char* attribute);
 
+// Reads a space object as read_space does, `path` naming it in messages ("observation_space('p0')").
+PythonSpace read_space_object(const std::string& env_id, py::handle space, const std::string& path);
+
 // RLlib's action mask: the Dict observation space's 'action_mask' entry.
 struct ObservationMask {
   py::object key;  // "action_mask", the key the observation's dict holds it under
