@@ -79,8 +79,8 @@ class MultiAgentEnv {
   // naming the agent when an action is for an agent that is not acting (or for one twice) or an
   // acting agent has none; EnvOutputError / EnvContractError when the env breaks the contract.
   void step(const std::vector<AgentAction>& actions) {
-    check_actions(actions);
     output_.begin("step", elapsed_steps_ + 1);
+    check_actions(actions);
     run_hook([&] { step_episode(actions, output_); });
     ++elapsed_steps_;
     if (spec_.max_episode_steps > 0 && elapsed_steps_ >= spec_.max_episode_steps) {
@@ -148,7 +148,6 @@ class MultiAgentEnv {
   }
 
   void check_actions(const std::vector<AgentAction>& actions) {
-    output_.begin("step", elapsed_steps_ + 1);
     std::vector<bool> given(spec_.agents.size(), false);
     for (const AgentAction& action : actions) {
       output_.check_index(action.agent);

@@ -119,13 +119,7 @@ class PythonEnv final : public Env {
 
   ~PythonEnv() override {
     const GilLock gil;
-    if (py::hasattr(env_, "close")) {
-      try {
-        env_.attr("close")();
-      } catch (py::error_already_set& error) {
-        error.discard_as_unraisable(env_.attr("close"));  // a destructor cannot throw: Python prints it
-      }
-    }
+    close_from_destructor(env_);
     reader_.reset();
     mask_method_ = py::object();
     reset_ = py::object();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Python.h>
+#include <pybind11/pybind11.h>
 
 #include <memory>
 
@@ -29,6 +30,17 @@ std::shared_ptr<const T> share(T value) {
     const GilLock gil;
     delete held;
   });
+}
+
+// Calls env.close() when the env has one, for an env's destructor: an exception close() raises is
+// printed by Python, as a destructor cannot throw. Needs the GIL.
+inline void close_from_destructor(pybind11::handle env) {
+  if (!pybind11::hasattr(env, "close")) return;
+  try {
+    env.attr("close")();
+  } catch (pybind11::error_already_set& error) {
+    error.discard_as_unraisable(env.attr("close"));
+  }
 }
 
 }  // namespace rlx::python_bridge

@@ -65,14 +65,7 @@ class PythonMultiAgentEnv final : public MultiAgentEnv {
 
   ~PythonMultiAgentEnv() override {
     const GilLock gil;
-    if (py::hasattr(env_, "close")) {
-      try {
-        env_.attr("close")();
-      } catch (py::error_already_set& error) {
-        error.discard_as_unraisable(env_.attr("close"));  // a destructor cannot throw: Python prints it
-      }
-    }
-    for (auto& reader : readers_) reader->clear();
+    close_from_destructor(env_);
     readers_.clear();
     agents_.clear();
     index_ = py::object();
@@ -144,11 +137,11 @@ class PythonMultiAgentEnv final : public MultiAgentEnv {
   // The agent index of a key of `dict`; an EnvOutputError naming the key when no agent has it.
   int agent_of(const char* dict, py::handle key) const {
     if (!index_.contains(key)) {
-      throw output_error(elapsed_steps_text(), field(dict, key), "is for an agent not among possible_agents " + describe(possible_agents()));
+      throw output_error(current_method(), field(dict, key), "is for an agent not among possible_agents " + describe(possible_agents()));
     }
     return index_[key].cast<int>();
   }
-  const char* elapsed_steps_text() const { return in_reset_ ? "reset" : "step"; }
+  const char* current_method() const { return in_reset_ ? "reset" : "step"; }
   py::object possible_agents() const { return env_.attr("possible_agents"); }
 
   void write_observations(const char* method, PyObject* observations, MultiAgentOutput& out) {
