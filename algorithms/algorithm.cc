@@ -4,9 +4,12 @@
 #include <sstream>
 
 #include "algorithms/model_from_config.h"
+#include "algorithms/multi_agent_algorithm.h"
+#include "algorithms/training_checkpoint.h"
 #include "core/config_error.h"
 #include "core/error_text.h"
 #include "core/log.h"
+#include "core/space_json.h"
 #include "envs/plugin_loader.h"
 #include "envs/experiment_envs.h"
 #include "envs/registry.h"
@@ -30,6 +33,22 @@ WorkerSetup common_worker_setup(const Experiment& experiment) {
   setup.weight_delay = static_cast<int>(c.worker_weight_delay);
   return setup;
 }
+
+void merge_columns(nlohmann::json& into, const nlohmann::json& from) {
+  for (const auto& [key, value] : from.items()) {
+    if (value.is_object() && into.contains(key) && into[key].is_object()) {
+      merge_columns(into[key], value);
+    } else {
+      into[key] = value;
+    }
+  }
+}
+
+nlohmann::json Algorithm::model_json() const { return model_spec_to_json(worker_setup().model); }
+
+void Algorithm::check_model_of(const Checkpoint& checkpoint) const { check_checkpoint_model(checkpoint, worker_setup().model); }
+
+std::optional<std::string> Algorithm::non_finite_weights() const { return non_finite_weight(*current_weights()); }
 
 void check_checkpoint_model(const Checkpoint& checkpoint, const ModelSpec& built) {
   const auto recorded = checkpoint.manifest.find("model");
@@ -72,7 +91,7 @@ void restore_replay_file(const Checkpoint& checkpoint, const std::string& file_n
   }
 }
 
-EnvSpec check_experiment_env(const Experiment& experiment) {
+nlohmann::json check_experiment_env(const Experiment& experiment) {
   for (const PluginRef& plugin : experiment.plugins) {
     if (!std::filesystem::is_regular_file(plugin.path)) {
       throw EnvPluginError(experiment.source + ": env plugin '" + plugin.path +
@@ -80,10 +99,15 @@ EnvSpec check_experiment_env(const Experiment& experiment) {
     }
   }
   load_experiment_envs(experiment);
+  if (is_multi_agent_experiment(experiment)) return check_multi_agent_experiment(experiment);
+  if (!experiment.multi_agent.empty()) {
+    throw ConfigError(experiment.source + ": experiment '" + experiment.name + "': policies, policy_mapping and "
+                      "policies_to_train are for multi-agent envs; '" + experiment.env + "' has one agent");
+  }
   const EnvSpec spec = experiment_env_spec(experiment);  // frame_stack suits the env (ConfigError)
   experiment_env_factory(experiment)();  // an instance must carry the registered spec (EnvContractError)
   model_from_config(experiment, spec);  // the algorithm suits the env's action space (ConfigError)
-  return spec;
+  return env_spec_to_json(spec);
 }
 
 std::unique_ptr<RolloutPolicy> weighted_evaluation_policy(const WorkerSetup& setup, const EnvSpec& spec,

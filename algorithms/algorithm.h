@@ -27,7 +27,12 @@ namespace rlx {
 struct IterationResult {
   int64_t env_steps = 0;      // transitions consumed this iteration
   nlohmann::json learner;     // the learner's metrics (losses, lr, ...)
+  nlohmann::json columns = nlohmann::json::object();  // more of the results row (a multi-agent run's per policy and agent)
 };
+
+// Copies `from`'s entries into `into`, merging nested objects key by key (unlike a JSON merge
+// patch, a null value is kept as a value).
+void merge_columns(nlohmann::json& into, const nlohmann::json& from);
 
 class Algorithm {
  public:
@@ -62,6 +67,17 @@ class Algorithm {
   }
 
   static constexpr int kDefaultWorkerCredits = 2;
+
+  // Gives the sampler the weights workers act with now (a multi-agent algorithm: each policy's).
+  virtual void publish_weights(Sampler& sampler) const { sampler.publish(current_weights()); }
+  // The checkpoint manifest's "model": the model spec as JSON ({"policies": {NAME: spec}} for a
+  // multi-agent run).
+  virtual nlohmann::json model_json() const;
+  // Throws CheckpointRefused unless the model a checkpoint records (if any) is this algorithm's.
+  virtual void check_model_of(const Checkpoint& checkpoint) const;
+  // The first non-finite value of the weights workers get, named (non_finite_weight); nullopt
+  // when all are finite.
+  virtual std::optional<std::string> non_finite_weights() const;
 };
 
 // Calls restore with the bytes of the checkpoint's `file_name` and its "algorithm_state" JSON;
@@ -82,8 +98,9 @@ using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>(const Experime
 // Checks, before anything starts, that the experiment can run here: loads its plugins, resolves
 // its env id (UnknownEnvError with a did-you-mean and the plugin hint), makes one instance
 // (EnvContractError when its spec differs from the registered one) and checks that the env's
-// spaces suit the algorithm (ConfigError naming both). Returns the env's spec.
-EnvSpec check_experiment_env(const Experiment& experiment);
+// spaces suit the algorithm (ConfigError naming both); a multi-agent env's experiment is checked
+// by check_multi_agent_experiment. Returns the env's spec as JSON (what checkpoints record).
+nlohmann::json check_experiment_env(const Experiment& experiment);
 
 // A policy for evaluation: setup's policy (with this seed, worker 0, argmax / mean actions when
 // deterministic) acting with `weights`.

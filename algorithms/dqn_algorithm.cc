@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/config_error.h"
+#include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
 #include "learner/non_finite.h"
@@ -12,7 +13,7 @@
 namespace rlx {
 
 DqnAlgorithm::DqnAlgorithm(const Experiment& experiment, const DataParallelOptions& options)
-    : setup_(common_worker_setup(experiment)), spec_(setup_.env_spec()) {
+    : setup_(common_worker_setup(experiment)), spec_(experiment_env_spec(experiment)) {
   DqnConfig config = experiment.config.dqn();
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.apex_epsilons = config.apex_epsilons;

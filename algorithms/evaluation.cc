@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/make_algorithm.h"
+#include "algorithms/multi_agent_evaluation.h"
 #include "core/checkpoint_dir.h"
 #include "core/log.h"
 #include "core/space_json.h"
@@ -12,6 +13,21 @@
 #include "envs/registry.h"
 
 namespace rlx {
+
+void EvaluationResult::summarise() {
+  const double n = static_cast<double>(returns.size());
+  double sum = 0, sum_sq = 0, len_sum = 0;
+  for (size_t i = 0; i < returns.size(); ++i) {
+    sum += returns[i];
+    sum_sq += returns[i] * returns[i];
+    len_sum += static_cast<double>(lengths[i]);
+  }
+  return_mean = sum / n;
+  return_std = std::sqrt(std::max(0.0, sum_sq / n - return_mean * return_mean));
+  return_min = *std::min_element(returns.begin(), returns.end());
+  return_max = *std::max_element(returns.begin(), returns.end());
+  len_mean = len_sum / n;
+}
 
 RestoredAlgorithm::RestoredAlgorithm() = default;
 RestoredAlgorithm::RestoredAlgorithm(RestoredAlgorithm&&) noexcept = default;
@@ -29,7 +45,7 @@ RestoredAlgorithm restore_algorithm(const std::filesystem::path& checkpoint, con
   load_experiment_envs(restored.experiment);
   restored.experiment.config.set("num_learners", int64_t{1});  // acting needs no data-parallel group
   restored.algorithm = make_algorithm(restored.experiment);
-  check_checkpoint_model(restored.checkpoint, restored.algorithm->worker_setup().model);
+  restored.algorithm->check_model_of(restored.checkpoint);
   restored.algorithm->restore(restored.checkpoint);
   return restored;
 }
@@ -37,6 +53,9 @@ RestoredAlgorithm restore_algorithm(const std::filesystem::path& checkpoint, con
 EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   if (options.episodes < 1) throw std::invalid_argument("evaluation needs at least one episode");
   const RestoredAlgorithm restored = restore_algorithm(options.checkpoint, options.env_plugins);
+  if (const auto* multi = dynamic_cast<const MultiAgentAlgorithm*>(restored.algorithm.get())) {
+    return evaluate_multi_agent(restored, *multi, options);
+  }
   const Experiment& experiment = restored.experiment;
   const std::string env_id = options.env_id.value_or(experiment.env);
   if (env_id != experiment.env) load_experiment_envs(experiment, env_id);  // --env: another Python env gets the env_config too
@@ -96,18 +115,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
     result.returns.push_back(episode_return);
     result.lengths.push_back(length);
   }
-  const double n = static_cast<double>(result.returns.size());
-  double sum = 0, sum_sq = 0, len_sum = 0;
-  for (size_t i = 0; i < result.returns.size(); ++i) {
-    sum += result.returns[i];
-    sum_sq += result.returns[i] * result.returns[i];
-    len_sum += static_cast<double>(result.lengths[i]);
-  }
-  result.return_mean = sum / n;
-  result.return_std = std::sqrt(std::max(0.0, sum_sq / n - result.return_mean * result.return_mean));
-  result.return_min = *std::min_element(result.returns.begin(), result.returns.end());
-  result.return_max = *std::max_element(result.returns.begin(), result.returns.end());
-  result.len_mean = len_sum / n;
+  result.summarise();
   return result;
 }
 

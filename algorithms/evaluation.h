@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,9 +63,16 @@ struct EvaluationResult {
   std::vector<double> returns;
   std::vector<int64_t> lengths;
   double return_mean = 0, return_std = 0, return_min = 0, return_max = 0, len_mean = 0;
+  // A multi-agent checkpoint's episodes (returns above summed over the agents): each agent's mean
+  // return over the episodes it entered, and each policy's over the agents it drove.
+  std::map<std::string, double> agent_return_means, policy_return_means;
+
+  // Fills the means, std, min and max of `returns` and `lengths` (at least one episode).
+  void summarise();
 };
 
-// Loads the checkpoint (checksums verified) and runs the episodes; throws CheckpointRefused for a
+// Loads the checkpoint (checksums verified) and runs the episodes (a multi-agent checkpoint's:
+// evaluate_multi_agent in algorithms/multi_agent_evaluation.h); throws CheckpointRefused for a
 // damaged checkpoint, ConfigError for a plugin that cannot be found, std::invalid_argument when
 // the env's spaces differ from the checkpoint's. Warns on stderr when a plugin's file differs
 // from the one the checkpoint recorded.

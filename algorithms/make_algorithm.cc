@@ -3,6 +3,7 @@
 #include "algorithms/appo_algorithm.h"
 #include "algorithms/data_parallel_link.h"
 #include "algorithms/dqn_algorithm.h"
+#include "algorithms/multi_agent_algorithm.h"
 #include "algorithms/native_algorithms.h"
 #include "algorithms/ppo_algorithm.h"
 #include "core/log.h"
@@ -12,6 +13,10 @@
 namespace rlx {
 
 std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
+  if (is_multi_agent_experiment(experiment)) {
+    if (uses_native_learner(experiment)) return make_native_algorithm(experiment, options);
+    return std::make_unique<MultiAgentAlgorithm>(experiment, options, make_algorithm);
+  }
   if (uses_native_learner(experiment)) return make_native_algorithm(experiment, options);
   // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).
   set_inference_threads(1);

@@ -1,6 +1,8 @@
 #include "algorithms/make_sampler.h"
 
 #include "algorithms/local_sampler.h"
+#include "algorithms/multi_agent_algorithm.h"
+#include "core/config_error.h"
 #include "algorithms/progress_line.h"
 #include "algorithms/remote_sampler.h"
 #include "core/atomic_file.h"
@@ -61,6 +63,10 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   const int64_t workers = config.num_workers;
   // num_workers: 0 samples in this process, unless workers are to connect (--bind): then every
   // worker is remote (a fleet started elsewhere, e.g. by srun).
+  if (const auto* multi = dynamic_cast<const MultiAgentAlgorithm*>(&algorithm)) {
+    if (!options.bind_endpoint.empty()) throw ConfigError("--bind: a multi-agent run samples in the learner's process so far");
+    return multi->make_local_sampler();
+  }
   if (workers == 0 && options.bind_endpoint.empty()) return std::make_unique<LocalSampler>(algorithm.worker_setup());
   RemoteSamplerOptions o;
   o.setup = algorithm.worker_setup();

@@ -2,6 +2,7 @@
 #include "algorithms/native_algorithms.h"
 
 #include "algorithms/model_from_config.h"
+#include "algorithms/multi_agent_algorithm.h"
 #include "algorithms/native_ppo_algorithm.h"
 #include "algorithms/sac_algorithm.h"
 #include "core/config_error.h"
@@ -10,10 +11,15 @@
 #include "native/product_threads.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace rlx {
 
-std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
+namespace {
+
+// Why the native learner cannot train a model of `experiment`'s config; env_spec() (called only
+// for an "auto" encoder) gives the spec it is built for.
+std::optional<std::string> config_refusal(const Experiment& experiment, const std::function<EnvSpec()>& env_spec) {
   const CommonConfig& common = experiment.config.common();
   if (experiment.algorithm == AlgorithmKind::kSAC) return std::nullopt;  // SacAlgorithm checks its own config
   if (experiment.algorithm != AlgorithmKind::kPPO) {
@@ -41,13 +47,39 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
   }
   if (common.encoder == "mlp") return std::nullopt;
   std::string encoder = common.encoder;
-  if (encoder == "auto") {  // chosen from the env's observation space: only then is the env loaded here
-    load_experiment_envs(experiment);
-    encoder = model_from_config(experiment, experiment_env_spec(experiment)).encoder;
-  }
+  if (encoder == "auto") encoder = model_from_config(experiment, env_spec()).encoder;  // from the observation space
   if (encoder != "mlp") {
     return "the native learner trains MLP encoders, but this model's encoder is " + encoder +
            " (use learner_backend: torch)";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> native_learner_refusal(const Experiment& experiment) {
+  // The env is loaded only when a model's "auto" encoder needs its spaces.
+  const auto loaded = [&experiment] {
+    load_experiment_envs(experiment);
+    return is_multi_agent_experiment(experiment);
+  };
+  if (experiment.multi_agent.empty()) {
+    return config_refusal(experiment, [&] {
+      if (!loaded()) return experiment_env_spec(experiment);
+      return PolicyMap(global_env_registry().multi_agent_spec(experiment.env), experiment.multi_agent).policy_env_spec(0);
+    });
+  }
+  const std::vector<std::string> names = experiment.multi_agent.policy_names();
+  for (size_t p = 0; p < names.size(); ++p) {
+    Experiment one = experiment;
+    one.config = policy_config(experiment.config, experiment.multi_agent, names[p]);
+    one.multi_agent = {};
+    auto refusal = config_refusal(one, [&] {
+      loaded();
+      return PolicyMap(global_env_registry().multi_agent_spec(experiment.env), experiment.multi_agent)
+          .policy_env_spec(static_cast<int>(p));
+    });
+    if (refusal) return "policy '" + names[p] + "': " + *refusal;
   }
   return std::nullopt;
 }
@@ -62,6 +94,7 @@ std::unique_ptr<Algorithm> make_native_algorithm(const Experiment& experiment, c
   if (options.member != nullptr || (options.placement && options.placement->world_size > 1)) {
     throw ConfigError(experiment.source + ": learner_backend: native has no data-parallel learner ranks");
   }
+  if (is_multi_agent_experiment(experiment)) return std::make_unique<MultiAgentAlgorithm>(experiment, options, make_native_algorithm);
   set_product_threads(learner_product_threads(experiment.config.common()));
   if (experiment.algorithm == AlgorithmKind::kSAC) return std::make_unique<SacAlgorithm>(experiment);
   return std::make_unique<NativePpoAlgorithm>(experiment);

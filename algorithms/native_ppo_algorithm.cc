@@ -7,6 +7,7 @@
 #include "algorithms/native_algorithms.h"
 #include "core/config_error.h"
 #include "core/non_finite_error.h"
+#include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "native/ppo_state_file.h"
 
@@ -14,7 +15,7 @@ namespace rlx {
 
 NativePpoAlgorithm::NativePpoAlgorithm(const Experiment& experiment)
     : setup_(common_worker_setup(experiment)),
-      spec_(setup_.env_spec()),
+      spec_(experiment_env_spec(experiment)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   if (auto refusal = native_learner_refusal(experiment)) {
     throw ConfigError(experiment.source + ": learner_backend: native: " + *refusal);

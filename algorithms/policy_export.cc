@@ -1,16 +1,56 @@
 #include "algorithms/policy_export.h"
 
 #include <stdexcept>
+#include <tuple>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/multi_agent_algorithm.h"
+#include "core/config_error.h"
+#include "envs/registry.h"
 #include "core/version.h"
 #include "models/rollout_policy.h"
 
 namespace rlx {
 
-PolicyFile export_policy(const RestoredAlgorithm& restored) {
+namespace {
+
+std::string names_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// The multi-agent checkpoint's policy called `name`, and its agents' ids.
+std::pair<std::unique_ptr<RolloutPolicy>, nlohmann::json> multi_agent_policy(const MultiAgentAlgorithm& algorithm,
+                                                                            const std::string& name) {
+  const PolicyMap& map = algorithm.policy_map();
+  if (name.empty()) {
+    throw ConfigError("a multi-agent checkpoint holds the policies " + names_text(map.policy_names()) +
+                      ": pick one with --policy NAME");
+  }
+  const std::optional<int> index = map.policy_index(name);
+  if (!index) throw ConfigError("--policy " + name + ": no such policy (the checkpoint's: " + names_text(map.policy_names()) + ")");
+  nlohmann::json agents = nlohmann::json::array();
+  const MultiAgentEnvSpec& spec = global_env_registry().multi_agent_spec(algorithm.experiment().env);
+  for (int agent : map.agents_of(*index)) agents.push_back(spec.agents[static_cast<size_t>(agent)].id);
+  return {algorithm.policy_evaluation_policy(*index, /*deterministic=*/true, 0), agents};
+}
+
+}  // namespace
+
+PolicyFile export_policy(const RestoredAlgorithm& restored, const std::string& policy_name) {
   const Algorithm& algorithm = *restored.algorithm;
-  const std::unique_ptr<RolloutPolicy> policy = algorithm.evaluation_policy(/*deterministic=*/true, 0);
+  const auto* multi = dynamic_cast<const MultiAgentAlgorithm*>(&algorithm);
+  if (!multi && !policy_name.empty()) {
+    throw ConfigError("--policy " + policy_name + ": " + restored.experiment.env + " has one agent and one policy; leave --policy out");
+  }
+  nlohmann::json agents;
+  std::unique_ptr<RolloutPolicy> policy;
+  if (multi) {
+    std::tie(policy, agents) = multi_agent_policy(*multi, policy_name);
+  } else {
+    policy = algorithm.evaluation_policy(/*deterministic=*/true, 0);
+  }
   PolicyFile file;
   file.model = policy->config();
   if (file.model.kind == ModelKind::kQNetwork) {
@@ -32,6 +72,10 @@ PolicyFile export_policy(const RestoredAlgorithm& restored) {
                  {"iteration", counters.at("training_iteration")},
                  {"timesteps", counters.at("timesteps_total")},
                  {"rlx_version", kRlxVersion}};
+  if (multi) {
+    file.source["policy"] = policy_name;
+    file.source["agents"] = agents;
+  }
   return file;
 }
 

@@ -8,7 +8,9 @@
 namespace rlx {
 
 // The policy file of a restored checkpoint: the network, weights and observation statistics
-// its deterministic evaluation policy acts with, and where it came from.
-PolicyFile export_policy(const RestoredAlgorithm& restored);
+// its deterministic evaluation policy acts with, and where it came from. A multi-agent
+// checkpoint's policy is the one `policy` names (its source says which, and its agents); a
+// ConfigError when `policy` is missing or names none of them, or is given for a single-agent one.
+PolicyFile export_policy(const RestoredAlgorithm& restored, const std::string& policy = "");
 
 }  // namespace rlx

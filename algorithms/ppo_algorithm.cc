@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/ppo_results.h"
+#include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
 #include "learner/fragment_shards.h"
@@ -24,7 +25,7 @@ PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptio
 
 PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptions& options, PpoConfig config)
     : setup_(common_worker_setup(experiment)),
-      spec_(setup_.env_spec()),
+      spec_(experiment_env_spec(experiment)),
       train_batch_size_(effective_train_batch_size(experiment.config)) {
   config.total_timesteps = experiment.stop.schedule_horizon();
   setup_.behaviour_values = !config.recompute_values;  // the learner computes V(s) itself

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/config_error.h"
+#include "envs/experiment_envs.h"
 #include "envs/registry.h"
 
 namespace rlx {
@@ -25,7 +26,7 @@ std::optional<std::string> sac_refusal(const CommonConfig& common) {
 }  // namespace
 
 SacAlgorithm::SacAlgorithm(const Experiment& experiment)
-    : setup_(common_worker_setup(experiment)), spec_(setup_.env_spec()) {
+    : setup_(common_worker_setup(experiment)), spec_(experiment_env_spec(experiment)) {
   if (auto refusal = sac_refusal(experiment.config.common())) throw ConfigError(experiment.source + ": " + *refusal);
   SacConfig config = experiment.config.sac();
   config.total_timesteps = experiment.stop.schedule_horizon();

@@ -143,7 +143,7 @@ class TrainingRun {
   void train() {
     sampler_ = make_sampler(options_, *algorithm_, outcome_.trial_dir, local_worker_keys_);
     if (resumed_) restore_sampler(*resumed_, experiment_, *sampler_);
-    sampler_->publish(algorithm_->current_weights());
+    algorithm_->publish_weights(*sampler_);
     const int64_t checkpoint_freq = experiment_.config.common().checkpoint_freq;
     const int64_t record_video_every = experiment_.config.common().record_video_every;
     ProgressLine line(options_.progress);
@@ -165,7 +165,8 @@ class TrainingRun {
       nlohmann::json row = counters_json(counters_, window_, sampler_stats());
       row["time_this_iter_s"] = iteration_s;
       row["env_steps_per_s"] = steps_per_s;
-      row["learner"] = r.learner;
+      if (!r.learner.is_null()) row["learner"] = r.learner;  // a multi-agent run's are per policy, in its columns
+      merge_columns(row, r.columns);
       results_->append(row);
       if (tensorboard_) tensorboard_->log_row(row);
       file_logger().info("iteration {}: timesteps_total {}, episode_return_mean {:.2f}, {:.0f} env steps/s",
@@ -211,7 +212,7 @@ class TrainingRun {
         training_manifest(experiment_, spec_, *algorithm_, counters_, window_,
                           with_sampler_state && sampler_ ? sampler_->checkpoint_state() : nlohmann::json());
     const std::filesystem::path dir = checkpoint_path(outcome_.trial_dir, counters_.iteration);
-    write_training_checkpoint(dir, manifest, algorithm_->checkpoint_files(), *algorithm_->current_weights(),
+    write_training_checkpoint(dir, manifest, algorithm_->checkpoint_files(), algorithm_->non_finite_weights(),
                               outcome_.last_checkpoint);
     outcome_.last_checkpoint = dir;
     last_checkpoint_iteration_ = counters_.iteration;
@@ -295,7 +296,7 @@ class TrainingRun {
   const TrainOptions& options_;
   std::unique_ptr<LogFile> log_file_;  // first: open until every other member is gone
   Experiment experiment_;  // options_.experiment with its plugins' hashes recorded
-  EnvSpec spec_;
+  nlohmann::json spec_;  // the env's spec as checkpoints record it
   std::unique_ptr<Algorithm> algorithm_;
   std::optional<Checkpoint> resumed_;
   TrainingCounters counters_;

@@ -20,10 +20,10 @@ std::optional<std::string> non_finite_weight(const Weights& weights) {
 }
 
 void write_training_checkpoint(const std::filesystem::path& dir, const nlohmann::json& manifest,
-                               const std::vector<CheckpointFile>& files, const Weights& weights,
+                               const std::vector<CheckpointFile>& files, const std::optional<std::string>& non_finite,
                                const std::optional<std::filesystem::path>& last_good) {
-  if (const auto bad = non_finite_weight(weights)) {
-    throw NonFiniteLearnerError("the learner's weights are not finite (" + *bad + "); " + dir.filename().string() +
+  if (non_finite) {
+    throw NonFiniteLearnerError("the learner's weights are not finite (" + *non_finite + "); " + dir.filename().string() +
                                 " was not written; the last good checkpoint is " +
                                 (last_good ? last_good->string() : std::string("none")));
   }

@@ -17,11 +17,11 @@ namespace rlx {
 // statistics), e.g. "parameter 17 = nan"; nullopt when all are finite.
 std::optional<std::string> non_finite_weight(const Weights& weights);
 
-// Writes checkpoint `dir` (write_checkpoint_dir) unless `weights` hold a non-finite value: then
-// throws NonFiniteLearnerError naming the value and `last_good` (the run's last checkpoint) and
-// writes nothing.
+// Writes checkpoint `dir` (write_checkpoint_dir) unless the weights hold a non-finite value
+// (`non_finite`, as Algorithm::non_finite_weights names it): then throws NonFiniteLearnerError
+// naming the value and `last_good` (the run's last checkpoint) and writes nothing.
 void write_training_checkpoint(const std::filesystem::path& dir, const nlohmann::json& manifest,
-                               const std::vector<CheckpointFile>& files, const Weights& weights,
+                               const std::vector<CheckpointFile>& files, const std::optional<std::string>& non_finite,
                                const std::optional<std::filesystem::path>& last_good);
 
 }  // namespace rlx

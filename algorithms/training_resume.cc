@@ -31,12 +31,12 @@ TrainingCounters counters_from_manifest(const nlohmann::json& counters) {
 
 }  // namespace
 
-nlohmann::json training_manifest(const Experiment& experiment, const EnvSpec& spec, const Algorithm& algorithm,
+nlohmann::json training_manifest(const Experiment& experiment, const nlohmann::json& env_spec, const Algorithm& algorithm,
                                  const TrainingCounters& counters, const EpisodeWindow& window,
                                  const nlohmann::json& sampler_state) {
   return {{"algorithm", algorithm_name(experiment.algorithm)},
-          {"env_spec", env_spec_to_json(spec)},
-          {"model", model_spec_to_json(algorithm.worker_setup().model)},
+          {"env_spec", env_spec},
+          {"model", algorithm.model_json()},
           {"experiment", experiment_to_json(experiment)},
           {"counters", counters_manifest(counters)},
           {"episode_window", window.to_json()},
@@ -66,9 +66,9 @@ void check_resume_compatible(const Checkpoint& checkpoint, const Experiment& exp
 ResumePoint restore_training(const Checkpoint& checkpoint, const Experiment& experiment, Algorithm& algorithm,
                              const std::string& source) {
   check_resume_compatible(checkpoint, experiment);
-  check_checkpoint_model(checkpoint, algorithm.worker_setup().model);
+  algorithm.check_model_of(checkpoint);
   algorithm.restore(checkpoint);
-  if (const auto bad = non_finite_weight(*algorithm.current_weights())) {
+  if (const auto bad = algorithm.non_finite_weights()) {
     throw CheckpointRefused(checkpoint.path.string() + " holds non-finite weights (" + *bad +
                             "); resume from an earlier checkpoint");
   }

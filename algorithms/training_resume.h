@@ -17,9 +17,10 @@
 
 namespace rlx {
 
-// The manifest of a training run's checkpoint: algorithm, env_spec, model, experiment, counters,
-// episode_window, algorithm_state and sampler_state (null when the checkpoint holds none).
-nlohmann::json training_manifest(const Experiment& experiment, const EnvSpec& spec, const Algorithm& algorithm,
+// The manifest of a training run's checkpoint: algorithm, env_spec (check_experiment_env's), model,
+// experiment, counters, episode_window, algorithm_state and sampler_state (null when the
+// checkpoint holds none).
+nlohmann::json training_manifest(const Experiment& experiment, const nlohmann::json& env_spec, const Algorithm& algorithm,
                                  const TrainingCounters& counters, const EpisodeWindow& window,
                                  const nlohmann::json& sampler_state);
 

@@ -134,6 +134,15 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   nlohmann::json summary = {{"episodes", r.returns.size()}, {"return_mean", r.return_mean},
                                   {"return_std", r.return_std},   {"return_min", r.return_min},
                                   {"return_max", r.return_max},   {"len_mean", r.len_mean}};
+  if (!r.policy_return_means.empty()) {  // a multi-agent checkpoint: the return is the agents' sum
+    std::cout << "per policy:";
+    for (const auto& [policy, mean] : r.policy_return_means) std::cout << " " << policy << " " << format_readable(mean);
+    std::cout << "\nper agent:";
+    for (const auto& [agent, mean] : r.agent_return_means) std::cout << " " << agent << " " << format_readable(mean);
+    std::cout << "\n";
+    summary["policy_return_means"] = r.policy_return_means;
+    summary["agent_return_means"] = r.agent_return_means;
+  }
   if (recorder) {
     std::cout << "video: " << record.path.string() << " (" << frames << " frames of "
               << std::min(record.episodes, evaluation.episodes) << " episode"

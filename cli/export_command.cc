@@ -18,13 +18,14 @@ int run_export_command(const std::vector<std::string>& args) {
   options.add_options()("help,h", "show this help")("checkpoint", po::value<std::string>(),
                                                      "checkpoint directory, or a trial directory or its checkpoints/ "
                                                      "folder: its newest checkpoint")(
-      "output,o", po::value<std::string>()->default_value("policy.rlxp"), "the policy file to write");
+      "output,o", po::value<std::string>()->default_value("policy.rlxp"), "the policy file to write")(
+      "policy", po::value<std::string>()->default_value(""), "a multi-agent checkpoint: which of its policies");
   add_env_plugin_option(options);
   po::positional_options_description positionals;
   positionals.add("checkpoint", 1);
   const po::variables_map values = parse_command_line(args, options, positionals);
   if (values.count("help")) {
-    std::cout << "usage: rlx export CHECKPOINT [-o policy.rlxp] [--env-plugin PATH ...]\n\n" << options;
+    std::cout << "usage: rlx export CHECKPOINT [-o policy.rlxp] [--policy NAME] [--env-plugin PATH ...]\n\n" << options;
     return kExitOk;
   }
   if (!values.count("checkpoint")) throw UsageError("missing CHECKPOINT directory");
@@ -35,7 +36,7 @@ int run_export_command(const std::vector<std::string>& args) {
 
   const RestoredAlgorithm restored =
       restore_algorithm(checkpoint_argument(values["checkpoint"].as<std::string>()), env_plugins);
-  const PolicyFile file = export_policy(restored);
+  const PolicyFile file = export_policy(restored, values["policy"].as<std::string>());
   const std::string bytes = encode_policy_file(file);
   write_file_atomic(output, bytes);  // a crash leaves the old file or the new, never a torn one
   std::cout << file.algorithm << " policy for " << file.env_id << " (" << model_kind_name(file.model.kind) << ", "

@@ -39,6 +39,7 @@ struct CommonConfig {
   double worker_learner_timeout_s{};
   bool drop_nonfinite_episodes{};
   int64_t checkpoint_freq{};
+  std::string count_steps_by;          // "env_steps" or "agent_steps": what timesteps_total counts in a multi-agent run
   bool tensorboard{};
   int64_t record_video_every{};
   std::string encoder;                 // "auto", "mlp" or "cnn" (algorithms/model_from_config.h)

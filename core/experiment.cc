@@ -38,6 +38,33 @@ std::vector<std::string> override_names() {
 
 bool is_clear_word(std::string_view text) { return text == "null" || text == "none" || text == "None" || text.empty(); }
 
+// --set policies.NAME.KEY=VALUE: one policy's own value of a config key.
+void apply_policy_override(Experiment& experiment, const std::string& key, std::string_view text, const std::string& prefix) {
+  const size_t dot = key.find('.', 9);
+  if (dot == std::string::npos || dot == 9 || dot + 1 == key.size()) throw ConfigError(prefix + "expected policies.NAME.KEY=VALUE");
+  const std::string policy = key.substr(9, dot - 9);
+  const std::string name = key.substr(dot + 1);
+  if (!experiment.multi_agent.policies.count(policy)) {
+    throw ConfigError(prefix + "no policy '" + policy + "' (the policies: " + join_names(experiment.multi_agent.policy_names()) + ")");
+  }
+  const KeySpec* spec = find_key(name);
+  if (!spec || !spec->applies_to(experiment.algorithm)) {
+    throw ConfigError(prefix + "'" + name + "' is not a config key of " + algorithm_name(experiment.algorithm));
+  }
+  if (!is_policy_key(name)) throw ConfigError(prefix + name + " applies to the whole run, not to one policy");
+  const auto value = parse_value(spec->type, text);
+  if (!value) throw ConfigError(prefix + "config key '" + name + "': got '" + std::string(text) + "', expected " + spec->expected());
+  MultiAgentSetup changed = experiment.multi_agent;
+  changed.policies[policy][name] = value_to_json(*value);
+  try {
+    policy_config(experiment.config, changed, policy);
+  } catch (const ConfigError& error) {
+    throw ConfigError(prefix + error.what());
+  }
+  experiment.multi_agent = std::move(changed);
+  experiment.origins[key] = "--set";
+}
+
 }  // namespace
 
 const KeySpec* find_stop_spec(std::string_view name) {
@@ -223,6 +250,10 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
     experiment.origins[key] = origin;
     return;
   }
+  if (key.rfind("policies.", 0) == 0) {
+    apply_policy_override(experiment, key, text, prefix);
+    return;
+  }
   const KeySpec* spec = find_key(key);
   if (!spec) {
     // "env", "algorithm" and the stop criteria first, then the config keys.
@@ -316,6 +347,16 @@ void validate_experiment(const Experiment& experiment) {
     refuse_above_buffer("batch_size", dqn.batch_size);
     refuse_above_buffer("learning_starts", dqn.learning_starts);
   }
+  // Each policy with keys of its own passes the same checks with them.
+  for (const auto& [policy, keys] : experiment.multi_agent.policies) {
+    if (keys.empty()) continue;
+    Experiment one = experiment;
+    one.name = experiment.name + "', policy '" + policy;
+    one.config = policy_config(experiment.config, experiment.multi_agent, policy);
+    one.multi_agent = {};
+    for (const auto& [key, value] : keys.items()) one.origins[key] = origin_of(experiment, "policies." + policy + "." + key);
+    validate_experiment(one);
+  }
 }
 
 Experiment load_experiment(const std::filesystem::path& path, std::string_view name,
@@ -327,15 +368,18 @@ Experiment load_experiment(const std::filesystem::path& path, std::string_view n
 }
 
 nlohmann::json experiment_to_json(const Experiment& experiment) {
-  return {{"name", experiment.name},
-          {"env", experiment.env},
-          {"env_config", experiment.env_config},
-          {"algorithm", algorithm_name(experiment.algorithm)},
-          {"stop", experiment.stop.to_json()},
-          {"config", experiment.config.to_json(experiment.algorithm)},
-          {"plugins", plugins_to_json(experiment.plugins)},
-          {"python_path", experiment.python_path},
-          {"tune", experiment.tune}};
+  nlohmann::json json = {{"name", experiment.name},
+                         {"env", experiment.env},
+                         {"env_config", experiment.env_config},
+                         {"algorithm", algorithm_name(experiment.algorithm)},
+                         {"stop", experiment.stop.to_json()},
+                         {"config", experiment.config.to_json(experiment.algorithm)},
+                         {"plugins", plugins_to_json(experiment.plugins)},
+                         {"python_path", experiment.python_path},
+                         {"tune", experiment.tune}};
+  const nlohmann::json multi_agent = experiment.multi_agent.to_json();
+  for (const auto& [field, value] : multi_agent.items()) json[field] = value;  // only when set
+  return json;
 }
 
 Experiment experiment_from_json(const nlohmann::json& json, const std::string& source) {
@@ -402,6 +446,11 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
       experiment.python_path.push_back(dir.get<std::string>());
     }
   }
+  const auto field = [&json](const char* name) { return json.contains(name) ? json.at(name) : nlohmann::json(); };
+  experiment.multi_agent = read_multi_agent_setup(field("policies"), field("policy_mapping"), field("policies_to_train"),
+                                                  experiment.algorithm, [&](const std::string&) {
+                                                    return label.substr(0, label.size() - 2);
+                                                  });
   return experiment;
 }
 

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "core/env_spec.h"
+#include "core/multi_agent_config.h"
 #include "core/plugin_refs.h"
 
 namespace rlx {
@@ -45,6 +47,10 @@ struct Experiment {
   nlohmann::json env_config = nlohmann::json::object();
   std::vector<std::string> python_path;  // directories put in front of sys.path for a Python env (absolute)
   nlohmann::json tune;               // the file's tune: section as JSON; null when absent
+  MultiAgentSetup multi_agent;       // policies, policy_mapping, policies_to_train (all empty: one shared policy)
+  // Set only on the experiment a multi-agent run derives for one policy (never read from a file):
+  // the single-agent spec of the agents that policy drives, which its learner and model are built for.
+  std::optional<EnvSpec> policy_env_spec;
   std::string source;                // the file (or "checkpoint.json" etc.) it came from, for messages
   // Where each value set explicitly came from ("file.yaml:12" or "--set"), keyed "env",
   // "algorithm", "stop.<criterion>" or the config key; for messages only.

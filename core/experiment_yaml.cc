@@ -14,8 +14,9 @@
 namespace rlx {
 namespace {
 
-const std::vector<std::string> kExperimentFields = {"env",     "env_config",  "algorithm", "stop",
-                                                    "config",  "plugins",     "python_path", "tune"};
+const std::vector<std::string> kExperimentFields = {"env",         "env_config", "algorithm",        "stop",
+                                                    "config",      "plugins",    "python_path",      "tune",
+                                                    "policies",    "policy_mapping", "policies_to_train"};
 
 // Where an experiment's parse is, for messages.
 struct Context {
@@ -218,6 +219,26 @@ std::vector<YAML::Node> one_or_list(const Context& ctx, const YAML::Node& key, c
   return elements;
 }
 
+// policies, policy_mapping and policies_to_train, with the line of every key for messages.
+void read_multi_agent_fields(const Context& ctx, const std::map<std::string, std::pair<YAML::Node, YAML::Node>>& fields,
+                             Experiment& experiment) {
+  nlohmann::json values[3];
+  const char* names[3] = {"policies", "policy_mapping", "policies_to_train"};
+  for (int i = 0; i < 3; ++i) {
+    if (!fields.count(names[i])) continue;
+    const auto& [key, value] = fields.at(names[i]);
+    values[i] = yaml_to_json(ctx, value);
+    record_origins(ctx, key, value, names[i], experiment.origins);
+  }
+  const auto where = [&](const std::string& path) {
+    std::string key = path;
+    while (!experiment.origins.count(key) && key.find('.') != std::string::npos) key.erase(key.rfind('.'));
+    const auto it = experiment.origins.find(key);
+    return (it == experiment.origins.end() ? ctx.source : it->second) + ": experiment '" + experiment.name + "'";
+  };
+  experiment.multi_agent = read_multi_agent_setup(values[0], values[1], values[2], experiment.algorithm, where);
+}
+
 Experiment read_experiment(const std::string& source, const std::filesystem::path& base_dir, const YAML::Node& name_node,
                            const YAML::Node& node) {
   Experiment experiment;
@@ -289,6 +310,7 @@ Experiment read_experiment(const std::string& source, const std::filesystem::pat
     experiment.tune = yaml_to_json(ctx, value);
     record_origins(ctx, key, value, "tune", experiment.origins);
   }
+  read_multi_agent_fields(ctx, fields, experiment);
   return experiment;
 }
 
@@ -388,6 +410,11 @@ std::string experiment_to_yaml(const Experiment& experiment) {
   if (!experiment.tune.is_null()) {
     out << YAML::Key << "tune" << YAML::Value;
     emit_json(out, experiment.tune);
+  }
+  const nlohmann::json multi_agent = experiment.multi_agent.to_json();
+  for (const auto& [field, value] : multi_agent.items()) {
+    out << YAML::Key << field << YAML::Value;
+    emit_json(out, value);
   }
   out << YAML::EndMap << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

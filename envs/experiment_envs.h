@@ -23,8 +23,9 @@ inline void load_experiment_envs(const Experiment& experiment, const std::string
 
 // The spec of env_id (the experiment's env unless given) as the experiment's workers, learner and
 // evaluation see it: the registered spec, its observations stacked by frame_stack. Throws
-// UnknownEnvError for an unregistered id, ConfigError when the env's observations cannot be stacked.
+// UnknownEnvError for an unregistered id (a policy of a multi-agent run gets its agents' spec), ConfigError when the env's observations cannot be stacked.
 inline EnvSpec experiment_env_spec(const Experiment& experiment, const std::string& env_id = "") {
+  if (experiment.policy_env_spec && env_id.empty()) return *experiment.policy_env_spec;  // one policy of a multi-agent run
   const std::string& id = env_id.empty() ? experiment.env : env_id;
   return frame_stacked_spec(global_env_registry().spec(id), static_cast<int>(experiment.config.common().frame_stack));
 }

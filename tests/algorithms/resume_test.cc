@@ -162,11 +162,11 @@ TEST_CASE("A checkpoint of non-finite weights is never written, and the error na
   Weights weights;
   weights.params = {0.5f, -1.0f, 2.0f};
   const fs::path good = dir.path() / "checkpoint_000001", next = dir.path() / "checkpoint_000002";
-  write_training_checkpoint(good, nlohmann::json::object(), {{"model.pt", "bytes"}}, weights, std::nullopt);
+  write_training_checkpoint(good, nlohmann::json::object(), {{"model.pt", "bytes"}}, non_finite_weight(weights), std::nullopt);
   CHECK(fs::exists(good / "checkpoint.json"));
   weights.params[1] = std::numeric_limits<float>::quiet_NaN();
   try {
-    write_training_checkpoint(next, nlohmann::json::object(), {{"model.pt", "bytes"}}, weights, good);
+    write_training_checkpoint(next, nlohmann::json::object(), {{"model.pt", "bytes"}}, non_finite_weight(weights), good);
     FAIL("no error");
   } catch (const NonFiniteLearnerError& error) {
     CHECK_THAT(error.what(), Catch::Contains("parameter 1 = nan") && Catch::Contains("checkpoint_000002 was not written") &&
@@ -176,7 +176,7 @@ TEST_CASE("A checkpoint of non-finite weights is never written, and the error na
   weights.params[1] = 1.0f;
   weights.obs_mean = {0.0, 1.0};
   weights.obs_var = {1.0, std::numeric_limits<double>::infinity()};
-  CHECK_THROWS_WITH(write_training_checkpoint(next, nlohmann::json::object(), {}, weights, good),
+  CHECK_THROWS_WITH(write_training_checkpoint(next, nlohmann::json::object(), {}, non_finite_weight(weights), good),
                     Catch::Contains("observation statistic 1"));
 }
 

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "run_rlx.h"
+#include "../core/test_util.h"
+#include "core/file_read.h"
 
 using rlx::test::run_rlx;
 
@@ -295,7 +297,27 @@ TEST_CASE("rlx envs list and info show a multi-agent env's agents and their spac
   CHECK(spec["agents"][3]["observation_layout"]["flat_size"] == 4);
 
   // A command that takes a single-agent env says what the id is, with exit status 2.
-  const auto train = run_rlx("train " + std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml --set env=MultiAgentCartPole-v0 -q");
-  CHECK(train.exit_code == 2);
-  CHECK_THAT(train.err, Catch::Contains("environment 'MultiAgentCartPole-v0' is multi-agent, not single-agent as this needs"));
+  const auto record = run_rlx("envs bench MultiAgentCartPole-v0");
+  CHECK(record.exit_code == 2);
+  CHECK_THAT(record.err, Catch::Contains("environment 'MultiAgentCartPole-v0' is multi-agent, not single-agent as this needs"));
+}
+
+TEST_CASE("A single-agent experiment file trains on a multi-agent env, every agent sharing one policy", "[cli][multi_agent]") {
+  rlx::test::TempDir tmp;
+  const std::string file = std::string(RLX_SOURCE_DIR) + "/experiments/cartpole-ppo.yaml --set env=MultiAgentCartPole-v0 -q";
+  // Worker processes do not step multi-agent envs yet: refused by name before anything is written.
+  const auto refused = run_rlx("train " + file + " --output " + tmp.path().string());
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("on multi-agent env 'MultiAgentCartPole-v0': num_workers is 2") &&
+                              Catch::Contains("set num_workers: 0"));
+  CHECK_FALSE(std::filesystem::exists(tmp.path() / "cartpole-ppo"));
+  const auto train = run_rlx("train " + file + " --workers 0 --set stop.training_iteration=2 --output " + tmp.path().string());
+  REQUIRE(train.exit_code == 3);  // the iteration budget, not the reward, ended it
+  const auto trials = std::filesystem::directory_iterator(tmp.path() / "cartpole-ppo");
+  const std::filesystem::path trial = trials->path();
+  const std::string header = rlx::read_file(trial / "progress.csv").substr(0, 4000);
+  CHECK_THAT(header, Catch::Contains("policy/default_policy/episode_return_mean") &&
+                         Catch::Contains("agent/agent_3/episode_return_mean") &&
+                         Catch::Contains("policy/default_policy/learner/policy_loss") &&
+                         Catch::Contains("num_agent_steps_sampled"));
 }

@@ -1,0 +1,236 @@
+#include "algorithms/multi_agent_algorithm.h"
+
+#include <stdexcept>
+
+#include "algorithms/model_from_config.h"
+#include "algorithms/training_checkpoint.h"
+#include "core/config_error.h"
+#include "core/space_json.h"
+#include "envs/registry.h"
+#include "models/model_spec_json.h"
+
+namespace rlx {
+
+namespace {
+
+const std::string kFilePrefix = "policy.";
+
+std::string label(const Experiment& experiment) {
+  return experiment.source + ": experiment '" + experiment.name + "' on multi-agent env '" + experiment.env + "'";
+}
+
+// What several agents cannot do yet, refused by name before anything starts.
+void refuse_unbuilt(const Experiment& experiment) {
+  const CommonConfig& common = experiment.config.common();
+  const auto refuse = [&](const std::string& what) { throw ConfigError(label(experiment) + ": " + what); };
+  if (experiment.algorithm != AlgorithmKind::kPPO) {
+    refuse(std::string("multi-agent runs train with PPO so far, not ") + algorithm_name(experiment.algorithm));
+  }
+  if (common.num_workers != 0) {
+    refuse("num_workers is " + std::to_string(common.num_workers) +
+           ", but a multi-agent env samples in the learner's process so far: set num_workers: 0");
+  }
+  if (common.num_learners != 1) refuse("num_learners must be 1 for a multi-agent run so far");
+  if (common.frame_stack != 1) refuse("frame_stack must be 1 for a multi-agent run so far");
+  if (common.record_video_every != 0) refuse("record_video_every must be 0: multi-agent envs are not filmed");
+}
+
+// The multi-agent env's spec as JSON: its id, limits and each agent's spaces.
+nlohmann::json multi_agent_spec_json(const MultiAgentEnvSpec& spec, const PolicyMap& map) {
+  nlohmann::json agents = nlohmann::json::array();
+  for (const AgentSpec& agent : spec.agents) {
+    agents.push_back({{"id", agent.id},
+                      {"observation_space", space_to_json(agent.observation_space)},
+                      {"action_space", space_to_json(agent.action_space)},
+                      {"action_mask", agent.action_mask}});
+  }
+  nlohmann::json json = {{"id", spec.id}, {"multi_agent", true}, {"max_episode_steps", spec.max_episode_steps},
+                         {"agents", agents}, {"policies", map.policy_names()}};
+  json["reward_threshold"] = spec.reward_threshold ? nlohmann::json(*spec.reward_threshold) : nlohmann::json();
+  return json;
+}
+
+}  // namespace
+
+bool is_multi_agent_experiment(const Experiment& experiment) {
+  return !experiment.policy_env_spec && global_env_registry().find_multi_agent(experiment.env).has_value();
+}
+
+Experiment policy_experiment(const Experiment& experiment, const PolicyMap& map, int policy) {
+  const std::string& name = map.policy_names().at(static_cast<size_t>(policy));
+  Experiment one = experiment;
+  one.config = policy_config(experiment.config, experiment.multi_agent, name);
+  one.multi_agent = {};
+  one.policy_env_spec = map.policy_env_spec(policy);
+  return one;
+}
+
+nlohmann::json check_multi_agent_experiment(const Experiment& experiment) {
+  refuse_unbuilt(experiment);
+  const MultiAgentEnvSpec& spec = global_env_registry().multi_agent_spec(experiment.env);
+  global_env_registry().make_multi_agent(experiment.env);  // an instance must carry the registered spec
+  std::unique_ptr<PolicyMap> map;
+  try {
+    map = std::make_unique<PolicyMap>(spec, experiment.multi_agent);
+  } catch (const ConfigError& error) {
+    throw ConfigError(label(experiment) + ": " + error.what());
+  }
+  for (int p = 0; p < map->num_policies(); ++p) {
+    const Experiment one = policy_experiment(experiment, *map, p);
+    try {
+      model_from_config(one, *one.policy_env_spec);
+    } catch (const ConfigError& error) {
+      throw ConfigError("policy '" + map->policy_names()[static_cast<size_t>(p)] + "': " + error.what());
+    }
+  }
+  return multi_agent_spec_json(spec, *map);
+}
+
+MultiAgentAlgorithm::MultiAgentAlgorithm(const Experiment& experiment, const DataParallelOptions& options,
+                                         const AlgorithmFactory& make_policy_algorithm)
+    : experiment_(experiment) {
+  refuse_unbuilt(experiment);
+  map_ = std::make_unique<PolicyMap>(global_env_registry().multi_agent_spec(experiment.env), experiment.multi_agent);
+  count_agent_steps_ = experiment.config.common().count_steps_by == "agent_steps";
+  for (int p = 0; p < map_->num_policies(); ++p) {
+    policies_.push_back(make_policy_algorithm(policy_experiment(experiment, *map_, p), options));
+  }
+}
+
+WorkerSetup MultiAgentAlgorithm::worker_setup() const {
+  throw std::logic_error("a multi-agent algorithm has one worker setup per policy (policy_setups)");
+}
+
+std::shared_ptr<Weights> MultiAgentAlgorithm::current_weights() const {
+  throw std::logic_error("a multi-agent algorithm has weights per policy (publish_weights)");
+}
+
+std::vector<WorkerSetup> MultiAgentAlgorithm::policy_setups() const {
+  std::vector<WorkerSetup> setups;
+  for (const auto& policy : policies_) setups.push_back(policy->worker_setup());
+  return setups;
+}
+
+std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_local_sampler() const {
+  return std::make_unique<LocalMultiAgentSampler>(policy_setups(), *map_);
+}
+
+void MultiAgentAlgorithm::publish_weights(Sampler& sampler) const {
+  auto& multi = dynamic_cast<MultiAgentSampler&>(sampler);
+  for (size_t p = 0; p < policies_.size(); ++p) multi.publish_policy(static_cast<int>(p), policies_[p]->current_weights());
+}
+
+IterationResult MultiAgentAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
+  auto* multi = dynamic_cast<MultiAgentSampler*>(&sampler);
+  if (!multi) throw std::logic_error("a multi-agent algorithm trains from a MultiAgentSampler");
+  const int64_t env_steps_before = multi->env_steps(), agent_steps_before = multi->agent_steps();
+  IterationResult result;
+  result.columns = {{"policy", nlohmann::json::object()}};
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (!map_->trains(static_cast<int>(p))) continue;
+    PolicySampler share(*multi, static_cast<int>(p));
+    const IterationResult own = policies_[p]->train_iteration(share, timesteps_done);
+    result.columns["policy"][map_->policy_names()[p]]["learner"] = own.learner;
+  }
+  const int64_t env_steps = multi->env_steps() - env_steps_before;
+  const int64_t agent_steps = multi->agent_steps() - agent_steps_before;
+  env_steps_total_ += env_steps;
+  agent_steps_total_ += agent_steps;
+  result.env_steps = count_agent_steps_ ? agent_steps : env_steps;
+  merge_columns(result.columns, multi->result_columns());
+  result.columns["num_env_steps_sampled"] = env_steps_total_;
+  result.columns["num_agent_steps_sampled"] = agent_steps_total_;
+  return result;
+}
+
+std::vector<CheckpointFile> MultiAgentAlgorithm::checkpoint_files() const {
+  std::vector<CheckpointFile> files;
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    for (CheckpointFile& file : policies_[p]->checkpoint_files()) {
+      files.push_back({kFilePrefix + map_->policy_names()[p] + "." + file.name, std::move(file.bytes)});
+    }
+  }
+  return files;
+}
+
+nlohmann::json MultiAgentAlgorithm::checkpoint_state() const {
+  nlohmann::json state = {{"policies", nlohmann::json::object()},
+                          {"env_steps_total", env_steps_total_},
+                          {"agent_steps_total", agent_steps_total_}};
+  for (size_t p = 0; p < policies_.size(); ++p) state["policies"][map_->policy_names()[p]] = policies_[p]->checkpoint_state();
+  return state;
+}
+
+nlohmann::json MultiAgentAlgorithm::model_json() const {
+  nlohmann::json models = nlohmann::json::object();
+  for (size_t p = 0; p < policies_.size(); ++p) models[map_->policy_names()[p]] = policies_[p]->model_json();
+  return {{"policies", models}};
+}
+
+Checkpoint MultiAgentAlgorithm::policy_checkpoint(const Checkpoint& checkpoint, int policy) const {
+  const std::string& name = map_->policy_names()[static_cast<size_t>(policy)];
+  const auto refuse = [&](const std::string& what) {
+    return CheckpointRefused(checkpoint.path.string() + ": policy '" + name + "': " + what);
+  };
+  Checkpoint own;
+  own.path = checkpoint.path;
+  own.manifest = checkpoint.manifest;
+  const nlohmann::json& state = checkpoint.manifest.at("algorithm_state");
+  if (!state.contains("policies") || !state["policies"].contains(name)) {
+    throw refuse("the checkpoint holds no state of it (a checkpoint of another run's policies?)");
+  }
+  own.manifest["algorithm_state"] = state["policies"][name];
+  const nlohmann::json& model = checkpoint.manifest.value("model", nlohmann::json());
+  if (model.is_object() && model.contains("policies") && model["policies"].contains(name)) {
+    own.manifest["model"] = model["policies"][name];
+  } else {
+    own.manifest.erase("model");
+  }
+  const std::string prefix = kFilePrefix + name + ".";
+  for (const auto& [file, bytes] : checkpoint.files) {
+    if (file.rfind(prefix, 0) == 0) own.files[file.substr(prefix.size())] = bytes;
+  }
+  return own;
+}
+
+void MultiAgentAlgorithm::check_model_of(const Checkpoint& checkpoint) const {
+  const nlohmann::json& model = checkpoint.manifest.value("model", nlohmann::json());
+  if (!model.is_object() || !model.contains("policies")) {
+    throw CheckpointRefused(checkpoint.path.string() + ": not a checkpoint of a multi-agent run (its model has no policies)");
+  }
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (!checkpoint.manifest.contains("algorithm_state")) break;
+    policies_[p]->check_model_of(policy_checkpoint(checkpoint, static_cast<int>(p)));
+  }
+}
+
+void MultiAgentAlgorithm::restore(const Checkpoint& checkpoint) {
+  for (size_t p = 0; p < policies_.size(); ++p) policies_[p]->restore(policy_checkpoint(checkpoint, static_cast<int>(p)));
+  const nlohmann::json& state = checkpoint.manifest.at("algorithm_state");
+  env_steps_total_ = state.value("env_steps_total", int64_t{0});
+  agent_steps_total_ = state.value("agent_steps_total", int64_t{0});
+}
+
+std::optional<std::string> MultiAgentAlgorithm::non_finite_weights() const {
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (auto bad = policies_[p]->non_finite_weights()) return "policy '" + map_->policy_names()[p] + "': " + *bad;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<RolloutPolicy> MultiAgentAlgorithm::evaluation_policy(bool, uint64_t) const {
+  throw std::logic_error("a multi-agent run's policies act through policy_evaluation_policy");
+}
+
+void MultiAgentAlgorithm::follow(const LearnerCommand&) {
+  throw std::logic_error("a multi-agent run has no data-parallel learner ranks yet");
+}
+
+std::optional<int64_t> MultiAgentAlgorithm::steps_of_failed_iteration() const {
+  for (const auto& policy : policies_) {
+    if (!policy->steps_of_failed_iteration()) return std::nullopt;
+  }
+  return 0;
+}
+
+}  // namespace rlx

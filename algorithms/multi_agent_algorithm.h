@@ -1,0 +1,81 @@
+// MultiAgentAlgorithm: a run over a multi-agent env, one algorithm per policy (each its own model,
+// settings, learner state and checkpoint files); each iteration trains the policies_to_train in
+// turn on their own agents' fragments, while frozen policies only act.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/multi_agent_sampler.h"
+#include "rollout/policy_map.h"
+
+namespace rlx {
+
+// True when the experiment's env is a registered multi-agent env (its plugins loaded) and the
+// experiment is not already one policy's share of such a run.
+bool is_multi_agent_experiment(const Experiment& experiment);
+
+// Checks a multi-agent experiment before anything starts: the policy mapping covers the env's
+// agents, each policy's model suits its agents' spaces, and the run asks nothing not built for
+// several agents yet. Throws ConfigError naming the env, agent, policy or key. Returns the env's
+// spec as the checkpoint manifest records it.
+nlohmann::json check_multi_agent_experiment(const Experiment& experiment);
+
+// The experiment policy p is built and trained with: the policy's config, its agents' spec, no
+// multi-agent fields.
+Experiment policy_experiment(const Experiment& experiment, const PolicyMap& map, int policy);
+
+class MultiAgentAlgorithm : public Algorithm {
+ public:
+  // Builds every policy's algorithm with make_policy_algorithm (make_algorithm or
+  // make_native_algorithm). Throws as check_multi_agent_experiment and the factory do.
+  MultiAgentAlgorithm(const Experiment& experiment, const DataParallelOptions& options,
+                      const AlgorithmFactory& make_policy_algorithm);
+
+  // Per policy: these two throw std::logic_error (use policy_setups and publish_weights).
+  WorkerSetup worker_setup() const override;
+  std::shared_ptr<Weights> current_weights() const override;
+  // Trains each policy to train in turn on a PolicySampler of `sampler` (a MultiAgentSampler);
+  // env_steps counts what count_steps_by names. Columns: policy/NAME/learner/..., the sampler's
+  // per-policy and per-agent returns, num_env_steps_sampled and num_agent_steps_sampled.
+  IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) override;
+  // Every policy's files as policy.NAME.FILE, and {"policies": {NAME: state}, step counts}.
+  std::vector<CheckpointFile> checkpoint_files() const override;
+  nlohmann::json checkpoint_state() const override;
+  void restore(const Checkpoint& checkpoint) override;
+  // Throws std::logic_error: a multi-agent run's policies act through policy_evaluation_policy.
+  std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
+  void follow(const LearnerCommand& command) override;
+  std::optional<int64_t> steps_of_failed_iteration() const override;
+
+  void publish_weights(Sampler& sampler) const override;
+  nlohmann::json model_json() const override;
+  void check_model_of(const Checkpoint& checkpoint) const override;
+  std::optional<std::string> non_finite_weights() const override;
+
+  const PolicyMap& policy_map() const { return *map_; }
+  const Experiment& experiment() const { return experiment_; }
+  // Policy p's evaluation policy (its current weights; argmax / mean actions when deterministic).
+  std::unique_ptr<RolloutPolicy> policy_evaluation_policy(int policy, bool deterministic, uint64_t seed) const {
+    return policies_.at(static_cast<size_t>(policy))->evaluation_policy(deterministic, seed);
+  }
+  // Each policy's worker setup, in policy order.
+  std::vector<WorkerSetup> policy_setups() const;
+  // The sampler for this run (num_workers: 0): LocalMultiAgentSampler over the policies' setups.
+  std::unique_ptr<MultiAgentSampler> make_local_sampler() const;
+
+ private:
+  // The checkpoint as policy p's algorithm wrote it: its files and its share of the manifest.
+  Checkpoint policy_checkpoint(const Checkpoint& checkpoint, int policy) const;
+
+  Experiment experiment_;
+  std::unique_ptr<PolicyMap> map_;
+  std::vector<std::unique_ptr<Algorithm>> policies_;
+  bool count_agent_steps_ = false;
+  int64_t env_steps_total_ = 0, agent_steps_total_ = 0;
+};
+
+}  // namespace rlx

@@ -1,0 +1,99 @@
+#include "rollout/policy_map.h"
+
+#include <algorithm>
+
+#include "core/config_error.h"
+
+namespace rlx {
+
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// The rule for an agent: its exact id first, else the patterns matching it (which must agree).
+const PolicyMappingRule* rule_for(const MultiAgentEnvSpec& env, const std::vector<PolicyMappingRule>& rules,
+                                  const std::string& agent) {
+  for (const PolicyMappingRule& rule : rules) {
+    if (rule.agents == agent) return &rule;
+  }
+  const PolicyMappingRule* found = nullptr;
+  for (const PolicyMappingRule& rule : rules) {
+    if (!agent_pattern_matches(rule.agents, agent)) continue;
+    if (found && found->policies != rule.policies) {
+      throw ConfigError("policy_mapping: agent '" + agent + "' of env '" + env.id + "' matches both '" + found->agents +
+                        "' (" + join(found->policies) + ") and '" + rule.agents + "' (" + join(rule.policies) +
+                        "); name the agent itself to settle it");
+    }
+    found = &rule;
+  }
+  return found;
+}
+
+}  // namespace
+
+PolicyMap::PolicyMap(const MultiAgentEnvSpec& env, const MultiAgentSetup& setup) : names_(setup.policy_names()) {
+  for (const std::string& name : names_) trains_.push_back(setup.trains(name));
+  agents_of_.resize(names_.size());
+  std::vector<std::string> ids;
+  for (const AgentSpec& agent : env.agents) ids.push_back(agent.id);
+  for (size_t a = 0; a < env.agents.size(); ++a) {
+    const std::string& agent = env.agents[a].id;
+    std::vector<int> choices;
+    if (setup.policy_mapping.empty()) {
+      if (names_.size() != 1) throw ConfigError("policy_mapping is needed to map the agents of '" + env.id + "' to " + join(names_));
+      choices.push_back(0);
+    } else {
+      const PolicyMappingRule* rule = rule_for(env, setup.policy_mapping, agent);
+      if (!rule) {
+        throw ConfigError("policy_mapping: no entry covers agent '" + agent + "' of env '" + env.id + "' (its agents: " +
+                          join(ids) + ")");
+      }
+      for (const std::string& policy : rule->policies) choices.push_back(*policy_index(policy));
+    }
+    for (int p : choices) {
+      auto& agents = agents_of_[static_cast<size_t>(p)];
+      if (agents.empty() || agents.back() != static_cast<int>(a)) agents.push_back(static_cast<int>(a));
+    }
+    choices_.push_back(std::move(choices));
+  }
+  for (size_t p = 0; p < names_.size(); ++p) {
+    const std::vector<int>& agents = agents_of_[p];
+    if (agents.empty()) {
+      throw ConfigError("policy '" + names_[p] + "' drives no agent of env '" + env.id + "': policy_mapping maps none to it");
+    }
+    const AgentSpec& first = env.agents[static_cast<size_t>(agents[0])];
+    for (int a : agents) {
+      const AgentSpec& other = env.agents[static_cast<size_t>(a)];
+      if (other.observation_space != first.observation_space || other.action_space != first.action_space ||
+          other.action_mask != first.action_mask) {
+        throw ConfigError("policy '" + names_[p] + "' drives agents '" + first.id + "' and '" + other.id + "' of env '" +
+                          env.id + "', whose spaces differ (" + first.observation_space.to_string() + " -> " +
+                          first.action_space.to_string() + " against " + other.observation_space.to_string() + " -> " +
+                          other.action_space.to_string() + "); map them to different policies");
+      }
+    }
+    EnvSpec spec = env.agent_env_spec(agents[0]);
+    spec.id = env.id + ", policy '" + names_[p] + "'";
+    specs_.push_back(std::move(spec));
+  }
+}
+
+std::optional<int> PolicyMap::policy_index(const std::string& name) const {
+  const auto it = std::find(names_.begin(), names_.end(), name);
+  if (it == names_.end()) return std::nullopt;
+  return static_cast<int>(it - names_.begin());
+}
+
+void PolicyMap::choose(Rng& rng, std::vector<int>& policy_of_agent) const {
+  policy_of_agent.resize(choices_.size());
+  for (size_t a = 0; a < choices_.size(); ++a) {
+    const std::vector<int>& choices = choices_[a];
+    policy_of_agent[a] = choices.size() == 1 ? choices[0] : choices[static_cast<size_t>(rng.uniform_int(static_cast<int64_t>(choices.size())))];
+  }
+}
+
+}  // namespace rlx

@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+
+#include "core/config_error.h"
+#include "core/experiment.h"
+
+using rlx::ConfigError;
+using rlx::Experiment;
+using rlx::parse_experiments;
+
+namespace {
+
+const char* kTwoPolicies = R"(two:
+  env: MultiAgentCartPole-v0
+  algorithm: PPO
+  stop: {timesteps_total: 1000}
+  config:
+    lr: 0.001
+    num_workers: 0
+  policies:
+    learner: {lr: 0.0003, hidden_sizes: [32, 32]}
+    opponent: {}
+  policy_mapping:
+    agent_0: learner
+    "agent_*": {random: [learner, opponent]}
+  policies_to_train: [learner]
+)";
+
+Experiment parse(const std::string& text) { return parse_experiments(text, "ma.yaml", "/base").front(); }
+
+std::string with(const std::string& field, const std::string& value) {
+  return "x:\n  env: MultiAgentCartPole-v0\n  algorithm: PPO\n  stop: {timesteps_total: 1000}\n  " + field + ": " + value + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("policies, policy_mapping and policies_to_train are read, each policy with its own keys", "[core][multi_agent]") {
+  const Experiment e = parse(kTwoPolicies);
+  REQUIRE(e.multi_agent.policy_names() == std::vector<std::string>{"learner", "opponent"});
+  CHECK(e.multi_agent.trains("learner"));
+  CHECK_FALSE(e.multi_agent.trains("opponent"));
+  REQUIRE(e.multi_agent.policy_mapping.size() == 2);
+  CHECK(e.multi_agent.policy_mapping[0].agents == "agent_*");  // ordered by agents: '*' sorts before '0'
+  CHECK(e.multi_agent.policy_mapping[0].policies == std::vector<std::string>{"learner", "opponent"});
+  CHECK(e.multi_agent.policy_mapping[1].policies == std::vector<std::string>{"learner"});
+
+  const rlx::Config learner = rlx::policy_config(e.config, e.multi_agent, "learner");
+  CHECK(learner.ppo().lr == Approx(3e-4));
+  CHECK(learner.common().hidden_sizes == rlx::IntList{32, 32});
+  const rlx::Config opponent = rlx::policy_config(e.config, e.multi_agent, "opponent");
+  CHECK(opponent.ppo().lr == Approx(1e-3));  // the experiment's
+  CHECK(opponent.common().hidden_sizes == e.config.common().hidden_sizes);
+
+  // params.yaml and checkpoints carry them: both forms read back equal.
+  CHECK(parse(rlx::experiment_to_yaml(e)).multi_agent == e.multi_agent);
+  CHECK(rlx::experiment_from_json(rlx::experiment_to_json(e), "checkpoint.json").multi_agent == e.multi_agent);
+
+  // --set reaches one policy's key, and is checked like the file's.
+  Experiment tuned = e;
+  rlx::apply_override(tuned, "policies.opponent.lr=0.01");
+  CHECK(rlx::policy_config(tuned.config, tuned.multi_agent, "opponent").ppo().lr == Approx(0.01));
+  CHECK(rlx::policy_config(tuned.config, tuned.multi_agent, "learner").ppo().lr == Approx(3e-4));
+  CHECK_THROWS_WITH(rlx::apply_override(tuned, "policies.ghost.lr=0.01"),
+                    Catch::Contains("no policy 'ghost'") && Catch::Contains("learner, opponent"));
+  CHECK_THROWS_WITH(rlx::apply_override(tuned, "policies.opponent.num_workers=3"),
+                    Catch::Contains("num_workers applies to the whole run"));
+  CHECK_THROWS_WITH(rlx::apply_override(tuned, "policies.opponent.lr=-1"), Catch::Contains("config key 'lr'"));
+}
+
+TEST_CASE("Without policies the agents share one policy, and a single-agent file is unchanged", "[core][multi_agent]") {
+  const Experiment e = parse(with("config", "{lr: 0.001}"));
+  CHECK(e.multi_agent.empty());
+  CHECK(e.multi_agent.policy_names() == std::vector<std::string>{rlx::kDefaultPolicyName});
+  CHECK(e.multi_agent.trains(rlx::kDefaultPolicyName));
+  CHECK_FALSE(rlx::experiment_to_json(e).contains("policies"));
+  CHECK(rlx::experiment_to_yaml(e).find("policies") == std::string::npos);
+}
+
+TEST_CASE("Bad multi-agent fields name the file, line, field and what was expected", "[core][multi_agent]") {
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {lr: 0.001}, b: {}}")),
+                    Catch::Contains("ma.yaml:5") && Catch::Contains("2 policies need a 'policy_mapping'"));
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {learning_rat: 0.1}}")),
+                    Catch::Contains("ma.yaml:5") && Catch::Contains("'policies.a.learning_rat': unknown config key"));
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {seed: 3}}")),
+                    Catch::Contains("'policies.a.seed': seed applies to the whole run"));
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {lr: fast}}")), Catch::Contains("'policies.a.lr'") && Catch::Contains("expected"));
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {buffer_size: 10}}")), Catch::Contains("does not apply to PPO"));
+  CHECK_THROWS_WITH(parse(with("policies", "{\"a b\": {}}")), Catch::Contains("a policy name is 1 to 64 letters"));
+  CHECK_THROWS_WITH(parse(with("policies", "[a, b]")), Catch::Contains("expected a mapping of policy names"));
+  CHECK_THROWS_WITH(parse(with("policy_mapping", "{agent_0: nobody}")),
+                    Catch::Contains("'policy_mapping.agent_0': no policy 'nobody' (the policies: default_policy)"));
+  CHECK_THROWS_WITH(parse(with("policy_mapping", "{agent_0: {random: []}}")),
+                    Catch::Contains("expected a policy name or {random: [policy, ...]}"));
+  CHECK_THROWS_WITH(parse(with("policies_to_train", "[main]")), Catch::Contains("no policy 'main'"));
+  CHECK_THROWS_WITH(parse(with("policies_to_train", "[]")), Catch::Contains("at least one policy must train"));
+  CHECK_THROWS_WITH(parse(with("policys", "{}")), Catch::Contains("unknown field 'policys'") && Catch::Contains("did you mean 'policies'"));
+}
+
+TEST_CASE("A policy's keys pass the experiment's cross-key checks", "[core][multi_agent]") {
+  Experiment e = parse(with("policies", "{a: {minibatch_size: 100000}}"));
+  CHECK_THROWS_WITH(rlx::validate_experiment(e),
+                    Catch::Contains("policy 'a'") && Catch::Contains("minibatch_size 100000 (ma.yaml:5)"));
+}
+
+TEST_CASE("Agent patterns: * any run, ? one character, the rest literal", "[core][multi_agent]") {
+  CHECK(rlx::agent_pattern_matches("agent_*", "agent_0"));
+  CHECK(rlx::agent_pattern_matches("agent_*", "agent_"));
+  CHECK(rlx::agent_pattern_matches("*", "anything"));
+  CHECK(rlx::agent_pattern_matches("p?_*_x", "p1_a_b_x"));
+  CHECK_FALSE(rlx::agent_pattern_matches("agent_?", "agent_10"));
+  CHECK_FALSE(rlx::agent_pattern_matches("agent_0", "agent_01"));
+  CHECK_FALSE(rlx::agent_pattern_matches("*_x", "a_y"));
+}
