@@ -7,6 +7,7 @@
 #include "algorithms/make_algorithm.h"
 #include "algorithms/multi_agent_evaluation.h"
 #include "core/checkpoint_dir.h"
+#include "core/config_error.h"
 #include "core/log.h"
 #include "core/space_json.h"
 #include "envs/experiment_envs.h"
@@ -55,6 +56,9 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   const RestoredAlgorithm restored = restore_algorithm(options.checkpoint, options.env_plugins);
   if (const auto* multi = dynamic_cast<const MultiAgentAlgorithm*>(restored.algorithm.get())) {
     return evaluate_multi_agent(restored, *multi, options);
+  }
+  if (!options.policy.empty() || !options.against.empty()) {
+    throw ConfigError("--policy and --against take multi-agent checkpoints; " + restored.experiment.env + " has one agent");
   }
   const Experiment& experiment = restored.experiment;
   const std::string env_id = options.env_id.value_or(experiment.env);

@@ -55,6 +55,20 @@ struct EvaluationOptions {
   // floats and bytes, the action mask last: env.observation_layout()) and the action the env gets
   // (e.g. to trace them: `rlx evaluate --trace`); unset: nothing is called.
   std::function<void(int episode, int64_t step, const Env& env, const ObsRow& obs, const Action& action)> on_action;
+  // A multi-agent checkpoint of a two-agent env: play its policy `policy` against `against`, a
+  // scripted rule (rollout/scripted_policy.h) or another checkpoint's policy `against_policy`
+  // (default: `policy`), the sides dealt at random each episode (multi_agent_evaluation.h).
+  std::string policy, against, against_policy;
+};
+
+// Games of one policy against another, from the first one's side.
+struct MatchRecord {
+  std::string policy, against;
+  int64_t wins = 0, draws = 0, losses = 0;
+  int64_t games() const { return wins + draws + losses; }
+  // The win rate and its 95% Wilson score interval.
+  double win_rate() const;
+  std::pair<double, double> win_rate_interval() const;
 };
 
 struct EvaluationResult {
@@ -66,6 +80,7 @@ struct EvaluationResult {
   // A multi-agent checkpoint's episodes (returns above summed over the agents): each agent's mean
   // return over the episodes it entered, and each policy's over the agents it drove.
   std::map<std::string, double> agent_return_means, policy_return_means;
+  std::optional<MatchRecord> match;  // evaluations with `against`
 
   // Fills the means, std, min and max of `returns` and `lengths` (at least one episode).
   void summarise();

@@ -8,6 +8,8 @@
 #include "core/space_json.h"
 #include "envs/registry.h"
 #include "models/model_spec_json.h"
+#include "rollout/policy_factory.h"
+#include "rollout/scripted_policy.h"
 
 namespace rlx {
 
@@ -76,6 +78,15 @@ nlohmann::json check_multi_agent_experiment(const Experiment& experiment) {
     throw ConfigError(label(experiment) + ": " + error.what());
   }
   for (int p = 0; p < map->num_policies(); ++p) {
+    const std::string& name = map->policy_names()[static_cast<size_t>(p)];
+    if (const std::string rule = experiment.multi_agent.scripted(name); !rule.empty()) {
+      try {
+        make_scripted_policy(rule, map->policy_env_spec(p), 0);
+      } catch (const ConfigError& error) {
+        throw ConfigError(label(experiment) + ": policy '" + name + "': " + error.what());
+      }
+      continue;
+    }
     const Experiment one = policy_experiment(experiment, *map, p);
     try {
       model_from_config(one, *one.policy_env_spec);
@@ -93,37 +104,119 @@ MultiAgentAlgorithm::MultiAgentAlgorithm(const Experiment& experiment, const Dat
   map_ = std::make_unique<PolicyMap>(global_env_registry().multi_agent_spec(experiment.env), experiment.multi_agent);
   count_agent_steps_ = experiment.config.common().count_steps_by == "agent_steps";
   for (int p = 0; p < map_->num_policies(); ++p) {
-    policies_.push_back(make_policy_algorithm(policy_experiment(experiment, *map_, p), options));
+    scripted_.push_back(experiment.multi_agent.scripted(map_->policy_names()[static_cast<size_t>(p)]));
+    policies_.push_back(scripted_.back().empty() ? make_policy_algorithm(policy_experiment(experiment, *map_, p), options)
+                                                 : nullptr);
+  }
+  const SelfPlaySetup& play = experiment.multi_agent.self_play;
+  if (play.enabled()) {
+    self_play_policy_ = *map_->policy_index(play.policy);
+    opponent_ = *map_->policy_index(play.opponent);
+    if (policies_[static_cast<size_t>(opponent_)]->model_json() != policies_[static_cast<size_t>(self_play_policy_)]->model_json()) {
+      throw ConfigError(label(experiment) + ": self_play: opponent '" + play.opponent + "' has another model than '" +
+                        play.policy + "', so it cannot play its snapshots: give both the same model keys");
+    }
+    for (const std::string& rule : play.league) make_scripted_policy(rule, map_->policy_env_spec(opponent_), 0);  // it suits
+    pool_ = std::make_unique<SelfPlayPool>(play);
+    pool_->add(0, policies_[static_cast<size_t>(self_play_policy_)]->current_weights());
   }
 }
 
+void MultiAgentAlgorithm::start_self_play_iteration(MultiAgentSampler& sampler) {
+  const uint64_t seed = static_cast<uint64_t>(experiment_.config.common().seed) * 1'000'003ULL + static_cast<uint64_t>(iterations_);
+  Rng rng(seed);
+  playing_ = pool_->choose(rng);
+  const SelfPlayPool::Snapshot& snapshot = pool_->at(playing_);
+  const EnvSpec& spec = map_->policy_env_spec(opponent_);
+  if (!snapshot.scripted.empty()) {
+    sampler.replace_policy(opponent_, make_scripted_policy(snapshot.scripted, spec, seed));
+    return;
+  }
+  WorkerSetup setup = policies_[static_cast<size_t>(opponent_)]->worker_setup();
+  setup.seed = seed;
+  sampler.replace_policy(opponent_, make_rollout_policy(setup, spec));
+  sampler.publish_policy(opponent_, snapshot.weights);
+}
+
+nlohmann::json MultiAgentAlgorithm::finish_self_play_iteration(const std::vector<MultiAgentEpisode>& episodes) {
+  int64_t wins = 0, draws = 0, games = 0;
+  for (const MultiAgentEpisode& episode : episodes) {
+    double own = 0, theirs = 0;
+    bool both = false, mine = false;
+    for (size_t a = 0; a < episode.agent_policies.size(); ++a) {
+      if (!episode.agent_entered[a]) continue;
+      if (episode.agent_policies[a] == self_play_policy_) {
+        own += episode.agent_returns[a];
+        mine = true;
+      } else if (episode.agent_policies[a] == opponent_) {
+        theirs += episode.agent_returns[a];
+        both = true;
+      }
+    }
+    if (!mine || !both) continue;  // a game without both sides scores nothing
+    const double outcome = own - theirs;
+    pool_->record(playing_, outcome);
+    ++games;
+    wins += outcome > 0 ? 1 : 0;
+    draws += outcome == 0 ? 1 : 0;
+  }
+  const SelfPlayPool::Snapshot& played = pool_->at(playing_);
+  nlohmann::json columns = {{"pool_size", pool_->size()},
+                            {"opponent", played.scripted.empty() ? "iteration " + std::to_string(played.iteration) : played.scripted},
+                            {"opponent_iteration", played.scripted.empty() ? nlohmann::json(played.iteration) : nlohmann::json()},
+                            {"games", games},
+                            {"win_rate", games > 0 ? nlohmann::json(static_cast<double>(wins) / static_cast<double>(games)) : nlohmann::json()},
+                            {"draw_rate", games > 0 ? nlohmann::json(static_cast<double>(draws) / static_cast<double>(games)) : nlohmann::json()}};
+  if (iterations_ % experiment_.multi_agent.self_play.snapshot_every == 0) {
+    pool_->add(iterations_, policies_[static_cast<size_t>(self_play_policy_)]->current_weights());
+  }
+  return columns;
+}
+
 WorkerSetup MultiAgentAlgorithm::worker_setup() const {
-  throw std::logic_error("a multi-agent algorithm has one worker setup per policy (policy_setups)");
+  throw std::logic_error("a multi-agent algorithm has one worker setup per policy");
 }
 
 std::shared_ptr<Weights> MultiAgentAlgorithm::current_weights() const {
   throw std::logic_error("a multi-agent algorithm has weights per policy (publish_weights)");
 }
 
-std::vector<WorkerSetup> MultiAgentAlgorithm::policy_setups() const {
-  std::vector<WorkerSetup> setups;
-  for (const auto& policy : policies_) setups.push_back(policy->worker_setup());
-  return setups;
+std::unique_ptr<RolloutPolicy> MultiAgentAlgorithm::policy_evaluation_policy(int policy, bool deterministic, uint64_t seed) const {
+  const auto p = static_cast<size_t>(policy);
+  if (!scripted_.at(p).empty()) return make_scripted_policy(scripted_[p], map_->policy_env_spec(policy), seed);
+  return policies_[p]->evaluation_policy(deterministic, seed);
 }
 
 std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_local_sampler() const {
-  return std::make_unique<LocalMultiAgentSampler>(policy_setups(), *map_);
+  std::vector<std::unique_ptr<RolloutPolicy>> acting;
+  WorkerSetup envs;
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    // Each policy samples its actions from a stream of its own.
+    const uint64_t seed = static_cast<uint64_t>(experiment_.config.common().seed) + 7919ULL * p;
+    if (!policies_[p]) {
+      acting.push_back(make_scripted_policy(scripted_[p], map_->policy_env_spec(static_cast<int>(p)), seed));
+      continue;
+    }
+    WorkerSetup setup = policies_[p]->worker_setup();
+    envs = setup;
+    setup.seed = seed;
+    acting.push_back(make_rollout_policy(setup, map_->policy_env_spec(static_cast<int>(p))));
+  }
+  return std::make_unique<LocalMultiAgentSampler>(std::move(acting), *map_, envs);
 }
 
 void MultiAgentAlgorithm::publish_weights(Sampler& sampler) const {
   auto& multi = dynamic_cast<MultiAgentSampler&>(sampler);
-  for (size_t p = 0; p < policies_.size(); ++p) multi.publish_policy(static_cast<int>(p), policies_[p]->current_weights());
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (policies_[p]) multi.publish_policy(static_cast<int>(p), policies_[p]->current_weights());
+  }
 }
 
 IterationResult MultiAgentAlgorithm::train_iteration(Sampler& sampler, int64_t timesteps_done) {
   auto* multi = dynamic_cast<MultiAgentSampler*>(&sampler);
   if (!multi) throw std::logic_error("a multi-agent algorithm trains from a MultiAgentSampler");
   const int64_t env_steps_before = multi->env_steps(), agent_steps_before = multi->agent_steps();
+  if (pool_) start_self_play_iteration(*multi);
   IterationResult result;
   result.columns = {{"policy", nlohmann::json::object()}};
   for (size_t p = 0; p < policies_.size(); ++p) {
@@ -132,6 +225,9 @@ IterationResult MultiAgentAlgorithm::train_iteration(Sampler& sampler, int64_t t
     const IterationResult own = policies_[p]->train_iteration(share, timesteps_done);
     result.columns["policy"][map_->policy_names()[p]]["learner"] = own.learner;
   }
+  ++iterations_;
+  const std::vector<MultiAgentEpisode> episodes = multi->take_agent_episodes();
+  if (pool_) result.columns["self_play"] = finish_self_play_iteration(episodes);
   const int64_t env_steps = multi->env_steps() - env_steps_before;
   const int64_t agent_steps = multi->agent_steps() - agent_steps_before;
   env_steps_total_ += env_steps;
@@ -146,9 +242,13 @@ IterationResult MultiAgentAlgorithm::train_iteration(Sampler& sampler, int64_t t
 std::vector<CheckpointFile> MultiAgentAlgorithm::checkpoint_files() const {
   std::vector<CheckpointFile> files;
   for (size_t p = 0; p < policies_.size(); ++p) {
+    if (!policies_[p]) continue;  // scripted: nothing to keep
     for (CheckpointFile& file : policies_[p]->checkpoint_files()) {
       files.push_back({kFilePrefix + map_->policy_names()[p] + "." + file.name, std::move(file.bytes)});
     }
+  }
+  if (pool_) {
+    for (CheckpointFile& file : pool_->checkpoint_files()) files.push_back(std::move(file));
   }
   return files;
 }
@@ -156,14 +256,20 @@ std::vector<CheckpointFile> MultiAgentAlgorithm::checkpoint_files() const {
 nlohmann::json MultiAgentAlgorithm::checkpoint_state() const {
   nlohmann::json state = {{"policies", nlohmann::json::object()},
                           {"env_steps_total", env_steps_total_},
-                          {"agent_steps_total", agent_steps_total_}};
-  for (size_t p = 0; p < policies_.size(); ++p) state["policies"][map_->policy_names()[p]] = policies_[p]->checkpoint_state();
+                          {"agent_steps_total", agent_steps_total_},
+                          {"iterations", iterations_}};
+  if (pool_) state["self_play"] = pool_->checkpoint_state();
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (policies_[p]) state["policies"][map_->policy_names()[p]] = policies_[p]->checkpoint_state();
+  }
   return state;
 }
 
 nlohmann::json MultiAgentAlgorithm::model_json() const {
   nlohmann::json models = nlohmann::json::object();
-  for (size_t p = 0; p < policies_.size(); ++p) models[map_->policy_names()[p]] = policies_[p]->model_json();
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    models[map_->policy_names()[p]] = policies_[p] ? policies_[p]->model_json() : nlohmann::json{{"scripted", scripted_[p]}};
+  }
   return {{"policies", models}};
 }
 
@@ -200,19 +306,30 @@ void MultiAgentAlgorithm::check_model_of(const Checkpoint& checkpoint) const {
   }
   for (size_t p = 0; p < policies_.size(); ++p) {
     if (!checkpoint.manifest.contains("algorithm_state")) break;
-    policies_[p]->check_model_of(policy_checkpoint(checkpoint, static_cast<int>(p)));
+    if (policies_[p]) policies_[p]->check_model_of(policy_checkpoint(checkpoint, static_cast<int>(p)));
   }
 }
 
 void MultiAgentAlgorithm::restore(const Checkpoint& checkpoint) {
-  for (size_t p = 0; p < policies_.size(); ++p) policies_[p]->restore(policy_checkpoint(checkpoint, static_cast<int>(p)));
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (policies_[p]) policies_[p]->restore(policy_checkpoint(checkpoint, static_cast<int>(p)));
+  }
   const nlohmann::json& state = checkpoint.manifest.at("algorithm_state");
   env_steps_total_ = state.value("env_steps_total", int64_t{0});
   agent_steps_total_ = state.value("agent_steps_total", int64_t{0});
+  iterations_ = state.value("iterations", int64_t{0});
+  if (pool_) {
+    try {
+      pool_->restore(checkpoint, state.at("self_play"));
+    } catch (const std::exception& error) {
+      throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the self-play pool: " + error.what());
+    }
+  }
 }
 
 std::optional<std::string> MultiAgentAlgorithm::non_finite_weights() const {
   for (size_t p = 0; p < policies_.size(); ++p) {
+    if (!policies_[p]) continue;
     if (auto bad = policies_[p]->non_finite_weights()) return "policy '" + map_->policy_names()[p] + "': " + *bad;
   }
   return std::nullopt;
@@ -228,7 +345,7 @@ void MultiAgentAlgorithm::follow(const LearnerCommand&) {
 
 std::optional<int64_t> MultiAgentAlgorithm::steps_of_failed_iteration() const {
   for (const auto& policy : policies_) {
-    if (!policy->steps_of_failed_iteration()) return std::nullopt;
+    if (policy && !policy->steps_of_failed_iteration()) return std::nullopt;
   }
   return 0;
 }

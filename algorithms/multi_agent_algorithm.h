@@ -10,6 +10,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/multi_agent_sampler.h"
+#include "algorithms/self_play_pool.h"
 #include "rollout/policy_map.h"
 
 namespace rlx {
@@ -35,10 +36,11 @@ class MultiAgentAlgorithm : public Algorithm {
   MultiAgentAlgorithm(const Experiment& experiment, const DataParallelOptions& options,
                       const AlgorithmFactory& make_policy_algorithm);
 
-  // Per policy: these two throw std::logic_error (use policy_setups and publish_weights).
+  // Per policy: these two throw std::logic_error (make_local_sampler and publish_weights act per policy).
   WorkerSetup worker_setup() const override;
   std::shared_ptr<Weights> current_weights() const override;
-  // Trains each policy to train in turn on a PolicySampler of `sampler` (a MultiAgentSampler);
+  // Trains each policy to train in turn on a PolicySampler of `sampler` (a MultiAgentSampler),
+  // the self-play opponent playing a snapshot from the pool;
   // env_steps counts what count_steps_by names. Columns: policy/NAME/learner/..., the sampler's
   // per-policy and per-agent returns, num_env_steps_sampled and num_agent_steps_sampled.
   IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) override;
@@ -58,24 +60,31 @@ class MultiAgentAlgorithm : public Algorithm {
 
   const PolicyMap& policy_map() const { return *map_; }
   const Experiment& experiment() const { return experiment_; }
-  // Policy p's evaluation policy (its current weights; argmax / mean actions when deterministic).
-  std::unique_ptr<RolloutPolicy> policy_evaluation_policy(int policy, bool deterministic, uint64_t seed) const {
-    return policies_.at(static_cast<size_t>(policy))->evaluation_policy(deterministic, seed);
-  }
-  // Each policy's worker setup, in policy order.
-  std::vector<WorkerSetup> policy_setups() const;
+  // Policy p's evaluation policy (its current weights; argmax / mean actions when deterministic; a
+  // scripted policy's rule).
+  std::unique_ptr<RolloutPolicy> policy_evaluation_policy(int policy, bool deterministic, uint64_t seed) const;
   // The sampler for this run (num_workers: 0): LocalMultiAgentSampler over the policies' setups.
   std::unique_ptr<MultiAgentSampler> make_local_sampler() const;
 
  private:
   // The checkpoint as policy p's algorithm wrote it: its files and its share of the manifest.
   Checkpoint policy_checkpoint(const Checkpoint& checkpoint, int policy) const;
+  // Self-play: the opponent takes a snapshot from the pool for this iteration.
+  void start_self_play_iteration(MultiAgentSampler& sampler);
+  // Self-play: the iteration's games scored against the snapshot played, a new snapshot when
+  // due; returns the self_play columns.
+  nlohmann::json finish_self_play_iteration(const std::vector<MultiAgentEpisode>& episodes);
 
   Experiment experiment_;
   std::unique_ptr<PolicyMap> map_;
-  std::vector<std::unique_ptr<Algorithm>> policies_;
+  std::vector<std::unique_ptr<Algorithm>> policies_;  // null for a scripted policy
+  std::vector<std::string> scripted_;                 // per policy: its rule, "" for one with a model
   bool count_agent_steps_ = false;
   int64_t env_steps_total_ = 0, agent_steps_total_ = 0;
+  int64_t iterations_ = 0;
+  std::unique_ptr<SelfPlayPool> pool_;  // with self_play
+  int self_play_policy_ = -1, opponent_ = -1;
+  size_t playing_ = 0;                  // the snapshot the opponent plays this iteration
 };
 
 }  // namespace rlx

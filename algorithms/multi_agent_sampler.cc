@@ -23,14 +23,11 @@ std::vector<SampleBatch> MultiAgentSampler::collect(int64_t) {
   throw std::logic_error("a multi-agent sampler collects per policy (collect_policy)");
 }
 
-LocalMultiAgentSampler::LocalMultiAgentSampler(const std::vector<WorkerSetup>& setups, const PolicyMap& map) : map_(map) {
-  if (setups.size() != static_cast<size_t>(map.num_policies())) throw std::invalid_argument("one worker setup per policy");
+LocalMultiAgentSampler::LocalMultiAgentSampler(std::vector<std::unique_ptr<RolloutPolicy>> policies, const PolicyMap& map,
+                                               const WorkerSetup& setup)
+    : map_(map), policies_(std::move(policies)) {
   std::vector<RolloutPolicy*> borrowed;
-  for (int p = 0; p < map.num_policies(); ++p) {
-    policies_.push_back(make_rollout_policy(setups[static_cast<size_t>(p)], map.policy_env_spec(p)));
-    borrowed.push_back(policies_.back().get());
-  }
-  const WorkerSetup& setup = setups[0];
+  for (const auto& policy : policies_) borrowed.push_back(policy.get());
   std::vector<std::unique_ptr<MultiAgentEnv>> envs;
   for (int e = 0; e < setup.num_envs; ++e) envs.push_back(global_env_registry().make_multi_agent(setup.env_id));
   for (const AgentSpec& agent : envs[0]->spec().agents) agent_ids_.push_back(agent.id);
@@ -47,6 +44,11 @@ LocalMultiAgentSampler::LocalMultiAgentSampler(const std::vector<WorkerSetup>& s
 
 void LocalMultiAgentSampler::publish_policy(int policy, std::shared_ptr<const Weights> weights) {
   apply_weights(*policies_.at(static_cast<size_t>(policy)), *weights);
+}
+
+void LocalMultiAgentSampler::replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) {
+  collector_->set_policy(policy, acting.get());
+  policies_.at(static_cast<size_t>(policy)) = std::move(acting);
 }
 
 std::vector<SampleBatch> LocalMultiAgentSampler::collect_policy(int policy, int64_t min_transitions) {
@@ -73,7 +75,14 @@ void LocalMultiAgentSampler::account_episodes() {
       policy_windows_[p].add(own);
       ++policy_episodes_[p];
     }
+    agent_episodes_.push_back(episode);
   }
+}
+
+std::vector<MultiAgentEpisode> LocalMultiAgentSampler::take_agent_episodes() {
+  std::vector<MultiAgentEpisode> taken;
+  taken.swap(agent_episodes_);
+  return taken;
 }
 
 std::vector<FinishedEpisode> LocalMultiAgentSampler::take_episodes() {

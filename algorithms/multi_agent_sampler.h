@@ -19,11 +19,15 @@ class MultiAgentSampler : public Sampler {
  public:
   // Policy p's workers act with these weights from now on.
   virtual void publish_policy(int policy, std::shared_ptr<const Weights> weights) = 0;
+  // Policy p (a frozen one) acts with `acting` from now on.
+  virtual void replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) = 0;
   // Policy p's fragments, at least min_transitions transitions; throws like Sampler::collect.
   virtual std::vector<SampleBatch> collect_policy(int policy, int64_t min_transitions) = 0;
   // Env steps and agent steps taken so far.
   virtual int64_t env_steps() const = 0;
   virtual int64_t agent_steps() const = 0;
+  // The episodes finished since the last call, every agent's return and policy in each; clears them.
+  virtual std::vector<MultiAgentEpisode> take_agent_episodes() = 0;
   // {"policy": {NAME: {episode_return_mean, episode_len_mean, episodes_total}}, "agent": {ID:
   // {episode_return_mean}}} over each one's last kEpisodeWindow episodes (null means while none).
   virtual nlohmann::json result_columns() const = 0;
@@ -35,13 +39,14 @@ class MultiAgentSampler : public Sampler {
 
 class LocalMultiAgentSampler : public MultiAgentSampler {
  public:
-  // setups[p]: policy p's worker setup (its model and how it acts); the envs are the first setup's
-  // env_id, num_envs of them, seeded from its seed. Throws std::invalid_argument on a bad network.
-  LocalMultiAgentSampler(const std::vector<WorkerSetup>& setups, const PolicyMap& map);
+  // policies[p] acts for map's policy p; the envs are setup's env_id, num_envs of them, seeded from
+  // its worker seed, cut into fragments of its fragment_length.
+  LocalMultiAgentSampler(std::vector<std::unique_ptr<RolloutPolicy>> policies, const PolicyMap& map, const WorkerSetup& setup);
 
   static constexpr const char* kName = "in-process multi-agent sampler (num_workers: 0)";
 
   void publish_policy(int policy, std::shared_ptr<const Weights> weights) override;
+  void replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) override;
   // Steps every env until policy p has min_transitions ready; throws StopRequested once a stop is
   // overdue, and the envs' errors named with this sampler.
   std::vector<SampleBatch> collect_policy(int policy, int64_t min_transitions) override;
@@ -50,6 +55,7 @@ class LocalMultiAgentSampler : public MultiAgentSampler {
   int64_t env_steps() const override { return collector_->env_steps(); }
   int64_t agent_steps() const override { return collector_->agent_steps(); }
   nlohmann::json result_columns() const override;
+  std::vector<MultiAgentEpisode> take_agent_episodes() override;
 
  private:
   // Moves the collector's finished episodes into the windows and the queue take_episodes() empties.
@@ -62,6 +68,7 @@ class LocalMultiAgentSampler : public MultiAgentSampler {
   std::vector<EpisodeWindow> policy_windows_, agent_windows_;
   std::vector<int64_t> policy_episodes_;
   std::vector<FinishedEpisode> finished_;
+  std::vector<MultiAgentEpisode> agent_episodes_;
 };
 
 // One policy's share of a MultiAgentSampler as a Sampler (borrows it).

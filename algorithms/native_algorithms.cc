@@ -71,6 +71,7 @@ std::optional<std::string> native_learner_refusal(const Experiment& experiment) 
   }
   const std::vector<std::string> names = experiment.multi_agent.policy_names();
   for (size_t p = 0; p < names.size(); ++p) {
+    if (!experiment.multi_agent.scripted(names[p]).empty()) continue;  // no model to learn
     Experiment one = experiment;
     one.config = policy_config(experiment.config, experiment.multi_agent, names[p]);
     one.multi_agent = {};

@@ -61,6 +61,11 @@ int run_evaluate_command(const std::vector<std::string>& args) {
       "deterministic", "argmax / mean actions instead of sampling")(
       "seed", po::value<uint64_t>()->default_value(0), "episode i resets with seed + i")(
       "env", po::value<std::string>(), "run in this env instead of the checkpoint's (same spaces)")(
+      "policy", po::value<std::string>()->default_value(""), "a multi-agent checkpoint: the policy that plays --against")(
+      "against", po::value<std::string>()->default_value(""),
+      "a two-agent env: play --policy against a scripted rule (random, connect_four_lookahead) or another checkpoint, "
+      "sides dealt at random each episode; prints wins, draws and losses with a 95% interval")(
+      "against-policy", po::value<std::string>()->default_value(""), "the --against checkpoint's policy (default: --policy)")(
       "record", po::value<std::string>(), "write a video of the first episodes to this .mp4 or .gif file")(
       "record-episodes", po::value<int>()->default_value(1), "episodes the video shows (the first N)")(
       "width", po::value<int>()->default_value(0), "video width in pixels (0: the env's default)")(
@@ -75,7 +80,7 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   const po::variables_map values = parse_command_line(args, options, positionals);
   if (values.count("help")) {
     std::cout << "usage: rlx evaluate CHECKPOINT [--episodes N] [--deterministic] [--seed S] [--env ID]\n"
-                 "                    [--env-plugin PATH ...]\n"
+                 "                    [--env-plugin PATH ...] [--policy NAME --against RULE|CHECKPOINT [--against-policy NAME]]\n"
                  "                    [--record OUT.mp4|OUT.gif [--record-episodes N] [--width W] [--height H] [--fps F]]\n"
                  "                    [--trace STEPS.jsonl]\n\n"
               << options;
@@ -90,6 +95,9 @@ int run_evaluate_command(const std::vector<std::string>& args) {
   evaluation.seed = values["seed"].as<uint64_t>();
   if (values.count("env")) evaluation.env_id = values["env"].as<std::string>();
   if (values.count("env-plugin")) evaluation.env_plugins = values["env-plugin"].as<std::vector<std::string>>();
+  evaluation.policy = values["policy"].as<std::string>();
+  evaluation.against = values["against"].as<std::string>();
+  evaluation.against_policy = values["against-policy"].as<std::string>();
   add_python_path(python_path_from(values));  // besides the checkpoint's own python_path
 
   std::optional<EpisodeRecorder> recorder;
@@ -142,6 +150,16 @@ int run_evaluate_command(const std::vector<std::string>& args) {
     std::cout << "\n";
     summary["policy_return_means"] = r.policy_return_means;
     summary["agent_return_means"] = r.agent_return_means;
+  }
+  if (r.match) {
+    const auto [low, high] = r.match->win_rate_interval();
+    std::cout << r.match->policy << " against " << r.match->against << ": " << r.match->wins << " wins, " << r.match->draws
+              << " draws, " << r.match->losses << " losses of " << r.match->games() << "; win rate "
+              << format_readable(r.match->win_rate()) << " (95% interval " << format_readable(low) << " to "
+              << format_readable(high) << ")\n";
+    summary["match"] = {{"policy", r.match->policy}, {"against", r.match->against}, {"wins", r.match->wins},
+                        {"draws", r.match->draws}, {"losses", r.match->losses}, {"win_rate", r.match->win_rate()},
+                        {"win_rate_interval", {low, high}}};
   }
   if (recorder) {
     std::cout << "video: " << record.path.string() << " (" << frames << " frames of "

@@ -52,6 +52,7 @@ void apply_policy_override(Experiment& experiment, const std::string& key, std::
     throw ConfigError(prefix + "'" + name + "' is not a config key of " + algorithm_name(experiment.algorithm));
   }
   if (!is_policy_key(name)) throw ConfigError(prefix + name + " applies to the whole run, not to one policy");
+  if (!experiment.multi_agent.scripted(policy).empty()) throw ConfigError(prefix + "policy '" + policy + "' is scripted: it has no config keys");
   const auto value = parse_value(spec->type, text);
   if (!value) throw ConfigError(prefix + "config key '" + name + "': got '" + std::string(text) + "', expected " + spec->expected());
   MultiAgentSetup changed = experiment.multi_agent;
@@ -349,7 +350,7 @@ void validate_experiment(const Experiment& experiment) {
   }
   // Each policy with keys of its own passes the same checks with them.
   for (const auto& [policy, keys] : experiment.multi_agent.policies) {
-    if (keys.empty()) continue;
+    if (keys.empty() || keys.contains("scripted")) continue;
     Experiment one = experiment;
     one.name = experiment.name + "', policy '" + policy;
     one.config = policy_config(experiment.config, experiment.multi_agent, policy);
@@ -448,7 +449,7 @@ Experiment experiment_from_json(const nlohmann::json& json, const std::string& s
   }
   const auto field = [&json](const char* name) { return json.contains(name) ? json.at(name) : nlohmann::json(); };
   experiment.multi_agent = read_multi_agent_setup(field("policies"), field("policy_mapping"), field("policies_to_train"),
-                                                  experiment.algorithm, [&](const std::string&) {
+                                                  field("self_play"), experiment.algorithm, [&](const std::string&) {
                                                     return label.substr(0, label.size() - 2);
                                                   });
   return experiment;

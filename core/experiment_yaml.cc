@@ -16,7 +16,7 @@ namespace {
 
 const std::vector<std::string> kExperimentFields = {"env",         "env_config", "algorithm",        "stop",
                                                     "config",      "plugins",    "python_path",      "tune",
-                                                    "policies",    "policy_mapping", "policies_to_train"};
+                                                    "policies",    "policy_mapping", "policies_to_train", "self_play"};
 
 // Where an experiment's parse is, for messages.
 struct Context {
@@ -219,12 +219,12 @@ std::vector<YAML::Node> one_or_list(const Context& ctx, const YAML::Node& key, c
   return elements;
 }
 
-// policies, policy_mapping and policies_to_train, with the line of every key for messages.
+// policies, policy_mapping, policies_to_train and self_play, with the line of every key for messages.
 void read_multi_agent_fields(const Context& ctx, const std::map<std::string, std::pair<YAML::Node, YAML::Node>>& fields,
                              Experiment& experiment) {
-  nlohmann::json values[3];
-  const char* names[3] = {"policies", "policy_mapping", "policies_to_train"};
-  for (int i = 0; i < 3; ++i) {
+  nlohmann::json values[4];
+  const char* names[4] = {"policies", "policy_mapping", "policies_to_train", "self_play"};
+  for (int i = 0; i < 4; ++i) {
     if (!fields.count(names[i])) continue;
     const auto& [key, value] = fields.at(names[i]);
     values[i] = yaml_to_json(ctx, value);
@@ -236,7 +236,7 @@ void read_multi_agent_fields(const Context& ctx, const std::map<std::string, std
     const auto it = experiment.origins.find(key);
     return (it == experiment.origins.end() ? ctx.source : it->second) + ": experiment '" + experiment.name + "'";
   };
-  experiment.multi_agent = read_multi_agent_setup(values[0], values[1], values[2], experiment.algorithm, where);
+  experiment.multi_agent = read_multi_agent_setup(values[0], values[1], values[2], values[3], experiment.algorithm, where);
 }
 
 Experiment read_experiment(const std::string& source, const std::filesystem::path& base_dir, const YAML::Node& name_node,

@@ -54,6 +54,23 @@ MultiAgentCollector::MultiAgentCollector(std::vector<std::unique_ptr<MultiAgentE
   for (size_t e = 0; e < k; ++e) start_episode(static_cast<int>(e), seed + e);
 }
 
+void MultiAgentCollector::set_policy(int policy, RolloutPolicy* acting) {
+  RolloutPolicy*& slot = policies_.at(static_cast<size_t>(policy));
+  if (!acting || acting->observation_layout().float_slots != slot->observation_layout().float_slots ||
+      acting->observation_layout().byte_slots != slot->observation_layout().byte_slots ||
+      acting->config().action_space != slot->config().action_space) {
+    throw std::invalid_argument("MultiAgentCollector::set_policy: the new policy does not fit the agents of policy '" +
+                                map_.policy_names()[static_cast<size_t>(policy)] + "'");
+  }
+  slot = acting;
+  const auto agents = static_cast<size_t>(envs_[0]->num_agents());
+  for (size_t e = 0; e < envs_.size(); ++e) {
+    for (size_t a = 0; a < agents; ++a) {
+      if (policy_of_[e][a] == policy) agent_states_[e * agents + a].assign(static_cast<size_t>(acting->state_size()), 0.0f);
+    }
+  }
+}
+
 size_t MultiAgentCollector::lane_index(int env, int agent, int policy) const {
   const auto agents = static_cast<size_t>(envs_[0]->num_agents());
   return (static_cast<size_t>(env) * agents + static_cast<size_t>(agent)) * static_cast<size_t>(map_.num_policies()) +

@@ -38,6 +38,9 @@ class MultiAgentCollector {
   MultiAgentCollector(std::vector<std::unique_ptr<MultiAgentEnv>> envs, const PolicyMap& map,
                       std::vector<RolloutPolicy*> policies, int fragment_length, uint64_t seed);
 
+  // Policy p acts with `policy` from the next step on (borrowed; it must fit the agents' spaces as
+  // the one it replaces did); the recurrent states of the agents it drives start from zeros.
+  void set_policy(int policy, RolloutPolicy* acting);
   // Steps every env once: each acting agent's action comes from its policy. An env whose episode
   // ended is reset (its generator's stream goes on) and its agents mapped anew.
   void step();

@@ -53,12 +53,29 @@ PolicyMap::PolicyMap(const MultiAgentEnvSpec& env, const MultiAgentSetup& setup)
                           join(ids) + ")");
       }
       for (const std::string& policy : rule->policies) choices.push_back(*policy_index(policy));
+      if (rule->shuffle) {  // the agents one shuffle rule covers share its deal
+        auto found = std::find(shuffle_rules_.begin(), shuffle_rules_.end(), rule->agents);
+        if (found == shuffle_rules_.end()) {
+          shuffles_.push_back({{}, choices});
+          shuffle_rules_.push_back(rule->agents);
+          found = shuffle_rules_.end() - 1;
+        }
+        const auto group = shuffles_.begin() + (found - shuffle_rules_.begin());
+        group->agents.push_back(static_cast<int>(a));
+      }
     }
     for (int p : choices) {
       auto& agents = agents_of_[static_cast<size_t>(p)];
       if (agents.empty() || agents.back() != static_cast<int>(a)) agents.push_back(static_cast<int>(a));
     }
     choices_.push_back(std::move(choices));
+  }
+  for (size_t g = 0; g < shuffles_.size(); ++g) {
+    if (shuffles_[g].agents.size() != shuffles_[g].policies.size()) {
+      throw ConfigError("policy_mapping: '" + shuffle_rules_[g] + "' deals " + std::to_string(shuffles_[g].policies.size()) +
+                        " policies to the " + std::to_string(shuffles_[g].agents.size()) + " agents of env '" + env.id +
+                        "' it covers: a shuffle gives each agent one, so the counts must match");
+    }
   }
   for (size_t p = 0; p < names_.size(); ++p) {
     const std::vector<int>& agents = agents_of_[p];
@@ -92,8 +109,26 @@ void PolicyMap::choose(Rng& rng, std::vector<int>& policy_of_agent) const {
   policy_of_agent.resize(choices_.size());
   for (size_t a = 0; a < choices_.size(); ++a) {
     const std::vector<int>& choices = choices_[a];
-    policy_of_agent[a] = choices.size() == 1 ? choices[0] : choices[static_cast<size_t>(rng.uniform_int(static_cast<int64_t>(choices.size())))];
+    if (choices.size() == 1) {
+      policy_of_agent[a] = choices[0];
+    } else if (!in_shuffle(static_cast<int>(a))) {
+      policy_of_agent[a] = choices[static_cast<size_t>(rng.uniform_int(static_cast<int64_t>(choices.size())))];
+    }
   }
+  for (const Shuffle& shuffle : shuffles_) {
+    std::vector<int> order = shuffle.policies;
+    for (size_t i = order.size(); i > 1; --i) {  // Fisher-Yates
+      std::swap(order[i - 1], order[static_cast<size_t>(rng.uniform_int(static_cast<int64_t>(i)))]);
+    }
+    for (size_t i = 0; i < order.size(); ++i) policy_of_agent[static_cast<size_t>(shuffle.agents[i])] = order[i];
+  }
+}
+
+bool PolicyMap::in_shuffle(int agent) const {
+  for (const Shuffle& shuffle : shuffles_) {
+    if (std::find(shuffle.agents.begin(), shuffle.agents.end(), agent) != shuffle.agents.end()) return true;
+  }
+  return false;
 }
 
 }  // namespace rlx

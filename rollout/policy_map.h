@@ -34,13 +34,21 @@ class PolicyMap {
   const EnvSpec& policy_env_spec(int policy) const { return specs_.at(static_cast<size_t>(policy)); }
 
   // The policy of every agent for one episode (policy_of_agent resized to the env's agents); draws
-  // from rng once for each agent whose rule names several policies, and never otherwise.
+  // from rng once for each agent whose rule picks at random among several policies, an order for
+  // each shuffle rule, and nothing otherwise.
   void choose(Rng& rng, std::vector<int>& policy_of_agent) const;
 
  private:
   std::vector<std::string> names_;
   std::vector<bool> trains_;
   std::vector<std::vector<int>> choices_;    // per agent: the policies it may get
+  // Shuffle rules: the agents each covers, in spec order, and the policies dealt to them.
+  struct Shuffle {
+    std::vector<int> agents, policies;
+  };
+  std::vector<Shuffle> shuffles_;
+  std::vector<std::string> shuffle_rules_;   // per shuffle: its rule's agents text
+  bool in_shuffle(int agent) const;
   std::vector<std::vector<int>> agents_of_;  // per policy
   std::vector<EnvSpec> specs_;               // per policy
 };

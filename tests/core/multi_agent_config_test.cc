@@ -89,7 +89,7 @@ TEST_CASE("Bad multi-agent fields name the file, line, field and what was expect
   CHECK_THROWS_WITH(parse(with("policy_mapping", "{agent_0: nobody}")),
                     Catch::Contains("'policy_mapping.agent_0': no policy 'nobody' (the policies: default_policy)"));
   CHECK_THROWS_WITH(parse(with("policy_mapping", "{agent_0: {random: []}}")),
-                    Catch::Contains("expected a policy name or {random: [policy, ...]}"));
+                    Catch::Contains("expected a policy name, {random: [policy, ...]} or {shuffle: [policy, ...]}"));
   CHECK_THROWS_WITH(parse(with("policies_to_train", "[main]")), Catch::Contains("no policy 'main'"));
   CHECK_THROWS_WITH(parse(with("policies_to_train", "[]")), Catch::Contains("at least one policy must train"));
   CHECK_THROWS_WITH(parse(with("policys", "{}")), Catch::Contains("unknown field 'policys'") && Catch::Contains("did you mean 'policies'"));
@@ -109,4 +109,37 @@ TEST_CASE("Agent patterns: * any run, ? one character, the rest literal", "[core
   CHECK_FALSE(rlx::agent_pattern_matches("agent_?", "agent_10"));
   CHECK_FALSE(rlx::agent_pattern_matches("agent_0", "agent_01"));
   CHECK_FALSE(rlx::agent_pattern_matches("*_x", "a_y"));
+}
+
+TEST_CASE("Scripted policies, shuffled sides and self-play are read and checked", "[core][multi_agent]") {
+  const Experiment e = parse(R"(sp:
+  env: ConnectFour-v0
+  algorithm: PPO
+  stop: {timesteps_total: 1000}
+  policies: {main: {}, opponent: {}, random: {scripted: random}}
+  policy_mapping: {"player_*": {shuffle: [main, opponent]}}
+  policies_to_train: [main]
+  self_play: {policy: main, opponent: opponent, snapshot_every: 5, pool_size: 3, sampling: pfsp, league: [random]}
+)");
+  CHECK(e.multi_agent.scripted("random") == "random");
+  CHECK(e.multi_agent.scripted("main").empty());
+  CHECK(e.multi_agent.policy_mapping[0].shuffle);
+  CHECK(e.multi_agent.self_play.enabled());
+  CHECK(e.multi_agent.self_play.league == std::vector<std::string>{"random"});
+  CHECK(parse(rlx::experiment_to_yaml(e)).multi_agent == e.multi_agent);
+  CHECK(rlx::experiment_from_json(rlx::experiment_to_json(e), "checkpoint.json").multi_agent == e.multi_agent);
+  // Without policies_to_train, a scripted policy still does not train.
+  const Experiment all = parse(with("policies", "{a: {}, r: {scripted: random}}\n  policy_mapping: {agent_0: a, \"*\": r}"));
+  CHECK(all.multi_agent.trains("a"));
+  CHECK_FALSE(all.multi_agent.trains("r"));
+
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {scripted: random, lr: 0.1}}")), Catch::Contains("a scripted policy is {scripted: RULE} alone"));
+  CHECK_THROWS_WITH(parse(with("policies", "{r: {scripted: random}}")), Catch::Contains("every policy is scripted"));
+  CHECK_THROWS_WITH(parse(with("policies", "{a: {}, r: {scripted: random}}\n  policy_mapping: {\"*\": a}\n  policies_to_train: [r]")),
+                    Catch::Contains("policy 'r' is scripted and has nothing to learn"));
+  const std::string two = "{a: {}, b: {}}\n  policy_mapping: {\"*\": {shuffle: [a, b]}}\n  policies_to_train: [a]\n  self_play: ";
+  CHECK_THROWS_WITH(parse(with("policies", two + "{policy: b, opponent: a}")), Catch::Contains("'b' does not train"));
+  CHECK_THROWS_WITH(parse(with("policies", two + "{policy: a, opponent: a}")), Catch::Contains("must be a frozen policy"));
+  CHECK_THROWS_WITH(parse(with("policies", two + "{policy: a, opponent: b, sampling: elo}")), Catch::Contains("expected uniform or pfsp"));
+  CHECK_THROWS_WITH(parse(with("policies", two + "{policy: a, opponent: b, pool: 3}")), Catch::Contains("'self_play.pool': unknown key"));
 }

@@ -190,3 +190,21 @@ TEST_CASE("A policy mapping that leaves an agent out, contradicts itself or mixe
                         Catch::Contains("whose spaces differ") && Catch::Contains("Discrete(3)"));
   CHECK_THROWS_AS(PolicyMap(mixed, MultiAgentSetup{}), rlx::ConfigError);
 }
+
+TEST_CASE("A shuffle deals each agent one of its policies per episode, from the seed", "[rollout][multi_agent]") {
+  const PolicyMap map(TakeTurns::spec(), setup_of({{"a", {}}, {"b", {}}}, {{"*", {"a", "b"}, true}}));
+  Policies policies(map);
+  MultiAgentCollector collector(take_turns(1), map, policies.borrowed, 2, 11);
+  for (int step = 0; step < 80; ++step) collector.step();
+  int first_a = 0;
+  const auto episodes = collector.take_finished_episodes();
+  REQUIRE(episodes.size() == 20);
+  for (const auto& episode : episodes) {
+    CHECK(episode.agent_policies[0] != episode.agent_policies[1]);  // one of each
+    first_a += episode.agent_policies[0] == 0 ? 1 : 0;
+  }
+  CHECK(first_a > 3);
+  CHECK(first_a < 17);
+  CHECK_THROWS_WITH(PolicyMap(TakeTurns::spec(), setup_of({{"a", {}}, {"b", {}}, {"c", {}}}, {{"*", {"a", "b", "c"}, true}})),
+                    Catch::Contains("'*' deals 3 policies to the 2 agents"));
+}
