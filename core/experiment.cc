@@ -2,6 +2,8 @@
 #include "core/experiment.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "core/experiment_internal.h"
 
@@ -277,6 +279,41 @@ void apply_override(Experiment& experiment, std::string_view assignment) {
     throw ConfigError(prefix + error.what());
   }
   experiment.origins[key] = origin;
+}
+
+namespace {
+
+// "policies.NAME.KEY" split into NAME and KEY; nullopt for any other key.
+std::optional<std::pair<std::string, std::string>> policy_key_parts(const std::string& name) {
+  if (name.rfind("policies.", 0) != 0) return std::nullopt;
+  const size_t dot = name.find('.', 9);
+  if (dot == std::string::npos || dot == 9 || dot + 1 == name.size()) return std::nullopt;
+  return std::make_pair(name.substr(9, dot - 9), name.substr(dot + 1));
+}
+
+}  // namespace
+
+const KeySpec* find_tunable_key(const std::string& name) {
+  const auto parts = policy_key_parts(name);
+  return find_key(parts ? parts->second : name);
+}
+
+void set_tunable_key(Experiment& experiment, const std::string& name, const nlohmann::json& value) {
+  const auto parts = policy_key_parts(name);
+  if (!parts) {
+    experiment.config.set_json(name, value);
+    return;
+  }
+  const auto& [policy, key] = *parts;
+  if (!experiment.multi_agent.policies.count(policy) || !experiment.multi_agent.scripted(policy).empty()) {
+    throw ConfigError(name + ": no policy '" + policy + "' with config keys (the policies: " +
+                      join_names(experiment.multi_agent.policy_names()) + ")");
+  }
+  if (!is_policy_key(key)) throw ConfigError(name + ": " + key + " applies to the whole run, not to one policy");
+  MultiAgentSetup changed = experiment.multi_agent;
+  changed.policies[policy][key] = value;
+  policy_config(experiment.config, changed, policy);  // the value is one the key takes (ConfigError)
+  experiment.multi_agent = std::move(changed);
 }
 
 void apply_overrides(Experiment& experiment, const std::vector<std::string>& assignments) {

@@ -71,6 +71,13 @@ Experiment select_experiment(const std::vector<Experiment>& experiments, std::st
 // Applies one "key=value" override: a config key (optionally "config.key"), "env",
 // "stop.<criterion>" or "env_config.<name>" (the value read as a YAML scalar); the value is read per the key's type. ConfigError on a bad key or value.
 void apply_override(Experiment& experiment, std::string_view assignment);
+// The schema entry behind a key --set and tune take: a config key, or "policies.NAME.KEY" (one
+// policy's own value of KEY); nullptr when the key's name is neither.
+const KeySpec* find_tunable_key(const std::string& name);
+// Sets such a key to a JSON value (a policy's key in experiment.multi_agent); ConfigError naming
+// the key on an unknown policy, a key of the whole run, or a value the key does not take.
+void set_tunable_key(Experiment& experiment, const std::string& name, const nlohmann::json& value);
+
 // Applies overrides in order.
 void apply_overrides(Experiment& experiment, const std::vector<std::string>& assignments);
 

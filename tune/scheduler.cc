@@ -182,7 +182,7 @@ Rng decision_rng(uint64_t seed, size_t index, int64_t decision) {
 nlohmann::json pbt_explore(const nlohmann::json& params, const PbtOptions& options, Rng& rng) {
   nlohmann::json out = params;
   for (const auto& [name, mutation] : options.hyperparam_mutations) {
-    const KeySpec* key = find_key(name);
+    const KeySpec* key = find_tunable_key(name);
     const bool resample = rng.uniform() < options.resample_probability;
     if (!mutation.domain) {
       const auto& values = mutation.values;

@@ -66,7 +66,15 @@ std::string text(const nlohmann::json& object, const std::string& key, const std
 }
 
 const KeySpec& tunable_key(const Experiment& experiment, const std::string& name, const Where& where, const std::string& path) {
-  const KeySpec* key = find_key(name);
+  const KeySpec* key = find_tunable_key(name);
+  if (key && name != key->name) {  // policies.NAME.KEY: the policy must have keys of its own to tune
+    try {
+      Experiment probe = experiment;
+      set_tunable_key(probe, name, value_to_json(key->default_value_for(experiment.algorithm)));
+    } catch (const ConfigError& error) {
+      throw ConfigError(where(path) + ": " + error.what());
+    }
+  }
   if (!key) {
     std::vector<std::string> names;
     for (const auto& spec : config_schema()) names.push_back(spec.name);

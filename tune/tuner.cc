@@ -162,7 +162,7 @@ class Tuner {
   void validate_trial_config(const Trial& trial) const {
     Experiment experiment = experiment_;
     for (const auto& [key, value] : trial.params.items()) {
-      experiment.config.set_json(key, value);
+      set_tunable_key(experiment, key, value);
       std::string origin = "tune";
       for (const char* section : {"tune.param_space.", "tune.scheduler.hyperparam_mutations."}) {
         if (const auto it = experiment_.origins.find(section + key); it != experiment_.origins.end()) {

@@ -143,3 +143,16 @@ TEST_CASE("Scripted policies, shuffled sides and self-play are read and checked"
   CHECK_THROWS_WITH(parse(with("policies", two + "{policy: a, opponent: b, sampling: elo}")), Catch::Contains("expected uniform or pfsp"));
   CHECK_THROWS_WITH(parse(with("policies", two + "{policy: a, opponent: b, pool: 3}")), Catch::Contains("'self_play.pool': unknown key"));
 }
+
+TEST_CASE("Tune reaches one policy's key as policies.NAME.KEY", "[core][multi_agent][tune]") {
+  Experiment e = parse(kTwoPolicies);
+  REQUIRE(rlx::find_tunable_key("policies.learner.lr") == rlx::find_key("lr"));
+  CHECK(rlx::find_tunable_key("policies.learner.nonsense") == nullptr);
+  rlx::set_tunable_key(e, "policies.opponent.lr", 0.02);
+  CHECK(rlx::policy_config(e.config, e.multi_agent, "opponent").ppo().lr == Approx(0.02));
+  rlx::set_tunable_key(e, "gamma", 0.9);
+  CHECK(e.config.ppo().gamma == Approx(0.9));
+  CHECK_THROWS_WITH(rlx::set_tunable_key(e, "policies.ghost.lr", 0.1), Catch::Contains("no policy 'ghost'"));
+  CHECK_THROWS_WITH(rlx::set_tunable_key(e, "policies.opponent.seed", 1), Catch::Contains("applies to the whole run"));
+  CHECK_THROWS_AS(rlx::set_tunable_key(e, "policies.opponent.lr", -1.0), ConfigError);
+}
