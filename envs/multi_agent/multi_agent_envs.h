@@ -5,7 +5,7 @@
 
 namespace rlx {
 
-// Adds MultiAgentCartPole-v0 (4 agents).
+// Adds MultiAgentCartPole-v0 (4 agents), SimpleSpread-v0 and ConnectFour-v0.
 void register_multi_agent_envs(EnvRegistrar& registrar);
 
 }  // namespace rlx
