@@ -74,7 +74,7 @@ TEST_CASE("PPO reaches a total of 600 on MultiAgentCartPole with a policy per ag
   }
 }
 
-TEST_CASE("A frozen policy acts but never learns; checkpoints hold every policy and resume per policy", "[algorithms][multi_agent]") {
+TEST_CASE("A frozen policy acts but never learns, and checkpoints hold every policy and resume per policy", "[algorithms][multi_agent]") {
   test::TempDir dir;
   Experiment e = example("multi-agent-cartpole-4-policies-ppo.yaml",
                          {"stop.training_iteration=2", "checkpoint_freq=1", "train_batch_size=256", "minibatch_size=128"});

@@ -116,7 +116,7 @@ TEST_CASE("A turn-taking agent's transition runs from its action to its next tur
   CHECK(episodes[0].total_return == Approx(first_return + second_return));
 }
 
-TEST_CASE("A frozen policy acts but records nothing; steps are counted per policy", "[rollout][multi_agent]") {
+TEST_CASE("A frozen policy acts but records nothing, and steps are counted per policy", "[rollout][multi_agent]") {
   const PolicyMap map(TakeTurns::spec(), setup_of({{"learner", {}}, {"frozen", {}}},
                                                   {{"first", {"learner"}}, {"second", {"frozen"}}}, {"learner"}));
   REQUIRE(map.policy_names() == std::vector<std::string>{"frozen", "learner"});
@@ -150,7 +150,7 @@ TEST_CASE("A random mapping draws each agent's policy per episode from the seed"
   CHECK(draws(4) != drawn);
 }
 
-TEST_CASE("Every agent of MultiAgentCartPole gets a lane; fragments are whole and valid", "[rollout][multi_agent]") {
+TEST_CASE("Every agent of MultiAgentCartPole gets a lane, and fragments are whole and valid", "[rollout][multi_agent]") {
   const rlx::MultiAgentEnvSpec spec = rlx::global_env_registry().multi_agent_spec("MultiAgentCartPole-v0");
   const PolicyMap map(spec, MultiAgentSetup{});
   Policies policies(map);
