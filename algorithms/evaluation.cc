@@ -84,9 +84,7 @@ EvaluationResult evaluate_checkpoint(const EvaluationOptions& options) {
   // Indexed actions as the policy gives them (from 0) and as the env gets them (its values).
   std::vector<int64_t> indices(static_cast<size_t>(policy->action_components()));
   std::vector<int64_t> env_indices(indices.size());
-  const std::vector<int64_t> starts = actions.is_discrete()         ? std::vector<int64_t>{actions.start}
-                                      : actions.is_multi_discrete() ? actions.starts
-                                                                    : std::vector<int64_t>(indices.size(), 0);
+  const std::vector<int64_t> starts = action_starts(actions);
   float log_prob = 0, value = 0;
   ActOutput out{indices.data(), values.data(), policy->has_policy_outputs() ? &log_prob : nullptr,
                 policy->has_policy_outputs() ? &value : nullptr};

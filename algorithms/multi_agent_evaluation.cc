@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/config_error.h"
+#include "core/named_registry.h"
 #include "envs/registry.h"
 #include "models/rollout_policy.h"
 #include "rollout/multi_agent_collector.h"
@@ -37,9 +38,7 @@ Lineup own_lineup(const MultiAgentAlgorithm& algorithm, const EvaluationOptions&
 int named_policy(const MultiAgentAlgorithm& algorithm, const std::string& name, const std::string& flag) {
   const std::optional<int> index = algorithm.policy_map().policy_index(name);
   if (!index) {
-    std::string names;
-    for (const std::string& known : algorithm.policy_map().policy_names()) names += (names.empty() ? "" : ", ") + known;
-    throw ConfigError(flag + " " + name + ": no such policy (the checkpoint's: " + names + ")");
+    throw ConfigError(flag + " " + name + ": no such policy (the checkpoint's: " + joined_names(algorithm.policy_map().policy_names()) + ")");
   }
   return *index;
 }
@@ -63,9 +62,7 @@ Lineup match_lineup(const MultiAgentAlgorithm& algorithm, const EvaluationOption
     return lineup;
   }
   if (!std::filesystem::is_directory(options.against)) {
-    std::string known;
-    for (const std::string& rule : rules) known += (known.empty() ? "" : ", ") + rule;
-    throw ConfigError("--against " + options.against + ": neither a scripted rule (" + known + ") nor a checkpoint directory");
+    throw ConfigError("--against " + options.against + ": neither a scripted rule (" + joined_names(rules) + ") nor a checkpoint directory");
   }
   const RestoredAlgorithm other = restore_algorithm(options.against, options.env_plugins);
   const auto* rival = dynamic_cast<const MultiAgentAlgorithm*>(other.algorithm.get());

@@ -6,6 +6,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/multi_agent_algorithm.h"
 #include "core/config_error.h"
+#include "core/named_registry.h"
 #include "envs/registry.h"
 #include "core/version.h"
 #include "models/rollout_policy.h"
@@ -14,22 +15,16 @@ namespace rlx {
 
 namespace {
 
-std::string names_text(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 // The multi-agent checkpoint's policy called `name`, and its agents' ids.
 std::pair<std::unique_ptr<RolloutPolicy>, nlohmann::json> multi_agent_policy(const MultiAgentAlgorithm& algorithm,
                                                                             const std::string& name) {
   const PolicyMap& map = algorithm.policy_map();
   if (name.empty()) {
-    throw ConfigError("a multi-agent checkpoint holds the policies " + names_text(map.policy_names()) +
+    throw ConfigError("a multi-agent checkpoint holds the policies " + joined_names(map.policy_names()) +
                       ": pick one with --policy NAME");
   }
   const std::optional<int> index = map.policy_index(name);
-  if (!index) throw ConfigError("--policy " + name + ": no such policy (the checkpoint's: " + names_text(map.policy_names()) + ")");
+  if (!index) throw ConfigError("--policy " + name + ": no such policy (the checkpoint's: " + joined_names(map.policy_names()) + ")");
   nlohmann::json agents = nlohmann::json::array();
   const MultiAgentEnvSpec& spec = global_env_registry().multi_agent_spec(algorithm.experiment().env);
   for (int agent : map.agents_of(*index)) agents.push_back(spec.agents[static_cast<size_t>(agent)].id);

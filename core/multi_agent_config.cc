@@ -5,6 +5,7 @@
 
 #include "core/config_error.h"
 #include "core/config_schema.h"
+#include "core/named_registry.h"
 
 namespace rlx {
 
@@ -186,9 +187,7 @@ MultiAgentSetup read_multi_agent_setup(const nlohmann::json& policies, const nlo
   const std::vector<std::string> names = setup.policy_names();
   auto declared = [&](const std::string& policy, const std::string& path) {
     if (std::find(names.begin(), names.end(), policy) == names.end()) {
-      std::string list;
-      for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-      throw ConfigError(where(path) + ": '" + path + "': no policy '" + policy + "' (the policies: " + list + ")");
+      throw ConfigError(where(path) + ": '" + path + "': no policy '" + policy + "' (the policies: " + joined_names(names) + ")");
     }
   };
   if (!policy_mapping.is_null()) {

@@ -333,4 +333,13 @@ inline std::vector<int64_t> action_categories(const Space& space) {
   return {};
 }
 
+// The smallest value of each element of an indexed action space (an index i means the value
+// start + i): {start} for Discrete, starts for MultiDiscrete, 0 per bit for MultiBinary; empty for a Box.
+inline std::vector<int64_t> action_starts(const Space& space) {
+  if (space.is_discrete()) return {space.start};
+  if (space.is_multi_discrete()) return space.starts;
+  if (space.is_multi_binary()) return std::vector<int64_t>(static_cast<size_t>(space.size()), 0);
+  return {};
+}
+
 }  // namespace rlx

@@ -17,9 +17,7 @@ VectorEnv::VectorEnv(const EnvFactory& factory, int num_envs, NonFinitePolicy no
     action_size_ = actions.size();
   } else {
     action_indices_ = actions.size();
-    action_starts_ = actions.is_discrete() ? std::vector<int64_t>{actions.start}
-                     : actions.is_multi_discrete() ? actions.starts
-                                                   : std::vector<int64_t>(static_cast<size_t>(action_indices_), 0);
+    action_starts_ = action_starts(actions);
     action_scratch_.resize(action_starts_.size());
   }
   running_returns_.assign(static_cast<size_t>(num_envs), 0.0);

@@ -31,14 +31,6 @@ std::unique_ptr<RolloutPolicy> make_policy(const PolicyFile& file, const ModelSp
   return policy;
 }
 
-// The values of an action space's elements start at: {start} for Discrete, starts for
-// MultiDiscrete, 0 per bit for MultiBinary.
-std::vector<int64_t> action_starts(const Space& space) {
-  if (space.is_discrete()) return {space.start};
-  if (space.is_multi_discrete()) return space.starts;
-  return std::vector<int64_t>(static_cast<size_t>(space.is_box() ? 0 : space.size()), 0);
-}
-
 // Throws std::invalid_argument unless the mask leaves each element of the action a legal value.
 void check_mask_allows(const uint8_t* mask, const std::vector<int64_t>& categories) {
   for (size_t e = 0; e < categories.size(); ++e) {

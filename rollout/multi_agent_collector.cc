@@ -7,17 +7,6 @@
 
 namespace rlx {
 
-namespace {
-
-// The smallest value of each index of an indexed action space (Box: none).
-std::vector<int64_t> action_starts(const Space& space) {
-  if (space.is_discrete()) return {space.start};
-  if (!space.starts.empty()) return space.starts;
-  return std::vector<int64_t>(static_cast<size_t>(space.size()), 0);  // MultiBinary (and MultiDiscrete without starts)
-}
-
-}  // namespace
-
 MultiAgentCollector::MultiAgentCollector(std::vector<std::unique_ptr<MultiAgentEnv>> envs, const PolicyMap& map,
                                          std::vector<RolloutPolicy*> policies, int fragment_length, uint64_t seed)
     : envs_(std::move(envs)), map_(map), policies_(std::move(policies)), fragment_length_(fragment_length), mapping_rng_(seed) {
@@ -38,7 +27,7 @@ MultiAgentCollector::MultiAgentCollector(std::vector<std::unique_ptr<MultiAgentE
       throw std::invalid_argument("policy (observations " + policy->config().input_space().to_string() + ", action " +
                                   policy->config().action_space.to_string() + ") does not fit " + spec.to_string());
     }
-    action_starts_.push_back(policy->config().indexed_actions() ? action_starts(spec.action_space) : std::vector<int64_t>{});
+    action_starts_.push_back(action_starts(spec.action_space));
   }
   const auto k = envs_.size();
   const auto agents = static_cast<size_t>(first.num_agents());

@@ -3,16 +3,11 @@
 #include <algorithm>
 
 #include "core/config_error.h"
+#include "core/named_registry.h"
 
 namespace rlx {
 
 namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
 
 // The rule for an agent: its exact id first, else the patterns matching it (which must agree).
 const PolicyMappingRule* rule_for(const MultiAgentEnvSpec& env, const std::vector<PolicyMappingRule>& rules,
@@ -25,7 +20,7 @@ const PolicyMappingRule* rule_for(const MultiAgentEnvSpec& env, const std::vecto
     if (!agent_pattern_matches(rule.agents, agent)) continue;
     if (found && found->policies != rule.policies) {
       throw ConfigError("policy_mapping: agent '" + agent + "' of env '" + env.id + "' matches both '" + found->agents +
-                        "' (" + join(found->policies) + ") and '" + rule.agents + "' (" + join(rule.policies) +
+                        "' (" + joined_names(found->policies) + ") and '" + rule.agents + "' (" + joined_names(rule.policies) +
                         "); name the agent itself to settle it");
     }
     found = &rule;
@@ -44,13 +39,13 @@ PolicyMap::PolicyMap(const MultiAgentEnvSpec& env, const MultiAgentSetup& setup)
     const std::string& agent = env.agents[a].id;
     std::vector<int> choices;
     if (setup.policy_mapping.empty()) {
-      if (names_.size() != 1) throw ConfigError("policy_mapping is needed to map the agents of '" + env.id + "' to " + join(names_));
+      if (names_.size() != 1) throw ConfigError("policy_mapping is needed to map the agents of '" + env.id + "' to " + joined_names(names_));
       choices.push_back(0);
     } else {
       const PolicyMappingRule* rule = rule_for(env, setup.policy_mapping, agent);
       if (!rule) {
         throw ConfigError("policy_mapping: no entry covers agent '" + agent + "' of env '" + env.id + "' (its agents: " +
-                          join(ids) + ")");
+                          joined_names(ids) + ")");
       }
       for (const std::string& policy : rule->policies) choices.push_back(*policy_index(policy));
       if (rule->shuffle) {  // the agents one shuffle rule covers share its deal

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "core/config_error.h"
+#include "core/named_registry.h"
 #include "envs/multi_agent/connect_four.h"
 
 namespace rlx {
@@ -74,9 +75,7 @@ std::unique_ptr<RolloutPolicy> make_scripted_policy(const std::string& name, con
     }
     return std::make_unique<ScriptedPolicy>(spec, connect_four_lookahead, seed);
   }
-  std::string known;
-  for (const std::string& rule : scripted_policy_names()) known += (known.empty() ? "" : ", ") + rule;
-  throw ConfigError("unknown scripted policy '" + name + "' (the scripted policies: " + known + ")");
+  throw ConfigError("unknown scripted policy '" + name + "' (the scripted policies: " + joined_names(scripted_policy_names()) + ")");
 }
 
 }  // namespace rlx
