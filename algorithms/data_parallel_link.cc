@@ -1,6 +1,7 @@
 #include "algorithms/data_parallel_link.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "core/log.h"
 #include "learner/communicator.h"
@@ -15,6 +16,11 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
   const auto learners = static_cast<int>(config.num_learners);
   if (options.member != nullptr) {
     member_ = options.member;
+  } else if (options.shared_link != nullptr) {
+    if (options.policy < 0) throw std::logic_error("DataParallelLink: a policy's view of a shared group needs the policy");
+    shared_ = options.shared_link;
+    policy_ = options.policy;
+    member_ = &shared_->member();
   } else if (learners > 1) {
     LearnerGroupOptions o;
     o.num_learners = learners;
@@ -43,6 +49,7 @@ DataParallelLink::~DataParallelLink() {
 }
 
 void DataParallelLink::send(int rank, const RankCommand& command, const std::vector<const SampleBatch*>& fragments) {
+  if (shared_) send_bytes(member_->host(), encode_rank_command(SelectPolicyCommand{policy_}, 0), rank);
   send_bytes(member_->host(), encode_rank_command(command, fragments.size()), rank);
   for (const SampleBatch* batch : fragments) send_bytes(member_->host(), pack_fragment(*batch), rank);
   logger().trace("sent learner rank {} a {} command with {} fragments", rank, rank_command_name(command), fragments.size());
@@ -56,6 +63,10 @@ LearnerCommand DataParallelLink::receive() {
 }
 
 void DataParallelLink::guarded(const std::function<void()>& f) {
+  if (shared_) {
+    shared_->guarded(f);
+    return;
+  }
   if (!group_) {
     f();
     return;
@@ -69,6 +80,7 @@ void DataParallelLink::guarded(const std::function<void()>& f) {
 }
 
 void DataParallelLink::check_ranks() {
+  if (shared_) shared_->check_ranks();
   if (group_) group_->check_ranks();
 }
 

@@ -3,6 +3,8 @@
 // commands (typed, learner/rank_commands.h, and fragments) over the Gloo group; on ranks >= 1 it
 // receives them.
 // The driver turns a failed collective into an error naming the learner rank that died.
+// A multi-agent run's policies share one group: each policy's link sends its commands through
+// the link that started it, each preceded by a select_policy command naming the policy.
 #pragma once
 
 #include <filesystem>
@@ -22,13 +24,14 @@ namespace rlx {
 class DataParallelLink {
  public:
   // Starts the group when the experiment asks for num_learners > 1 and this is the driver; a
-  // member in options makes this a follower. Throws on a failed start.
+  // member in options makes this a follower, a shared_link one policy's view of that link's
+  // group. Throws on a failed start.
   DataParallelLink(const Experiment& experiment, const DataParallelOptions& options);
   // The driver tells every rank to stop, then the group reaps them.
   ~DataParallelLink();
 
   bool active() const { return member_ != nullptr; }
-  bool driver() const { return group_ != nullptr; }
+  bool driver() const { return group_ != nullptr || shared_ != nullptr; }
   int world() const { return member_ ? member_->size() : 1; }
   // The learner device of this rank.
   torch::Device device() const { return device_; }
@@ -46,6 +49,8 @@ class DataParallelLink {
 
  private:
   std::unique_ptr<LearnerGroup> group_;
+  std::shared_ptr<DataParallelLink> shared_;  // a policy's view: the link that owns the group
+  int policy_ = -1;
   LearnerGroupMember* member_ = nullptr;
   torch::Device device_ = torch::kCPU;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 namespace rlx {
 
 class LearnerGroupMember;  // learner/learner_group.h
+class DataParallelLink;    // algorithms/data_parallel_link.h
 
 // How make_algorithm joins a data-parallel group.
 struct DataParallelOptions {
@@ -25,6 +27,10 @@ struct DataParallelOptions {
   ProcessLauncher* launcher = nullptr;   // starts the driver's ranks (null: local fork/exec)
   // The driver's place in a group an engine started (srun, torchrun): no rank is spawned.
   std::optional<RankPlacement> placement;
+  // A multi-agent run's driver: the link that started the group its policies share, and the
+  // policy this algorithm learns for (its commands go to the ranks' learner of that policy).
+  std::shared_ptr<DataParallelLink> shared_link;
+  int policy = -1;
 };
 
 // One command from the driver to a rank.

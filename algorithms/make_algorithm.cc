@@ -15,7 +15,11 @@ namespace rlx {
 std::unique_ptr<Algorithm> make_algorithm(const Experiment& experiment, const DataParallelOptions& options) {
   if (is_multi_agent_experiment(experiment)) {
     if (uses_native_learner(experiment)) return make_native_algorithm(experiment, options);
-    return std::make_unique<MultiAgentAlgorithm>(experiment, options, make_algorithm);
+    DataParallelOptions shared = options;
+    if (options.member == nullptr && experiment.config.common().num_learners > 1) {
+      shared.shared_link = std::make_shared<DataParallelLink>(experiment, options);  // one group for every policy
+    }
+    return std::make_unique<MultiAgentAlgorithm>(experiment, shared, make_algorithm);
   }
   if (uses_native_learner(experiment)) return make_native_algorithm(experiment, options);
   // Small networks: LibTorch's intra-op threads only add overhead (and nondeterminism).

@@ -5,6 +5,7 @@
 #include "algorithms/model_from_config.h"
 #include "algorithms/training_checkpoint.h"
 #include "core/config_error.h"
+#include "core/named_registry.h"
 #include "core/space_json.h"
 #include "envs/registry.h"
 #include "models/model_spec_json.h"
@@ -32,7 +33,6 @@ void refuse_unbuilt(const Experiment& experiment) {
     refuse("num_workers is " + std::to_string(common.num_workers) +
            ", but a multi-agent env samples in the learner's process so far: set num_workers: 0");
   }
-  if (common.num_learners != 1) refuse("num_learners must be 1 for a multi-agent run so far");
   if (common.frame_stack != 1) refuse("frame_stack must be 1 for a multi-agent run so far");
   if (common.record_video_every != 0) refuse("record_video_every must be 0: multi-agent envs are not filmed");
 }
@@ -105,7 +105,9 @@ MultiAgentAlgorithm::MultiAgentAlgorithm(const Experiment& experiment, const Dat
   count_agent_steps_ = experiment.config.common().count_steps_by == "agent_steps";
   for (int p = 0; p < map_->num_policies(); ++p) {
     scripted_.push_back(experiment.multi_agent.scripted(map_->policy_names()[static_cast<size_t>(p)]));
-    policies_.push_back(scripted_.back().empty() ? make_policy_algorithm(policy_experiment(experiment, *map_, p), options)
+    DataParallelOptions own = options;
+    own.policy = p;
+    policies_.push_back(scripted_.back().empty() ? make_policy_algorithm(policy_experiment(experiment, *map_, p), own)
                                                  : nullptr);
   }
   const SelfPlaySetup& play = experiment.multi_agent.self_play;
@@ -339,8 +341,22 @@ std::unique_ptr<RolloutPolicy> MultiAgentAlgorithm::evaluation_policy(bool, uint
   throw std::logic_error("a multi-agent run's policies act through policy_evaluation_policy");
 }
 
-void MultiAgentAlgorithm::follow(const LearnerCommand&) {
-  throw std::logic_error("a multi-agent run has no data-parallel learner ranks yet");
+void MultiAgentAlgorithm::follow(const LearnerCommand& command) {
+  if (const auto* select = std::get_if<SelectPolicyCommand>(&command.command)) {
+    if (select->policy >= map_->num_policies() || !policies_[static_cast<size_t>(select->policy)]) {
+      throw RankProtocolError("select_policy " + std::to_string(select->policy) + ": this run has no learner of that policy (" +
+                              std::to_string(map_->num_policies()) + " policies: " + joined_names(map_->policy_names()) + ")");
+    }
+    following_ = static_cast<int>(select->policy);
+    return;
+  }
+  if (following_ < 0) {
+    throw RankProtocolError("a multi-agent learner rank got a command (kind " + std::to_string(command.command.index() + 1) +
+                            ") without a select_policy before it");
+  }
+  const int policy = following_;
+  following_ = -1;  // each command names its policy
+  policies_[static_cast<size_t>(policy)]->follow(command);
 }
 
 std::optional<int64_t> MultiAgentAlgorithm::steps_of_failed_iteration() const {

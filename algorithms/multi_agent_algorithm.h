@@ -50,6 +50,7 @@ class MultiAgentAlgorithm : public Algorithm {
   void restore(const Checkpoint& checkpoint) override;
   // Throws std::logic_error: a multi-agent run's policies act through policy_evaluation_policy.
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
+  // A learner rank: select_policy names the policy whose learner carries out the next command.
   void follow(const LearnerCommand& command) override;
   std::optional<int64_t> steps_of_failed_iteration() const override;
 
@@ -85,6 +86,7 @@ class MultiAgentAlgorithm : public Algorithm {
   std::unique_ptr<SelfPlayPool> pool_;  // with self_play
   int self_play_policy_ = -1, opponent_ = -1;
   size_t playing_ = 0;                  // the snapshot the opponent plays this iteration
+  int following_ = -1;                  // a learner rank: the policy the next command is for (select_policy)
 };
 
 }  // namespace rlx

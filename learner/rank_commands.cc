@@ -22,6 +22,7 @@ constexpr CommandInfo kCommands[] = {
     {RankCommandKind::kSync, "sync", false},
     {RankCommandKind::kPpoUpdate, "ppo_update", true},
     {RankCommandKind::kDqnStep, "dqn_step", true},
+    {RankCommandKind::kSelectPolicy, "select_policy", false},
 };
 static_assert(std::size(kCommands) == std::variant_size_v<RankCommand>);
 
@@ -142,6 +143,8 @@ void check_fields(const RankCommand& command, uint64_t fragments, const Where& a
   } else if (const auto* step = std::get_if<DqnStepCommand>(&command)) {
     at_least(step->rounds, 0, "rounds");
     at_least(step->timesteps, 0, "timesteps");
+  } else if (const auto* select = std::get_if<SelectPolicyCommand>(&command)) {
+    at_least(select->policy, 0, "policy");
   }
 }
 
@@ -176,6 +179,8 @@ std::string encode_rank_command(const RankCommand& command, size_t fragments) {
   } else if (const auto* step = std::get_if<DqnStepCommand>(&command)) {
     out.put<int64_t>(step->rounds);
     out.put<int64_t>(step->timesteps);
+  } else if (const auto* select = std::get_if<SelectPolicyCommand>(&command)) {
+    out.put<int64_t>(select->policy);
   }
   return out.take();
 }
@@ -219,6 +224,7 @@ DecodedRankCommand decode_rank_command(const std::string& bytes) {
       decoded.command = step;
       break;
     }
+    case RankCommandKind::kSelectPolicy: decoded.command = SelectPolicyCommand{in.get<int64_t>("policy")}; break;
   }
   in.expect_end();
   check_fields(decoded.command, fragments, in.where());

@@ -24,6 +24,7 @@ enum class RankCommandKind : uint8_t {
   kSync = 2,
   kPpoUpdate = 3,
   kDqnStep = 4,
+  kSelectPolicy = 5,
 };
 
 // Leave the group: the rank returns from run_learner_rank. No fragments.
@@ -46,7 +47,13 @@ struct DqnStepCommand {
   int64_t timesteps = 0;  // env steps received so far (the schedules' clock), >= 0
 };
 
-using RankCommand = std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand>;
+// A multi-agent run: the next command is for this policy (its index in the run's policy map). No
+// fragments. The driver sends one before each command of a policy's learner.
+struct SelectPolicyCommand {
+  int64_t policy = 0;  // >= 0
+};
+
+using RankCommand = std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand, SelectPolicyCommand>;
 
 // A header that is not a valid rank command: its message names the field and what was expected.
 class RankProtocolError : public std::invalid_argument {
@@ -56,7 +63,7 @@ class RankProtocolError : public std::invalid_argument {
 
 // The command's kind.
 RankCommandKind rank_command_kind(const RankCommand& command);
-// "stop", "sync", "ppo_update" or "dqn_step"; "unknown" for a value outside the enum.
+// "stop", "sync", "ppo_update", "dqn_step" or "select_policy"; "unknown" for a value outside the enum.
 const char* rank_command_name(RankCommandKind kind);
 const char* rank_command_name(const RankCommand& command);
 

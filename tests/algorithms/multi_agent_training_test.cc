@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/multi_agent_algorithm.h"
+#include "algorithms/native_algorithms.h"
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "core/experiment.h"
@@ -135,6 +137,23 @@ TEST_CASE("A multi-agent run asks for what is built, or is refused before anythi
   uncovered.multi_agent.policy_mapping.pop_back();  // agent_3's entry
   CHECK_THROWS_WITH(test::train_quietly(uncovered, dir.path()),
                     Catch::Contains("no entry covers agent 'agent_3' of env 'MultiAgentCartPole-v0'"));
+}
+
+TEST_CASE("A multi-agent learner rank carries out a command only for a policy named just before it", "[algorithms][multi_agent]") {
+  Experiment e = example("multi-agent-cartpole-4-policies-ppo.yaml", {});
+  e.multi_agent.policies["p3"] = {{"scripted", "random"}};
+  const std::unique_ptr<Algorithm> algorithm = make_native_algorithm(e, {});
+  auto& multi = dynamic_cast<MultiAgentAlgorithm&>(*algorithm);
+  CHECK_THROWS_WITH(multi.follow({SyncLearnerState{}, {}}),
+                    "a multi-agent learner rank got a command (kind 2) without a select_policy before it");
+  CHECK_THROWS_WITH(multi.follow({SelectPolicyCommand{7}, {}}),
+                    "select_policy 7: this run has no learner of that policy (4 policies: p0, p1, p2, p3)");
+  CHECK_THROWS_AS(multi.follow({SelectPolicyCommand{3}, {}}), RankProtocolError);  // scripted: no learner
+  multi.follow({SelectPolicyCommand{1}, {}});
+  // The native learner has no ranks: the selected policy's own algorithm refuses the command, and
+  // the selection is spent on it.
+  CHECK_THROWS(multi.follow({SyncLearnerState{}, {}}));
+  CHECK_THROWS_WITH(multi.follow({SyncLearnerState{}, {}}), Catch::Contains("without a select_policy"));
 }
 
 }  // namespace rlx

@@ -72,6 +72,11 @@ TEST_CASE("Every rank command survives encode and decode unchanged", "[learner][
   CHECK(step.fragments == 2);
 
   CHECK(std::string(rlx::rank_command_name(step.command)) == "dqn_step");
+
+  const auto select = rlx::decode_rank_command(rlx::encode_rank_command(rlx::SelectPolicyCommand{3}, 0));
+  REQUIRE(std::holds_alternative<rlx::SelectPolicyCommand>(select.command));
+  CHECK(std::get<rlx::SelectPolicyCommand>(select.command).policy == 3);
+  CHECK(std::string(rlx::rank_command_name(select.command)) == "select_policy");
   CHECK(rlx::rank_command_kind(update.command) == rlx::RankCommandKind::kPpoUpdate);
   CHECK(std::string(rlx::rank_command_name(static_cast<rlx::RankCommandKind>(77))) == "unknown");
 }
@@ -84,7 +89,7 @@ TEST_CASE("A header that is not a rank command is refused, naming the field", "[
   CHECK_THAT(refusal(patched<uint16_t>(stop, 4, 2)),
              Catch::Contains("field version: 2, expected 1") && Catch::Contains("different rlx builds"));
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset, 9)) ==
-        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step)");
+        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy)");
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset + 1, 1)) == "rank command stop: field reserved: 1, expected 0");
   CHECK(refusal(patched<uint64_t>(stop, kFragmentsOffset, 2)) == "rank command stop: field fragments: 2, expected none");
   CHECK(refusal(stop + "x") == "rank command stop: 1 bytes after its last field");
@@ -93,6 +98,10 @@ TEST_CASE("A header that is not a rank command is refused, naming the field", "[
   CHECK(refusal(patched<int64_t>(step, kFieldsOffset, -1)) == "rank command dqn_step: field rounds: -1, expected >= 0");
   CHECK(refusal(patched<uint64_t>(step, kFragmentsOffset, uint64_t{1} << 40)) ==
         "rank command dqn_step: field fragments: 1099511627776, at most 1048576");
+
+  const std::string select = rlx::encode_rank_command(rlx::SelectPolicyCommand{1}, 0);
+  CHECK(refusal(patched<int64_t>(select, kFieldsOffset, -2)) == "rank command select_policy: field policy: -2, expected >= 0");
+  CHECK(refusal(patched<uint64_t>(select, kFragmentsOffset, 1)) == "rank command select_policy: field fragments: 1, expected none");
 
   const std::string update = rlx::encode_rank_command(ppo_update(), 3);
   CHECK(refusal(patched<uint64_t>(update, kFragmentsOffset, 2)) ==
