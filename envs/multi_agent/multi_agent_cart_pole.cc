@@ -2,14 +2,15 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace rlx {
 
-MultiAgentEnvSpec MultiAgentCartPoleEnv::default_spec(int num_agents) {
+MultiAgentEnvSpec MultiAgentCartPoleEnv::default_spec(int num_agents, std::string id) {
   if (num_agents < 1) throw std::invalid_argument("MultiAgentCartPole needs at least 1 agent, got " + std::to_string(num_agents));
   const EnvSpec pole = CartPoleEnv::default_spec();
   MultiAgentEnvSpec spec;
-  spec.id = "MultiAgentCartPole-v0";
+  spec.id = std::move(id);
   for (int i = 0; i < num_agents; ++i) {
     spec.agents.push_back(AgentSpec{"agent_" + std::to_string(i), pole.observation_space, pole.action_space, false});
   }
@@ -17,7 +18,7 @@ MultiAgentEnvSpec MultiAgentCartPoleEnv::default_spec(int num_agents) {
   return spec;
 }
 
-MultiAgentCartPoleEnv::MultiAgentCartPoleEnv(int num_agents) : MultiAgentEnv(default_spec(num_agents)) {
+MultiAgentCartPoleEnv::MultiAgentCartPoleEnv(int num_agents, std::string id) : MultiAgentEnv(default_spec(num_agents, std::move(id))) {
   for (int i = 0; i < num_agents; ++i) poles_.push_back(std::make_unique<CartPoleEnv>());
 }
 

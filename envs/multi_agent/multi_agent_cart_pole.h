@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "envs/classic/cart_pole.h"
@@ -16,12 +17,14 @@ namespace rlx {
 class MultiAgentCartPoleEnv final : public MultiAgentEnv {
  public:
   static constexpr int kDefaultAgents = 4;
+  static constexpr const char* kDefaultId = "MultiAgentCartPole-v0";
 
-  // Throws std::invalid_argument unless num_agents >= 1.
-  explicit MultiAgentCartPoleEnv(int num_agents = kDefaultAgents);
+  // Throws std::invalid_argument unless num_agents >= 1. `id` names the registered variant
+  // (MultiAgentCartPole-v0 has 4 agents, MultiAgentCartPole2-v0 has 2).
+  explicit MultiAgentCartPoleEnv(int num_agents = kDefaultAgents, std::string id = kDefaultId);
 
-  // The spec for num_agents agents: id "MultiAgentCartPole-v0", reward threshold 475 * N.
-  static MultiAgentEnvSpec default_spec(int num_agents = kDefaultAgents);
+  // The spec for num_agents agents "agent_0" ... under `id`, reward threshold 475 * N.
+  static MultiAgentEnvSpec default_spec(int num_agents = kDefaultAgents, std::string id = kDefaultId);
 
  protected:
   // Resets every CartPole from a seed drawn from rng, so the episode follows from the env's seed.

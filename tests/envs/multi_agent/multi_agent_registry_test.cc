@@ -28,6 +28,36 @@ TEST_CASE("MultiAgentCartPole-v0 is a built-in multi-agent env of 4 agents", "[e
   REQUIRE(std::find(single_agent_ids.begin(), single_agent_ids.end(), "MultiAgentCartPole-v0") == single_agent_ids.end());
 }
 
+TEST_CASE("MultiAgentCartPole2-v0 is the same env with 2 agents, for RLlib's PPO example", "[envs][multi_agent]") {
+  const rlx::EnvRegistry& registry = rlx::global_env_registry();
+  const rlx::MultiAgentEnvSpec spec = registry.multi_agent_spec("MultiAgentCartPole2-v0");
+  REQUIRE(spec.id == "MultiAgentCartPole2-v0");
+  REQUIRE(spec.agents.size() == 2);
+  REQUIRE(spec.agents[0].id == "agent_0");
+  REQUIRE(spec.agents[1].id == "agent_1");
+  REQUIRE(spec.reward_threshold == 475.0 * 2);
+  // Each agent is the 4-agent env's agent: same spaces.
+  const rlx::MultiAgentEnvSpec four = registry.multi_agent_spec("MultiAgentCartPole-v0");
+  REQUIRE(spec.agents[0] == four.agents[0]);
+  REQUIRE(spec.agents[1] == four.agents[1]);
+
+  std::unique_ptr<rlx::MultiAgentEnv> env = registry.make_multi_agent("MultiAgentCartPole2-v0");
+  env->reset(7);
+  REQUIRE(env->acting() == std::vector<int>{0, 1});
+  double summed_return = 0.0;
+  int steps = 0;
+  while (!env->episode_done()) {  // push right always: both poles fall within a few dozen steps
+    std::vector<rlx::AgentAction> actions;
+    for (int agent : env->acting()) actions.push_back(rlx::AgentAction{agent, rlx::Action{1, nullptr, nullptr}});
+    env->step(actions);
+    for (int agent = 0; agent < 2; ++agent) summed_return += env->outcome(agent).reward;
+    REQUIRE(++steps < 500);
+  }
+  REQUIRE(env->outcome(0).terminated);
+  REQUIRE(env->outcome(1).terminated);
+  REQUIRE(summed_return >= 2.0);
+}
+
 TEST_CASE("Multi-agent ids are unique across both kinds and instances must carry their spec", "[envs][multi_agent]") {
   rlx::EnvRegistry registry;
   registry.add_multi_agent(rlx::MultiAgentCartPoleEnv::default_spec(2), [] { return std::make_unique<rlx::MultiAgentCartPoleEnv>(2); });
