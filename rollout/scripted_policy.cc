@@ -5,6 +5,7 @@
 #include "core/config_error.h"
 #include "core/named_registry.h"
 #include "envs/multi_agent/connect_four.h"
+#include "rollout/simple_spread_oracle.h"
 
 namespace rlx {
 
@@ -32,6 +33,8 @@ int64_t connect_four_lookahead(const float* floats, const uint8_t* mask, int64_t
   return random_legal(mask, actions, rng);
 }
 
+int64_t simple_spread_oracle(const float* floats, const uint8_t*, int64_t, Rng&) { return simple_spread_oracle_plan(floats).move; }
+
 class ScriptedPolicy : public RolloutPolicy {
  public:
   ScriptedPolicy(const EnvSpec& spec, Rule rule, uint64_t seed)
@@ -58,7 +61,7 @@ class ScriptedPolicy : public RolloutPolicy {
 }  // namespace
 
 const std::vector<std::string>& scripted_policy_names() {
-  static const std::vector<std::string> names = {"random", "connect_four_lookahead"};
+  static const std::vector<std::string> names = {"random", "connect_four_lookahead", "simple_spread_oracle"};
   return names;
 }
 
@@ -74,6 +77,13 @@ std::unique_ptr<RolloutPolicy> make_scripted_policy(const std::string& name, con
       throw ConfigError("scripted policy 'connect_four_lookahead' plays ConnectFour-v0's agents, not " + spec.to_string());
     }
     return std::make_unique<ScriptedPolicy>(spec, connect_four_lookahead, seed);
+  }
+  if (name == "simple_spread_oracle") {
+    if (!suits_simple_spread_oracle(spec)) {
+      throw ConfigError("scripted policy 'simple_spread_oracle' plays SimpleSpread-v0's agents (18 observation floats, Discrete(5)), not " +
+                        spec.to_string());
+    }
+    return std::make_unique<ScriptedPolicy>(spec, simple_spread_oracle, seed);
   }
   throw ConfigError("unknown scripted policy '" + name + "' (the scripted policies: " + joined_names(scripted_policy_names()) + ")");
 }

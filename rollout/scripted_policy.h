@@ -11,9 +11,10 @@
 
 namespace rlx {
 
-// The rules: "random" (uniform over the legal actions of a Discrete action space) and
+// The rules: "random" (uniform over the legal actions of a Discrete action space),
 // "connect_four_lookahead" (ConnectFour-v0: win now if it can, else block the opponent's win
-// now, else random).
+// now, else random) and "simple_spread_oracle" (SimpleSpread-v0: each agent to its landmark of
+// the least-total-distance assignment, by look-ahead steering; rollout/simple_spread_oracle.h).
 const std::vector<std::string>& scripted_policy_names();
 
 // The scripted player `name` for agents of `spec`, its choices drawn from `seed`. Throws
