@@ -10,13 +10,7 @@
 #include <variant>
 
 #include "core/log.h"
-#include "envs/python_env.h"
-#include "envs/registry.h"
-#include "transport/sample_receiver.h"
-#include "envs/vector_env.h"
-#include "rollout/fragment_collector.h"
-#include "rollout/policy_factory.h"
-#include "models/rollout_policy.h"
+#include "rollout/worker_sampling.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
 
@@ -72,14 +66,8 @@ void RolloutWorker::apply_setup(const WorkerSetup& incoming) {
   if (setup_ && same_setup(*setup_, incoming)) return;
   WorkerSetup setup = incoming;
   if (options_.num_envs > 0) setup.num_envs = options_.num_envs;
-  if (is_python_env_id(setup.env_id)) register_python_env(setup.env_id, setup.env_config);
-  auto envs = std::make_unique<VectorEnv>(setup.env_factory(), setup.num_envs, setup.non_finite_policy());
-  collector_.reset();
-  policy_ = make_rollout_policy(setup, envs->spec());
-  collector_ = std::make_unique<FragmentCollector>(std::move(envs), *policy_, setup.fragment_length,
-                                                   setup.worker_seed());
-  have_weights_ = false;
-  weight_delay_ = WeightDelay(setup.weight_delay);
+  sampling_.reset();  // its envs and policies go before the new ones are made
+  sampling_ = make_worker_sampling(setup);
   setup_ = incoming;
 }
 
@@ -94,17 +82,9 @@ void RolloutWorker::follow_endpoint() {
 }
 
 void RolloutWorker::send_hello() {
-  const EnvSpec& spec = collector_->envs().spec();
   Hello hello;
   hello.worker_id = options_.worker_id;
-  hello.env_id = spec.id;
-  hello.num_envs = collector_->num_envs();
-  const ExpectedEnv expected = ExpectedEnv::of(spec);  // the learner holds this worker's env to the same
-  hello.obs_size = expected.obs_size;
-  hello.obs_bytes = expected.obs_bytes;
-  hello.action_size = expected.action_size;
-  hello.num_actions = expected.num_actions;
-  hello.action_components = std::max<int64_t>(1, static_cast<int64_t>(expected.action_categories.size()));
+  sampling_->fill_hello(hello);
   hello.pid = ::getpid();
   hello.hostname = local_host_name();
   send(encode_hello(hello, ++sequence_));
@@ -120,7 +100,7 @@ std::shared_ptr<SampleBatch> RolloutWorker::free_batch() {
 
 void RolloutWorker::send_fragment() {
   std::shared_ptr<SampleBatch> batch = free_batch();
-  collector_->collect(*batch);
+  sampling_->next_fragment(*batch);
   batch->worker_id = options_.worker_id;
   --credits_;
   if (!send(encode_sample_fragment(batch, ++sequence_))) {
@@ -131,15 +111,27 @@ void RolloutWorker::send_fragment() {
     ++stats_.fragments_sent;
     stats_.env_steps_sent += static_cast<uint64_t>(batch->num_transitions());
   }
-  const std::vector<FinishedEpisode> finished = collector_->take_finished_episodes();
-  EpisodeStats report;
-  report.dropped = collector_->take_episodes_dropped();
-  if (finished.empty() && report.dropped == 0) return;
-  for (const FinishedEpisode& episode : finished) {
-    report.returns.push_back(episode.episode_return);
-    report.lengths.push_back(episode.length);
+  for (const EpisodeStats& report : sampling_->take_reports()) {
+    send(encode_episode_stats(report, options_.worker_id, ++sequence_));
   }
-  send(encode_episode_stats(report, options_.worker_id, ++sequence_));
+}
+
+void RolloutWorker::take_weights(Weights weights) {
+  const WeightsOutcome outcome = sampling_->apply(std::make_shared<Weights>(std::move(weights)));
+  if (!outcome.accepted) {
+    note_rejected(outcome.rejection);
+    return;
+  }
+  ++stats_.weights_received;
+  stats_.last_policy_version = outcome.acting_version;
+  logger().debug("policy version {} ({} parameters)", outcome.acting_version, outcome.params);
+}
+
+void RolloutWorker::note_rejected(const std::string& detail) {
+  if (++stats_.messages_rejected <= kMaxRejectsLogged) {
+    logger().warn("rejected a message from the learner: {}{}", detail,
+                  stats_.messages_rejected == kMaxRejectsLogged ? " (further ones are only counted)" : "");
+  }
 }
 
 bool RolloutWorker::handshake_refused() {
@@ -175,7 +167,7 @@ WorkerExit RolloutWorker::run() {
   bool joined = false;  // the learner has welcomed us since the last (re-)join
   bool awaiting_hello_answer = false;  // hello sent after a welcome; no weights or credits since
   for (;;) {
-    const bool can_sample = collector_ && have_weights_ && credits_ > 0;
+    const bool can_sample = sampling_ && sampling_->ready() && credits_ > 0;
     const auto now = Clock::now();
     // Wait for the learner only when there is nothing to sample; otherwise just drain.
     const auto wait = can_sample ? std::chrono::milliseconds(0)
@@ -185,10 +177,7 @@ WorkerExit RolloutWorker::run() {
     while (frames) {
       DecodeResult result = decode_message(*frames, options_.limits);
       if (!result.ok()) {
-        if (++stats_.messages_rejected <= kMaxRejectsLogged) {
-          logger().warn("rejected a message from the learner: {}{}", result.detail,
-                        stats_.messages_rejected == kMaxRejectsLogged ? " (further ones are only counted)" : "");
-        }
+        note_rejected(result.detail);
       } else {
         last_heard = Clock::now();
         Message& message = *result.message;
@@ -204,21 +193,14 @@ WorkerExit RolloutWorker::run() {
           awaiting_hello_answer = true;
           ++stats_.welcomes;
           apply_setup(WorkerSetup::from_json(welcome->setup_json));
-          logger().info("{} the learner at {}: {} x {} envs, fragments of {} steps", stats_.welcomes == 1 ? "joined" : "joined again",
-                        options_.endpoint, setup_->env_id, collector_->num_envs(), setup_->fragment_length);
+          logger().info("{} the learner at {}: {}, fragments of {} steps", stats_.welcomes == 1 ? "joined" : "joined again",
+                        options_.endpoint, sampling_->describe(), setup_->fragment_length);
           joined = true;
           credits_ = 0;  // the learner grants afresh after our hello
           send_hello();
         } else if (auto* weights = std::get_if<Weights>(&message)) {
           awaiting_hello_answer = false;
-          if (policy_) {
-            const std::shared_ptr<const Weights> act_with = weight_delay_.push(std::make_shared<Weights>(std::move(*weights)));
-            apply_weights(*policy_, *act_with);
-            have_weights_ = true;
-            ++stats_.weights_received;
-            stats_.last_policy_version = act_with->policy_version;
-            logger().debug("policy version {} ({} parameters)", act_with->policy_version, act_with->params.size());
-          }
+          if (sampling_) take_weights(std::move(*weights));
         } else if (auto* grant = std::get_if<CreditGrant>(&message)) {
           awaiting_hello_answer = false;
           credits_ = std::min(credits_ + grant->credits, kMaxHeldCredits);
@@ -255,7 +237,7 @@ WorkerExit RolloutWorker::run() {
       send(encode_heartbeat(options_.worker_id, ++sequence_));
       next_heartbeat = after + options_.heartbeat_interval;
     }
-    if (collector_ && have_weights_ && credits_ > 0) send_fragment();
+    if (sampling_ && sampling_->ready() && credits_ > 0) send_fragment();
   }
 }
 

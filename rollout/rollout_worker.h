@@ -1,5 +1,6 @@
-// RolloutWorker: the worker side of rollout (`rlx worker`). It joins a learner, builds its env
-// and policy from the learner's Welcome, and streams SampleBatch fragments as credits allow,
+// RolloutWorker: the worker side of rollout (`rlx worker`). It joins a learner, builds its
+// sampling from the learner's Welcome (one agent's envs and policy, or a multi-agent env's
+// policies: rollout/worker_sampling.h), and streams SampleBatch fragments as credits allow,
 // taking new weights as soon as they arrive. It re-joins when the learner goes quiet (e.g.
 // restarted) and gives up after learner_timeout.
 #pragma once
@@ -15,16 +16,13 @@
 #include <zmq.hpp>
 
 #include "core/sample_batch.h"
-#include "rollout/weight_delay.h"
 #include "rollout/worker_setup.h"
 #include "transport/curve.h"
 #include "transport/decode.h"
 
 namespace rlx {
 
-class FragmentCollector;
-class RolloutPolicy;
-class VectorEnv;
+class WorkerSampling;
 
 struct RolloutWorkerOptions {
   std::string endpoint;                 // the learner's, e.g. tcp://head:5555
@@ -53,13 +51,13 @@ enum class WorkerExit {
 struct RolloutWorkerStats {
   uint64_t fragments_sent = 0;       // handed to the connection
   uint64_t fragments_unsent = 0;     // dropped: the connection's queue stayed full (learner unreachable)
-  uint64_t env_steps_sent = 0;
-  uint64_t weights_received = 0;
+  uint64_t env_steps_sent = 0;       // transitions in the fragments sent (multi-agent: the lanes' agent steps)
+  uint64_t weights_received = 0;     // applied (multi-agent: to any policy)
   uint64_t welcomes = 0;
-  uint64_t joins = 0;                 // join requests sent (the first and every re-join)
-  uint64_t messages_rejected = 0;
+  uint64_t joins = 0;                // join requests sent (the first and every re-join)
+  uint64_t messages_rejected = 0;    // failed decoding, or weights naming no policy this worker acts with
   uint64_t last_policy_version = 0;
-  std::string refusal;                // kRefusedByLearner: what the handshake said
+  std::string refusal;               // kRefusedByLearner: what the handshake said
 };
 
 class RolloutWorker {
@@ -81,6 +79,10 @@ class RolloutWorker {
  private:
   void apply_setup(const WorkerSetup& setup);
   void send_hello();
+  // Hands weights from the learner to the sampling; counts and logs them when it rejects them.
+  void take_weights(Weights weights);
+  // Counts a rejected message from the learner, naming the first few in the log.
+  void note_rejected(const std::string& detail);
   // Follows endpoint_source to a new endpoint, if it names one.
   void follow_endpoint();
   void send_fragment();
@@ -95,10 +97,7 @@ class RolloutWorker {
   zmq::socket_t monitor_;  // the socket's handshake failures
   uint64_t sequence_ = 0;
   std::optional<WorkerSetup> setup_;
-  std::unique_ptr<RolloutPolicy> policy_;
-  std::unique_ptr<FragmentCollector> collector_;
-  bool have_weights_ = false;
-  WeightDelay weight_delay_{0};  // the setup's weight_delay
+  std::unique_ptr<WorkerSampling> sampling_;  // null until the first Welcome
   int64_t credits_ = 0;
   std::vector<std::shared_ptr<SampleBatch>> batches_;  // reused once ZeroMQ has released them
   RolloutWorkerStats stats_;
