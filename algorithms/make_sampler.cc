@@ -4,6 +4,7 @@
 #include "algorithms/multi_agent_algorithm.h"
 #include "core/config_error.h"
 #include "algorithms/progress_line.h"
+#include "algorithms/remote_multi_agent_sampler.h"
 #include "algorithms/remote_sampler.h"
 #include "core/atomic_file.h"
 #include "core/byte_size_text.h"
@@ -63,13 +64,13 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   const int64_t workers = config.num_workers;
   // num_workers: 0 samples in this process, unless workers are to connect (--bind): then every
   // worker is remote (a fleet started elsewhere, e.g. by srun).
-  if (const auto* multi = dynamic_cast<const MultiAgentAlgorithm*>(&algorithm)) {
-    if (!options.bind_endpoint.empty()) throw ConfigError("--bind: a multi-agent run samples in the learner's process so far");
-    return multi->make_local_sampler();
+  const auto* multi = dynamic_cast<const MultiAgentAlgorithm*>(&algorithm);
+  if (workers == 0 && options.bind_endpoint.empty()) {
+    if (multi) return multi->make_local_sampler();
+    return std::make_unique<LocalSampler>(algorithm.worker_setup());
   }
-  if (workers == 0 && options.bind_endpoint.empty()) return std::make_unique<LocalSampler>(algorithm.worker_setup());
   RemoteSamplerOptions o;
-  o.setup = algorithm.worker_setup();
+  if (!multi) o.setup = algorithm.worker_setup();
   o.num_local_workers = static_cast<int>(workers);
   o.worker_program = options.worker_program;
   o.env_plugins = plugin_paths(e.plugins);
@@ -83,6 +84,14 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.log_dir = trial_dir / kLogsDirName;
   o.launcher = options.launcher;
   if (options.auth_keys) add_curve_keys(*options.auth_keys, o, keys);
+  if (multi) {
+    // A lane per agent of each env: credits for two fragments of each.
+    o.credits_per_worker = 2 * static_cast<int>(config.num_envs_per_worker) *
+                           static_cast<int>(multi->policy_map().num_agents());
+    std::unique_ptr<MultiAgentSampler> sampler = multi->make_remote_sampler(o);
+    announce(options, dynamic_cast<RemoteMultiAgentSampler&>(*sampler).remote(), o, trial_dir, workers);
+    return sampler;
+  }
   auto sampler = std::make_unique<RemoteSampler>(o);
   announce(options, *sampler, o, trial_dir, workers);
   return sampler;

@@ -9,6 +9,8 @@
 #include "core/space_json.h"
 #include "envs/registry.h"
 #include "models/model_spec_json.h"
+#include "algorithms/remote_multi_agent_sampler.h"
+#include "models/network_layout.h"
 #include "rollout/policy_factory.h"
 #include "rollout/scripted_policy.h"
 
@@ -29,9 +31,8 @@ void refuse_unbuilt(const Experiment& experiment) {
   if (experiment.algorithm != AlgorithmKind::kPPO) {
     refuse(std::string("multi-agent runs train with PPO so far, not ") + algorithm_name(experiment.algorithm));
   }
-  if (common.num_workers != 0) {
-    refuse("num_workers is " + std::to_string(common.num_workers) +
-           ", but a multi-agent env samples in the learner's process so far: set num_workers: 0");
+  if (common.num_workers != 0 && !experiment.multi_agent.self_play.league.empty()) {
+    refuse("self_play.league: scripted opponents play in the learner's process only so far: set num_workers: 0");
   }
   if (common.frame_stack != 1) refuse("frame_stack must be 1 for a multi-agent run so far");
   if (common.record_video_every != 0) refuse("record_video_every must be 0: multi-agent envs are not filmed");
@@ -205,6 +206,32 @@ std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_local_sampler() con
     acting.push_back(make_rollout_policy(setup, map_->policy_env_spec(static_cast<int>(p))));
   }
   return std::make_unique<LocalMultiAgentSampler>(std::move(acting), *map_, envs);
+}
+
+std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_remote_sampler(RemoteSamplerOptions options) const {
+  auto multi = std::make_shared<MultiAgentWorkerSetup>();
+  multi->setup = experiment_.multi_agent.to_json();
+  bool have_base = false;  // the env, envs, fragments and seed: the first policy with a model's
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    const EnvSpec& spec = map_->policy_env_spec(static_cast<int>(p));
+    PolicyExpectation expected;
+    expected.env = ExpectedEnv::of(spec);
+    expected.trains = policies_[p] && map_->trains(static_cast<int>(p));
+    if (policies_[p]) {
+      const WorkerSetup setup = policies_[p]->worker_setup();
+      if (!have_base) options.setup = setup;
+      have_base = true;
+      multi->policies.push_back(setup);
+      expected.policy_outputs = setup.model.kind == ModelKind::kActorCritic;
+      if (setup.model.recurrent()) expected.state_size = actor_critic_layout(setup.model).state_size;
+    } else {
+      multi->policies.emplace_back();
+    }
+    options.policies.push_back(expected);
+  }
+  if (!have_base) throw ConfigError(label(experiment_) + ": worker processes need a policy with a model");
+  options.setup.multi_agent = multi;
+  return std::make_unique<RemoteMultiAgentSampler>(std::move(options), *map_);
 }
 
 void MultiAgentAlgorithm::publish_weights(Sampler& sampler) const {

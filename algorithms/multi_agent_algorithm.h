@@ -10,6 +10,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/multi_agent_sampler.h"
+#include "algorithms/remote_sampler.h"
 #include "algorithms/self_play_pool.h"
 #include "rollout/policy_map.h"
 
@@ -66,6 +67,9 @@ class MultiAgentAlgorithm : public Algorithm {
   std::unique_ptr<RolloutPolicy> policy_evaluation_policy(int policy, bool deterministic, uint64_t seed) const;
   // The sampler for this run (num_workers: 0): LocalMultiAgentSampler over the policies' setups.
   std::unique_ptr<MultiAgentSampler> make_local_sampler() const;
+  // The sampler of a run with worker processes: a RemoteMultiAgentSampler of `options` (the
+  // run's workers, endpoint, keys) with the setup and contracts of every policy filled in.
+  std::unique_ptr<MultiAgentSampler> make_remote_sampler(RemoteSamplerOptions options) const;
 
  private:
   // The checkpoint as policy p's algorithm wrote it: its files and its share of the manifest.

@@ -23,6 +23,54 @@ std::vector<SampleBatch> MultiAgentSampler::collect(int64_t) {
   throw std::logic_error("a multi-agent sampler collects per policy (collect_policy)");
 }
 
+MultiAgentEpisodeAccount::MultiAgentEpisodeAccount(const PolicyMap& map, std::vector<std::string> agent_ids)
+    : map_(map), agent_ids_(std::move(agent_ids)) {
+  policy_windows_.resize(static_cast<size_t>(map.num_policies()));
+  policy_episodes_.assign(static_cast<size_t>(map.num_policies()), 0);
+  agent_windows_.resize(agent_ids_.size());
+}
+
+void MultiAgentEpisodeAccount::add(const MultiAgentEpisode& episode) {
+  finished_.push_back({episode.total_return, episode.length});
+  for (size_t a = 0; a < agent_ids_.size(); ++a) {
+    if (!episode.agent_entered[a]) continue;
+    const FinishedEpisode own{episode.agent_returns[a], episode.length};
+    agent_windows_[a].add(own);
+    const auto p = static_cast<size_t>(episode.agent_policies[a]);
+    policy_windows_[p].add(own);
+    ++policy_episodes_[p];
+  }
+  agent_episodes_.push_back(episode);
+}
+
+std::vector<MultiAgentEpisode> MultiAgentEpisodeAccount::take_agent_episodes() {
+  std::vector<MultiAgentEpisode> taken;
+  taken.swap(agent_episodes_);
+  return taken;
+}
+
+std::vector<FinishedEpisode> MultiAgentEpisodeAccount::take_episodes() {
+  std::vector<FinishedEpisode> taken;
+  taken.swap(finished_);
+  return taken;
+}
+
+nlohmann::json MultiAgentEpisodeAccount::result_columns(const std::vector<int64_t>& policy_agent_steps) const {
+  nlohmann::json columns = {{"policy", nlohmann::json::object()}, {"agent", nlohmann::json::object()}};
+  for (int p = 0; p < map_.num_policies(); ++p) {
+    const EpisodeWindow& window = policy_windows_[static_cast<size_t>(p)];
+    columns["policy"][map_.policy_names()[static_cast<size_t>(p)]] = {
+        {"episode_return_mean", mean_or_null(window.return_mean())},
+        {"episode_len_mean", mean_or_null(window.length_mean())},
+        {"agent_episodes_total", policy_episodes_[static_cast<size_t>(p)]},
+        {"agent_steps_sampled", policy_agent_steps.at(static_cast<size_t>(p))}};
+  }
+  for (size_t a = 0; a < agent_ids_.size(); ++a) {
+    columns["agent"][agent_ids_[a]] = {{"episode_return_mean", mean_or_null(agent_windows_[a].return_mean())}};
+  }
+  return columns;
+}
+
 LocalMultiAgentSampler::LocalMultiAgentSampler(std::vector<std::unique_ptr<RolloutPolicy>> policies, const PolicyMap& map,
                                                const WorkerSetup& setup)
     : map_(map), policies_(std::move(policies)) {
@@ -30,16 +78,15 @@ LocalMultiAgentSampler::LocalMultiAgentSampler(std::vector<std::unique_ptr<Rollo
   for (const auto& policy : policies_) borrowed.push_back(policy.get());
   std::vector<std::unique_ptr<MultiAgentEnv>> envs;
   for (int e = 0; e < setup.num_envs; ++e) envs.push_back(global_env_registry().make_multi_agent(setup.env_id));
-  for (const AgentSpec& agent : envs[0]->spec().agents) agent_ids_.push_back(agent.id);
+  std::vector<std::string> agent_ids;
+  for (const AgentSpec& agent : envs[0]->spec().agents) agent_ids.push_back(agent.id);
+  account_ = std::make_unique<MultiAgentEpisodeAccount>(map, std::move(agent_ids));
   try {
     collector_ = std::make_unique<MultiAgentCollector>(std::move(envs), map, std::move(borrowed), setup.fragment_length,
                                                        setup.worker_seed());
   } catch (const EnvOutputError& error) {
     throw EnvOutputError(error, kName);
   }
-  policy_windows_.resize(static_cast<size_t>(map.num_policies()));
-  policy_episodes_.assign(static_cast<size_t>(map.num_policies()), 0);
-  agent_windows_.resize(agent_ids_.size());
 }
 
 void LocalMultiAgentSampler::publish_policy(int policy, std::shared_ptr<const Weights> weights) {
@@ -59,52 +106,15 @@ std::vector<SampleBatch> LocalMultiAgentSampler::collect_policy(int policy, int6
     } catch (const EnvOutputError& error) {
       throw EnvOutputError(error, kName);
     }
-    account_episodes();
+    for (const MultiAgentEpisode& episode : collector_->take_finished_episodes()) account_->add(episode);
   }
   return collector_->take_fragments(policy);
 }
 
-void LocalMultiAgentSampler::account_episodes() {
-  for (const MultiAgentEpisode& episode : collector_->take_finished_episodes()) {
-    finished_.push_back({episode.total_return, episode.length});
-    for (size_t a = 0; a < agent_ids_.size(); ++a) {
-      if (!episode.agent_entered[a]) continue;
-      const FinishedEpisode own{episode.agent_returns[a], episode.length};
-      agent_windows_[a].add(own);
-      const auto p = static_cast<size_t>(episode.agent_policies[a]);
-      policy_windows_[p].add(own);
-      ++policy_episodes_[p];
-    }
-    agent_episodes_.push_back(episode);
-  }
-}
-
-std::vector<MultiAgentEpisode> LocalMultiAgentSampler::take_agent_episodes() {
-  std::vector<MultiAgentEpisode> taken;
-  taken.swap(agent_episodes_);
-  return taken;
-}
-
-std::vector<FinishedEpisode> LocalMultiAgentSampler::take_episodes() {
-  std::vector<FinishedEpisode> taken;
-  taken.swap(finished_);
-  return taken;
-}
-
 nlohmann::json LocalMultiAgentSampler::result_columns() const {
-  nlohmann::json columns = {{"policy", nlohmann::json::object()}, {"agent", nlohmann::json::object()}};
-  for (int p = 0; p < map_.num_policies(); ++p) {
-    const EpisodeWindow& window = policy_windows_[static_cast<size_t>(p)];
-    columns["policy"][map_.policy_names()[static_cast<size_t>(p)]] = {
-        {"episode_return_mean", mean_or_null(window.return_mean())},
-        {"episode_len_mean", mean_or_null(window.length_mean())},
-        {"agent_episodes_total", policy_episodes_[static_cast<size_t>(p)]},
-        {"agent_steps_sampled", collector_->agent_steps(p)}};
-  }
-  for (size_t a = 0; a < agent_ids_.size(); ++a) {
-    columns["agent"][agent_ids_[a]] = {{"episode_return_mean", mean_or_null(agent_windows_[a].return_mean())}};
-  }
-  return columns;
+  std::vector<int64_t> agent_steps;
+  for (int p = 0; p < map_.num_policies(); ++p) agent_steps.push_back(collector_->agent_steps(p));
+  return account_->result_columns(agent_steps);
 }
 
 }  // namespace rlx

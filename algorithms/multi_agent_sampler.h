@@ -1,7 +1,8 @@
 // MultiAgentSampler: where a multi-agent run's fragments come from, policy by policy, with the
 // returns per policy and per agent. LocalMultiAgentSampler steps the envs in the learner's own
-// process (num_workers: 0), synchronously, so a seed fixes the run. PolicySampler shows one
-// policy's share as a plain Sampler, which is what each policy's own algorithm iterates over.
+// process (num_workers: 0), synchronously, so a seed fixes the run; RemoteMultiAgentSampler
+// (algorithms/remote_multi_agent_sampler.h) takes them from worker processes. PolicySampler shows
+// one policy's share as a plain Sampler, which is what each policy's own algorithm iterates over.
 #pragma once
 
 #include <memory>
@@ -37,6 +38,30 @@ class MultiAgentSampler : public Sampler {
   std::vector<SampleBatch> collect(int64_t min_transitions) override;
 };
 
+// The finished episodes of a multi-agent sampler: the queues its take_* calls empty, and each
+// policy's and agent's window of returns for the result columns.
+class MultiAgentEpisodeAccount {
+ public:
+  // Borrows the map (it must outlive this); agent_ids in the env spec's order.
+  MultiAgentEpisodeAccount(const PolicyMap& map, std::vector<std::string> agent_ids);
+
+  // One finished episode.
+  void add(const MultiAgentEpisode& episode);
+  std::vector<FinishedEpisode> take_episodes();
+  std::vector<MultiAgentEpisode> take_agent_episodes();
+  // MultiAgentSampler::result_columns, with each policy's agent steps so far.
+  nlohmann::json result_columns(const std::vector<int64_t>& policy_agent_steps) const;
+  size_t num_agents() const { return agent_ids_.size(); }
+
+ private:
+  const PolicyMap& map_;
+  std::vector<std::string> agent_ids_;
+  std::vector<EpisodeWindow> policy_windows_, agent_windows_;
+  std::vector<int64_t> policy_episodes_;
+  std::vector<FinishedEpisode> finished_;
+  std::vector<MultiAgentEpisode> agent_episodes_;
+};
+
 class LocalMultiAgentSampler : public MultiAgentSampler {
  public:
   // policies[p] acts for map's policy p; the envs are setup's env_id, num_envs of them, seeded from
@@ -50,25 +75,18 @@ class LocalMultiAgentSampler : public MultiAgentSampler {
   // Steps every env until policy p has min_transitions ready; throws StopRequested once a stop is
   // overdue, and the envs' errors named with this sampler.
   std::vector<SampleBatch> collect_policy(int policy, int64_t min_transitions) override;
-  std::vector<FinishedEpisode> take_episodes() override;
+  std::vector<FinishedEpisode> take_episodes() override { return account_->take_episodes(); }
   SamplerStats stats() const override { return {}; }
   int64_t env_steps() const override { return collector_->env_steps(); }
   int64_t agent_steps() const override { return collector_->agent_steps(); }
   nlohmann::json result_columns() const override;
-  std::vector<MultiAgentEpisode> take_agent_episodes() override;
+  std::vector<MultiAgentEpisode> take_agent_episodes() override { return account_->take_agent_episodes(); }
 
  private:
-  // Moves the collector's finished episodes into the windows and the queue take_episodes() empties.
-  void account_episodes();
-
   const PolicyMap& map_;
   std::vector<std::unique_ptr<RolloutPolicy>> policies_;
   std::unique_ptr<MultiAgentCollector> collector_;
-  std::vector<std::string> agent_ids_;
-  std::vector<EpisodeWindow> policy_windows_, agent_windows_;
-  std::vector<int64_t> policy_episodes_;
-  std::vector<FinishedEpisode> finished_;
-  std::vector<MultiAgentEpisode> agent_episodes_;
+  std::unique_ptr<MultiAgentEpisodeAccount> account_;
 };
 
 // One policy's share of a MultiAgentSampler as a Sampler (borrows it).

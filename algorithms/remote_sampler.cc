@@ -49,10 +49,19 @@ RemoteSampler::RemoteSampler(RemoteSamplerOptions options) : options_(std::move(
   } else {
     receiver_options.endpoint = options_.bind_endpoint;
   }
-  receiver_options.env = ExpectedEnv::of(options_.setup.env_spec());
+  const bool multi_agent = !options_.policies.empty();
+  if (multi_agent) {
+    receiver_options.env.env_id = options_.setup.env_id;
+    receiver_options.policies = options_.policies;
+    receiver_options.num_agents = options_.num_agents;
+  } else {
+    receiver_options.env = ExpectedEnv::of(options_.setup.env_spec());
+  }
   receiver_options.fragment_length = options_.setup.fragment_length;
-  // A worker may run more envs than the learner's setup asks (rlx worker --envs K).
-  receiver_options.max_envs_per_worker = std::max(options_.setup.num_envs, kDefaultMaxEnvsPerWorker);
+  // A worker may run more envs than the learner's setup asks (rlx worker --envs K); a multi-agent
+  // worker announces its lanes.
+  receiver_options.max_envs_per_worker =
+      std::max(options_.setup.num_envs * std::max(options_.num_agents, 1), kDefaultMaxEnvsPerWorker);
   receiver_options.policy_outputs = options_.setup.model.kind == ModelKind::kActorCritic;
   if (options_.setup.model.recurrent()) receiver_options.state_size = actor_critic_layout(options_.setup.model).state_size;
   receiver_options.credits_per_worker = options_.credits_per_worker;

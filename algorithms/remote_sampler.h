@@ -39,6 +39,10 @@ struct RemoteSamplerOptions {
   std::filesystem::path log_dir;             // local worker i logs to log_dir/worker_<i + 1>.log; empty: inherit
   ProcessLauncher* launcher = nullptr;       // starts the local workers (null: local fork/exec); outlives this
   double worker_learner_timeout_s = 60.0;    // local workers exit after the learner is silent this long
+  // A multi-agent env (setup.multi_agent set): each policy's fragment contract and the env's
+  // agents (ReceiverOptions::policies); a worker has setup.num_envs x num_agents lanes.
+  std::vector<PolicyExpectation> policies;
+  int num_agents = 0;
 };
 
 // A local worker failed on bad input (exit status 2: an env that breaks its contract, a plugin
@@ -62,6 +66,9 @@ class RemoteSampler : public Sampler {
   // the last lines of their logs. Every worker exit is logged (a warning) as it happens.
   std::vector<SampleBatch> collect(int64_t min_transitions) override;
   std::vector<FinishedEpisode> take_episodes() override;
+  // The episodes finished since the last call as the receiver has them (a multi-agent run's with
+  // each agent's return and the env steps its workers reported).
+  EpisodeReport take_episode_report() { return receiver_->take_episodes(); }
   SamplerStats stats() const override;
 
   const std::string& endpoint() const { return receiver_->endpoint(); }

@@ -22,6 +22,8 @@ struct SampleBatch {
   int64_t obs_byte_size = 0;    // B
   int64_t action_components = 1;// D: indices per action (1 for Discrete); 1 for Box
   int64_t state_size = 0;       // S: a recurrent policy's state floats per env (0: memoryless)
+  int32_t policy_index = -1;    // multi-agent: the policy that chose the actions (its index in the run's map); -1: one agent
+  int32_t lane = -1;            // multi-agent: the worker's lane (an agent of an env as one policy drives it), with K = 1
 
   std::vector<float> obs;                // [T, K, O] observation the action was chosen on
   std::vector<int64_t> action_indices;   // [T, K, D] indexed actions, each from 0 (empty for Box)

@@ -17,6 +17,7 @@ struct Weights {
   std::vector<double> obs_var;    // [O]
   double obs_count = 0;           // samples behind mean/var
   std::optional<double> epsilon;  // epsilon-greedy workers: the exploration rate to use now
+  int32_t policy_index = -1;      // multi-agent: the policy (its index in the run's map) these are for; -1: one agent
 };
 
 }  // namespace rlx

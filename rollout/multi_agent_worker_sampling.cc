@@ -64,7 +64,9 @@ MultiAgentWorkerSampling::MultiAgentWorkerSampling(const WorkerSetup& setup)
     throw bad_setup(std::to_string(num_envs_) + " envs of " + std::to_string(num_agents_) + " agents and " +
                     std::to_string(num_policies) + " policies are more lanes than a fragment can name");
   }
-  report_bound_ = int64_t{setup.fragment_length} * lanes_;
+  // A report's env steps, and so each policy's agent steps (at most one per agent and env step),
+  // stay within the learner's bound of fragment_length x lanes.
+  report_bound_ = int64_t{setup.fragment_length} * num_envs_;
 
   for (int p = 0; p < num_policies; ++p) {
     const std::string& name = map_->policy_names()[static_cast<size_t>(p)];
@@ -194,6 +196,12 @@ EpisodeStats MultiAgentWorkerSampling::close_report() {
   finished_.clear();
   report.env_steps = collector_->env_steps() - env_steps_reported_;
   env_steps_reported_ = collector_->env_steps();
+  agent_steps_reported_.resize(static_cast<size_t>(map_->num_policies()), 0);
+  for (int p = 0; p < map_->num_policies(); ++p) {
+    const auto at = static_cast<size_t>(p);
+    report.policy_agent_steps.push_back(collector_->agent_steps(p) - agent_steps_reported_[at]);
+    agent_steps_reported_[at] = collector_->agent_steps(p);
+  }
   return report;
 }
 

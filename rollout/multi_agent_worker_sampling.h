@@ -58,7 +58,7 @@ class MultiAgentWorkerSampling final : public WorkerSampling {
   int num_envs_ = 0;
   int num_agents_ = 0;
   int64_t lanes_ = 0;
-  int64_t report_bound_ = 0;  // env steps one report may carry: fragment_length x lanes
+  int64_t report_bound_ = 0;  // env steps one report may carry: fragment_length x envs
   // Declared before the collector, which borrows them.
   std::unique_ptr<PolicyMap> map_;
   std::vector<std::unique_ptr<RolloutPolicy>> policies_;  // by policy index
@@ -69,6 +69,7 @@ class MultiAgentWorkerSampling final : public WorkerSampling {
   std::deque<SampleBatch> ready_;               // full fragments not sent yet, oldest first
   std::vector<MultiAgentEpisode> finished_;     // since the last report
   int64_t env_steps_reported_ = 0;              // collector env steps in the reports so far
+  std::vector<int64_t> agent_steps_reported_;   // per policy, likewise
   std::vector<EpisodeStats> closed_reports_;    // closed by step(), not taken yet
 };
 

@@ -24,6 +24,8 @@ class PolicyMap {
   // The policies in name order; a policy's index is its place here.
   const std::vector<std::string>& policy_names() const { return names_; }
   int num_policies() const { return static_cast<int>(names_.size()); }
+  // The env's agents.
+  int num_agents() const { return static_cast<int>(choices_.size()); }
   // The index of a policy, std::nullopt for a name not among them.
   std::optional<int> policy_index(const std::string& name) const;
   // True when the policy learns (policies_to_train); frozen policies only act.

@@ -39,6 +39,32 @@ void check_range(const char* key, double value, double low, double high) {
   }
 }
 
+// The multi_agent part of a setup; throws std::invalid_argument naming what is wrong.
+std::shared_ptr<const MultiAgentWorkerSetup> multi_agent_from_json(const json& in) {
+  const auto bad = [](const std::string& what) { return std::invalid_argument("worker setup: key 'multi_agent': " + what); };
+  if (!in.is_object() || !in.contains("setup") || !in.contains("policies")) {
+    throw bad("expected an object of 'setup' and 'policies'");
+  }
+  auto multi = std::make_shared<MultiAgentWorkerSetup>();
+  multi->setup = in.at("setup");
+  if (!multi->setup.is_object()) throw bad("'setup' must be an object");
+  const json& policies = in.at("policies");
+  if (!policies.is_array() || policies.empty() || policies.size() > kMaxWorkerPolicies) {
+    throw bad("'policies' must be an array of 1 to " + std::to_string(kMaxWorkerPolicies) + " entries");
+  }
+  for (size_t p = 0; p < policies.size(); ++p) {
+    if (policies[p].is_null()) {
+      multi->policies.emplace_back();  // scripted
+      continue;
+    }
+    if (!policies[p].is_object() || policies[p].contains("multi_agent")) {
+      throw bad("policy " + std::to_string(p) + " must be a single-agent worker setup or null");
+    }
+    multi->policies.push_back(WorkerSetup::from_json(policies[p].dump()));
+  }
+  return multi;
+}
+
 }  // namespace
 
 double WorkerSetup::initial_epsilon() const {
@@ -57,7 +83,7 @@ const ModelSpec& WorkerSetup::model_for(const EnvSpec& env) const {
 }
 
 std::string WorkerSetup::to_json() const {
-  const json out = {{"env_id", env_id},
+  json out = {{"env_id", env_id},
                     {"env_config", json::parse(env_config)},
                     {"num_envs", num_envs},
                     {"fragment_length", fragment_length},
@@ -72,6 +98,13 @@ std::string WorkerSetup::to_json() const {
                     {"drop_nonfinite_episodes", drop_nonfinite_episodes},
                     {"weight_delay", weight_delay},
                     {"frame_stack", frame_stack}};
+  if (multi_agent) {
+    json policies = json::array();
+    for (const std::optional<WorkerSetup>& policy : multi_agent->policies) {
+      policies.push_back(policy ? json::parse(policy->to_json()) : json());
+    }
+    out["multi_agent"] = {{"setup", multi_agent->setup}, {"policies", policies}};
+  }
   return out.dump();
 }
 
@@ -126,6 +159,7 @@ WorkerSetup WorkerSetup::from_json(const std::string& text) {
     setup.frame_stack = required<int>(in, "frame_stack", "an integer");
     check_range("frame_stack", setup.frame_stack, 1, kMaxFrameStack);
   }
+  if (in.contains("multi_agent")) setup.multi_agent = multi_agent_from_json(in.at("multi_agent"));
   return setup;
 }
 

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "envs/vector_env.h"
 #include "models/model_spec.h"
@@ -13,6 +17,8 @@ namespace rlx {
 
 // The longest env_config a worker accepts in a Welcome, in bytes.
 constexpr size_t kMaxEnvConfigBytes = 64 * 1024;
+
+struct MultiAgentWorkerSetup;
 
 // Everything a worker needs to build its VectorEnv, policy and collector.
 struct WorkerSetup {
@@ -31,6 +37,8 @@ struct WorkerSetup {
   bool drop_nonfinite_episodes = false;  // end episodes at a non-finite env step (counted) instead of failing
   int weight_delay = 0;        // act with the weights received this many publications before the newest (ablations)
   int frame_stack = 1;         // observations stacked over this many steps (envs/frame_stack.h); 1 = off
+  // A multi-agent env (env_id names one): its policies and how agents map to them; null: one agent.
+  std::shared_ptr<const MultiAgentWorkerSetup> multi_agent;
 
   // The seed of this worker's envs and action sampling.
   uint64_t worker_seed() const { return seed + 1'000'003ULL * static_cast<uint64_t>(worker_index); }
@@ -54,5 +62,18 @@ struct WorkerSetup {
   // was expected (the text comes from the network).
   static WorkerSetup from_json(const std::string& text);
 };
+
+// A multi-agent run's part of a worker's setup.
+struct MultiAgentWorkerSetup {
+  // The experiment's multi-agent keys as MultiAgentSetup::to_json writes them (policies,
+  // policy_mapping, policies_to_train, self_play).
+  nlohmann::json setup = nlohmann::json::object();
+  // By policy index (PolicyMap's order): how the policy acts (its model, seed, exploration);
+  // nullopt for a scripted policy, whose rule `setup` names.
+  std::vector<std::optional<WorkerSetup>> policies;
+};
+
+// The most policies a worker setup may name.
+constexpr size_t kMaxWorkerPolicies = 256;
 
 }  // namespace rlx

@@ -183,14 +183,15 @@ Check decode_hello(const Columns& columns, const MessageInfo& info, const Decode
 // Shapes of a fragment's columns: present columns checked for dtype and rank.
 struct FragmentColumns {
   const ColumnDescriptor *obs, *action_indices, *action_values, *rewards, *terminated, *truncated, *log_probs, *values,
-      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8, *initial_states;
+      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8, *initial_states, *policy_lane;
 };
 
 Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
   if (auto bad = c.allow_only({ColumnId::kObs, ColumnId::kActionIndices, ColumnId::kActionValues, ColumnId::kRewards,
                                ColumnId::kTerminated, ColumnId::kTruncated, ColumnId::kLogProbs, ColumnId::kValues,
                                ColumnId::kBootstrapObs, ColumnId::kFinalObsIndex, ColumnId::kFinalObs, ColumnId::kObsU8,
-                               ColumnId::kBootstrapObsU8, ColumnId::kFinalObsU8, ColumnId::kInitialStates})) {
+                               ColumnId::kBootstrapObsU8, ColumnId::kFinalObsU8, ColumnId::kInitialStates,
+                               ColumnId::kPolicyLane})) {
     return bad;
   }
   Check bad;
@@ -211,7 +212,8 @@ Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
       (bad = c.get(ColumnId::kObsU8, DType::kUInt8, 3, false, f.obs_u8)) ||
       (bad = c.get(ColumnId::kBootstrapObsU8, DType::kUInt8, 2, false, f.bootstrap_obs_u8)) ||
       (bad = c.get(ColumnId::kFinalObsU8, DType::kUInt8, 2, false, f.final_obs_u8)) ||
-      (bad = c.get(ColumnId::kInitialStates, DType::kFloat32, 2, false, f.initial_states))) {
+      (bad = c.get(ColumnId::kInitialStates, DType::kFloat32, 2, false, f.initial_states)) ||
+      (bad = c.get(ColumnId::kPolicyLane, DType::kInt64, 1, false, f.policy_lane))) {
     return bad;
   }
   const bool any_bytes = f.obs_u8 || f.bootstrap_obs_u8 || f.final_obs_u8;
@@ -268,6 +270,9 @@ Check check_fragment_dims(const FragmentColumns& f, const DecodeLimits& limits) 
                                                       std::to_string(limits.max_state_size));
     }
   }
+  if (f.policy_lane && (f.policy_lane->dims[0] != 2 || k != 1)) {
+    return reject(RejectReason::kInconsistentDims, "policy_lane is not [2] of a fragment with K = 1");
+  }
   return std::nullopt;
 }
 
@@ -320,20 +325,37 @@ Check decode_fragment(const Columns& columns, const MessageInfo& info, const Dec
   columns.copy(f.final_obs_index, b.final_obs_index);
   columns.copy(f.final_obs, b.final_obs);
   if (f.initial_states) columns.copy(f.initial_states, b.initial_states);
+  if (f.policy_lane) {
+    std::vector<int64_t> policy_lane;
+    columns.copy(f.policy_lane, policy_lane);
+    constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+    if (policy_lane[0] < 0 || policy_lane[0] > kInt32Max || policy_lane[1] < 0 || policy_lane[1] > kInt32Max) {
+      return reject(RejectReason::kValueOutOfRange, "policy_lane outside [0, 2^31)");
+    }
+    b.policy_index = static_cast<int32_t>(policy_lane[0]);
+    b.lane = static_cast<int32_t>(policy_lane[1]);
+  }
   if (auto bad = check_fragment_values(b, limits)) return bad;
   out = std::move(b);
   return std::nullopt;
 }
 
 Check decode_episode_stats(const Columns& columns, const DecodeLimits& limits, std::optional<Message>& out) {
-  if (auto bad = columns.allow_only({ColumnId::kEpisodeReturns, ColumnId::kEpisodeLengths, ColumnId::kEpisodesDropped})) {
+  if (auto bad = columns.allow_only({ColumnId::kEpisodeReturns, ColumnId::kEpisodeLengths, ColumnId::kEpisodesDropped,
+                                     ColumnId::kAgentReturns, ColumnId::kAgentPolicies, ColumnId::kEnvSteps,
+                                     ColumnId::kPolicyAgentSteps})) {
     return bad;
   }
-  const ColumnDescriptor *returns = nullptr, *lengths = nullptr, *dropped = nullptr;
+  const ColumnDescriptor *returns = nullptr, *lengths = nullptr, *dropped = nullptr, *agent_returns = nullptr,
+                         *agent_policies = nullptr, *env_steps = nullptr, *agent_steps = nullptr;
   Check bad;
   if ((bad = columns.get(ColumnId::kEpisodeReturns, DType::kFloat64, 1, true, returns)) ||
       (bad = columns.get(ColumnId::kEpisodeLengths, DType::kInt32, 1, true, lengths)) ||
-      (bad = columns.get(ColumnId::kEpisodesDropped, DType::kInt64, 1, false, dropped))) {
+      (bad = columns.get(ColumnId::kEpisodesDropped, DType::kInt64, 1, false, dropped)) ||
+      (bad = columns.get(ColumnId::kAgentReturns, DType::kFloat64, 2, false, agent_returns)) ||
+      (bad = columns.get(ColumnId::kAgentPolicies, DType::kInt32, 2, false, agent_policies)) ||
+      (bad = columns.get(ColumnId::kEnvSteps, DType::kInt64, 1, false, env_steps)) ||
+      (bad = columns.get(ColumnId::kPolicyAgentSteps, DType::kInt64, 1, false, agent_steps))) {
     return bad;
   }
   if (returns->dims[0] != lengths->dims[0]) return reject(RejectReason::kInconsistentDims, "returns and lengths differ in E");
@@ -353,23 +375,55 @@ Check decode_episode_stats(const Columns& columns, const DecodeLimits& limits, s
     }
     stats.dropped = count[0];
   }
+  if (agent_steps && !env_steps) return reject(RejectReason::kMissingColumn, "policy_agent_steps without env_steps");
+  if (agent_steps) {
+    if (agent_steps->dims[0] > limits.max_envs) return reject(RejectReason::kLimitExceeded, "too many policies");
+    columns.copy(agent_steps, stats.policy_agent_steps);
+    for (int64_t steps : stats.policy_agent_steps) {
+      if (steps < 0 || steps > limits.max_transitions) return reject(RejectReason::kValueOutOfRange, "policy agent steps out of range");
+    }
+  }
+  if (agent_returns || agent_policies || env_steps) {
+    if (!agent_returns || !agent_policies || !env_steps) {
+      return reject(RejectReason::kMissingColumn, "agent_returns, agent_policies and env_steps go together");
+    }
+    if (env_steps->dims[0] != 1) return reject(RejectReason::kInconsistentDims, "env_steps is not [1]");
+    stats.env_steps = columns.scalar<int64_t>(env_steps);
+    if (stats.env_steps < 0 || stats.env_steps > limits.max_transitions) {
+      return reject(RejectReason::kValueOutOfRange, "env_steps out of range");
+    }
+    const int64_t agents = agent_returns->dims[1];
+    if (agent_returns->dims[0] != returns->dims[0] || agent_policies->dims[0] != returns->dims[0] ||
+        agent_policies->dims[1] != agents || agents < 1) {
+      return reject(RejectReason::kInconsistentDims, "agent_returns and agent_policies are not both [E, N >= 1]");
+    }
+    if (agents > limits.max_envs) return reject(RejectReason::kLimitExceeded, "too many agents");
+    stats.num_agents = static_cast<int32_t>(agents);
+    columns.copy(agent_returns, stats.agent_returns);
+    columns.copy(agent_policies, stats.agent_policies);
+    for (int32_t policy : stats.agent_policies) {
+      if (policy < -1) return reject(RejectReason::kValueOutOfRange, "agent policy below -1");
+    }
+  }
   out = std::move(stats);
   return std::nullopt;
 }
 
 Check decode_weights(const Columns& columns, const MessageInfo& info, const DecodeLimits& limits,
                      std::optional<Message>& out) {
-  if (auto bad = columns.allow_only(
-          {ColumnId::kParams, ColumnId::kObsMean, ColumnId::kObsVar, ColumnId::kObsCount, ColumnId::kEpsilon})) {
+  if (auto bad = columns.allow_only({ColumnId::kParams, ColumnId::kObsMean, ColumnId::kObsVar, ColumnId::kObsCount,
+                                     ColumnId::kEpsilon, ColumnId::kPolicyIndex})) {
     return bad;
   }
-  const ColumnDescriptor *params = nullptr, *mean = nullptr, *var = nullptr, *count = nullptr, *epsilon = nullptr;
+  const ColumnDescriptor *params = nullptr, *mean = nullptr, *var = nullptr, *count = nullptr, *epsilon = nullptr,
+                         *policy = nullptr;
   Check bad;
   if ((bad = columns.get(ColumnId::kParams, DType::kFloat32, 1, true, params)) ||
       (bad = columns.get(ColumnId::kObsMean, DType::kFloat64, 1, false, mean)) ||
       (bad = columns.get(ColumnId::kObsVar, DType::kFloat64, 1, false, var)) ||
       (bad = columns.get(ColumnId::kObsCount, DType::kFloat64, 1, false, count)) ||
-      (bad = columns.get(ColumnId::kEpsilon, DType::kFloat64, 1, false, epsilon))) {
+      (bad = columns.get(ColumnId::kEpsilon, DType::kFloat64, 1, false, epsilon)) ||
+      (bad = columns.get(ColumnId::kPolicyIndex, DType::kInt64, 1, false, policy))) {
     return bad;
   }
   if (params->dims[0] > limits.max_params) return reject(RejectReason::kLimitExceeded, "too many params");
@@ -395,6 +449,14 @@ Check decode_weights(const Columns& columns, const MessageInfo& info, const Deco
     const double value = columns.scalar<double>(epsilon);
     if (!(value >= 0 && value <= 1)) return reject(RejectReason::kValueOutOfRange, "epsilon outside [0, 1]");
     weights.epsilon = value;
+  }
+  if (policy) {
+    if (policy->dims[0] != 1) return reject(RejectReason::kInconsistentDims, "policy_index is not [1]");
+    const auto index = columns.scalar<int64_t>(policy);
+    if (index < 0 || index > std::numeric_limits<int32_t>::max()) {
+      return reject(RejectReason::kValueOutOfRange, "policy_index outside [0, 2^31)");
+    }
+    weights.policy_index = static_cast<int32_t>(index);
   }
   columns.copy(params, weights.params);
   out = std::move(weights);

@@ -80,6 +80,11 @@ std::vector<zmq::message_t> encode_sample_fragment(std::shared_ptr<const SampleB
   builder.add_shared(ColumnId::kFinalObsIndex, {d}, b.final_obs_index, owner);
   builder.add_shared(ColumnId::kFinalObs, {d, o}, b.final_obs, owner);
   if (b.state_size > 0) builder.add_shared(ColumnId::kInitialStates, {k, b.state_size}, b.initial_states, owner);
+  if (b.policy_index >= 0 || b.lane >= 0) {
+    require(b.policy_index >= 0 && b.lane >= 0 && k == 1, "a multi-agent fragment needs a policy, a lane and K = 1");
+    const int64_t policy_lane[2] = {b.policy_index, b.lane};
+    builder.add_copied(ColumnId::kPolicyLane, DType::kInt64, {2}, policy_lane, sizeof(policy_lane));
+  }
   return builder.finish();
 }
 
@@ -92,6 +97,25 @@ std::vector<zmq::message_t> encode_episode_stats(const EpisodeStats& stats, uint
   builder.add_copied(ColumnId::kEpisodeReturns, {e}, stats.returns);
   builder.add_copied(ColumnId::kEpisodeLengths, {e}, stats.lengths);
   if (stats.dropped > 0) builder.add_copied(ColumnId::kEpisodesDropped, DType::kInt64, {1}, &stats.dropped, sizeof(int64_t));
+  if (stats.num_agents > 0) {
+    const size_t cells = stats.returns.size() * static_cast<size_t>(stats.num_agents);
+    require(stats.agent_returns.size() == cells && stats.agent_policies.size() == cells,
+            "EpisodeStats agent_returns and agent_policies must be [E, N]");
+    for (int32_t policy : stats.agent_policies) require(policy >= -1, "EpisodeStats agent policy below -1");
+    builder.add_copied(ColumnId::kAgentReturns, {e, stats.num_agents}, stats.agent_returns);
+    builder.add_copied(ColumnId::kAgentPolicies, {e, stats.num_agents}, stats.agent_policies);
+    require(stats.env_steps >= 0, "EpisodeStats env_steps is negative");
+    builder.add_copied(ColumnId::kEnvSteps, DType::kInt64, {1}, &stats.env_steps, sizeof(int64_t));
+    for (int64_t steps : stats.policy_agent_steps) require(steps >= 0, "EpisodeStats policy_agent_steps is negative");
+    if (!stats.policy_agent_steps.empty()) {
+      builder.add_copied(ColumnId::kPolicyAgentSteps, {static_cast<int64_t>(stats.policy_agent_steps.size())},
+                         stats.policy_agent_steps);
+    }
+  } else {
+    require(stats.agent_returns.empty() && stats.agent_policies.empty() && stats.env_steps == 0 &&
+                stats.policy_agent_steps.empty(),
+            "EpisodeStats agent columns or env_steps without num_agents");
+  }
   return builder.finish();
 }
 
@@ -114,6 +138,10 @@ std::vector<zmq::message_t> encode_weights(std::shared_ptr<const Weights> weight
   if (w.epsilon) {
     require(*w.epsilon >= 0 && *w.epsilon <= 1, "Weights epsilon must be in [0, 1]");
     builder.add_copied(ColumnId::kEpsilon, DType::kFloat64, {1}, &*w.epsilon, sizeof(double));
+  }
+  if (w.policy_index >= 0) {
+    const int64_t policy = w.policy_index;
+    builder.add_copied(ColumnId::kPolicyIndex, DType::kInt64, {1}, &policy, sizeof(int64_t));
   }
   return builder.finish();
 }

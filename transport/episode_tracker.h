@@ -17,6 +17,12 @@ namespace rlx {
 struct EpisodeReport {
   std::vector<double> returns;
   std::vector<int32_t> lengths;
+  // A multi-agent run's episodes as its workers reported them: [E, num_agents] each.
+  int32_t num_agents = 0;
+  std::vector<double> agent_returns;
+  std::vector<int32_t> agent_policies;  // -1: the agent never entered
+  int64_t env_steps = 0;                // the workers' env steps, as they reported them
+  std::vector<int64_t> policy_agent_steps;  // and their agent steps per policy (empty until one is reported)
 };
 
 class EpisodeTracker {

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kFaultNames[kNumFragmentFaults] = {
     "wrong_steps", "wrong_envs",       "wrong_obs_size", "wrong_action_shape", "missing_policy_outputs",
     "unexpected_policy_outputs",        "bad_flag",       "final_obs_mismatch", "non_finite",
-    "episode_too_long", "unpublished_version", "no_credit", "illegal_action", "wrong_state_size"};
+    "episode_too_long", "unpublished_version", "no_credit", "illegal_action", "wrong_state_size", "wrong_policy"};
 
 FragmentRefusal refuse(FragmentFault fault, std::string detail) { return {fault, std::move(detail)}; }
 

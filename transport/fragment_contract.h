@@ -33,9 +33,10 @@ enum class FragmentFault : uint8_t {
   kNoCredit,                // sent beyond the credits granted
   kIllegalAction,           // an action index outside its space, or one its observation's mask forbids
   kWrongStateSize,          // initial_states missing for a recurrent model, present for a memoryless one, or S not the model's
+  kWrongPolicy,             // multi-agent: no policy, or one the run does not train; single-agent: a policy named
 };
 
-constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kWrongStateSize) + 1;
+constexpr size_t kNumFragmentFaults = static_cast<size_t>(FragmentFault::kWrongPolicy) + 1;
 
 // snake_case name of a fault ("wrong_steps").
 const char* fragment_fault_name(FragmentFault fault);

@@ -38,6 +38,12 @@ struct EpisodeStats {
   std::vector<double> returns;   // [E]
   std::vector<int32_t> lengths;  // [E]
   int64_t dropped = 0;           // episodes ended by a non-finite step (drop_nonfinite_episodes), not in returns
+  // A multi-agent worker's episodes: N agents each (0: a single-agent worker, both empty).
+  int32_t num_agents = 0;
+  std::vector<double> agent_returns;    // [E, N] each agent's return
+  std::vector<int32_t> agent_policies;  // [E, N] the policy that drove each agent; -1: it never entered
+  int64_t env_steps = 0;                // multi-agent: env steps since the worker's last report
+  std::vector<int64_t> policy_agent_steps;  // multi-agent: [P] agent steps since then, per policy (may be empty)
 };
 
 // Learner -> worker: the worker may send this many more fragments.

@@ -1,11 +1,9 @@
 #include "transport/sample_receiver.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
-#include "core/observation_layout.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
 #include "transport/zap_authenticator.h"
@@ -23,28 +21,10 @@ constexpr size_t kMaxMessagesPerPoll = 256;   // then look at commands and timer
 constexpr int kListenBacklog = 4096;
 constexpr size_t kMaxEpisodesKept = 1 << 20;
 constexpr size_t kMaxNoticesKept = 256;
-constexpr size_t kMaxVersionsKept = 4096;  // published versions remembered for the check
 // Room beyond the largest fragment for the header, descriptors and a hello's JSON.
 constexpr uint64_t kMessageSlackBytes = 64 * 1024;
 // Control messages a connection may have waiting beyond its fragments.
 constexpr int kControlMessagesPerPeer = 32;
-
-// The contract of a worker announcing num_envs envs.
-FragmentContract contract_for(const ReceiverOptions& options, int64_t num_envs) {
-  FragmentContract contract;
-  contract.num_steps = options.fragment_length;
-  contract.num_envs = static_cast<int32_t>(num_envs);
-  contract.obs_size = options.env.obs_size;
-  contract.obs_bytes = options.env.obs_bytes;
-  contract.action_size = options.env.action_size;
-  contract.action_categories = options.env.action_categories;
-  if (contract.action_categories.empty() && options.env.num_actions > 0) contract.action_categories = {options.env.num_actions};
-  contract.mask_offset = options.env.mask_offset;
-  contract.mask_size = options.env.mask_size;
-  contract.policy_outputs = options.policy_outputs;
-  contract.state_size = options.state_size;
-  return contract;
-}
 
 std::string next_wake_endpoint() {
   static std::atomic<uint64_t> counter{0};
@@ -52,23 +32,6 @@ std::string next_wake_endpoint() {
 }
 
 }  // namespace
-
-bool is_loopback_endpoint(const std::string& endpoint) {
-  if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return true;
-  const std::string tcp = "tcp://";
-  const size_t colon = endpoint.rfind(':');
-  if (endpoint.rfind(tcp, 0) != 0 || colon == std::string::npos || colon < tcp.size()) return false;
-  std::string host = endpoint.substr(tcp.size(), colon - tcp.size());
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    in6_addr address{};
-    if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &address) != 1) return false;
-    if (IN6_IS_ADDR_LOOPBACK(&address)) return true;
-    return IN6_IS_ADDR_V4MAPPED(&address) && address.s6_addr[12] == 127;
-  }
-  in_addr address{};
-  if (inet_pton(AF_INET, host.c_str(), &address) != 1) return false;  // a name: not resolved here
-  return (ntohl(address.s_addr) >> 24) == 127;
-}
 
 SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
     : options_(std::move(options)), context_(context), peer_guard_(options_.peer_guard) {
@@ -79,9 +42,16 @@ SampleReceiver::SampleReceiver(zmq::context_t& context, ReceiverOptions options)
   if (options_.max_envs_per_worker < 1) throw std::invalid_argument("max_envs_per_worker must be >= 1");
   if (options_.max_workers < 1) throw std::invalid_argument("max_workers must be >= 1");
   // Nothing larger than the largest fragment the contract allows is decoded or even received.
-  const FragmentContract largest = contract_for(options_, options_.max_envs_per_worker);
-  const uint64_t largest_bytes = max_fragment_bytes(largest);
+  uint64_t largest_bytes = 0;
+  for (const FragmentContract& largest : worker_contracts(options_, options_.max_envs_per_worker)) {
+    largest_bytes = std::max(largest_bytes, max_fragment_bytes(largest));
+  }
   options_.limits.num_actions = options_.env.num_actions;
+  for (const PolicyExpectation& policy : options_.policies) {
+    options_.limits.num_actions = std::max(options_.limits.num_actions, policy.env.num_actions);
+  }
+  if (multi_agent() && options_.num_agents < 1) throw std::invalid_argument("a multi-agent SampleReceiver needs num_agents");
+  versions_.assign(std::max<size_t>(1, options_.policies.size()), PublishedVersions(options_.max_policy_lag));
   options_.limits.max_envs = options_.max_envs_per_worker;
   options_.limits.max_transitions = int64_t{options_.fragment_length} * options_.max_envs_per_worker;
   options_.limits.max_episodes = options_.limits.max_transitions;
@@ -129,32 +99,20 @@ void SampleReceiver::post(Command command) {
 
 void SampleReceiver::publish_weights(std::shared_ptr<const Weights> weights) {
   if (!weights) throw std::invalid_argument("publish_weights needs weights");
+  const int32_t policy = weights->policy_index;
+  if (multi_agent() ? policy < 0 || static_cast<size_t>(policy) >= versions_.size() : policy != -1) {
+    throw std::invalid_argument("publish_weights: policy index " + std::to_string(policy) + " in a run of " +
+                                std::to_string(options_.policies.size()) + " multi-agent policies");
+  }
+  const size_t index = static_cast<size_t>(std::max(policy, 0));
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    current_weights_ = weights;
-    current_version_ = weights->policy_version;
-    if (!first_published_version_) first_published_version_ = weights->policy_version;
-    published_versions_.push_back(weights->policy_version);
-    if (published_versions_.size() > kMaxVersionsKept) published_versions_.pop_front();
+    versions_[index].publish(std::move(weights));
   }
-  post(Command{Command::Kind::kWeights, {}});
+  post(Command{Command::Kind::kWeights, {}, index});
 }
 
 void SampleReceiver::stop_workers() { post(Command{Command::Kind::kStopWorkers, {}}); }
-
-bool SampleReceiver::stale(uint64_t policy_version) const {
-  const uint64_t current = current_version_.load();
-  return current > policy_version && current - policy_version > options_.max_policy_lag;
-}
-
-bool SampleReceiver::published(uint64_t policy_version) const {
-  if (!first_published_version_ || policy_version < *first_published_version_) return false;
-  if (policy_version > current_version_.load()) return false;
-  // Older than every version remembered: published long ago (versions only grow).
-  if (policy_version < published_versions_.front()) return true;
-  // Published in increasing order, so the deque is sorted.
-  return std::binary_search(published_versions_.begin(), published_versions_.end(), policy_version);
-}
 
 std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
@@ -167,7 +125,7 @@ std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout
     stats_.queued_bytes -= fragment_bytes(batch);
     commands_.push_back(Command{Command::Kind::kCredit, identity});
     wake_send_.send(zmq::const_buffer("", 0), zmq::send_flags::dontwait);
-    if (stale(batch.policy_version)) {
+    if (versions_of(batch).stale(batch.policy_version)) {
       ++stats_.dropped_stale;
       continue;
     }
@@ -341,10 +299,12 @@ void SampleReceiver::welcome(const std::string& identity, uint64_t sender_id) {
 void SampleReceiver::handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence) {
   auto it = workers_.find(identity);
   const ExpectedEnv& env = options_.env;
-  const bool matches = hello.env_id == env.env_id && hello.obs_size == env.obs_size && hello.obs_bytes == env.obs_bytes &&
-                       hello.action_size == env.action_size && hello.num_actions == env.num_actions &&
-                       hello.action_components == std::max<int64_t>(1, static_cast<int64_t>(env.action_categories.size())) &&
-                       hello.num_envs >= 1 && hello.num_envs <= options_.max_envs_per_worker;
+  const bool same_spaces = multi_agent() ||  // each policy's are checked on its fragments
+                           (hello.obs_size == env.obs_size && hello.obs_bytes == env.obs_bytes &&
+                            hello.action_size == env.action_size && hello.num_actions == env.num_actions &&
+                            hello.action_components == std::max<int64_t>(1, static_cast<int64_t>(env.action_categories.size())));
+  const bool matches = hello.env_id == env.env_id && same_spaces && hello.num_envs >= 1 &&
+                       hello.num_envs <= options_.max_envs_per_worker;
   if (it == workers_.end() || !matches) {
     // Not welcomed first, or stepping another env: tell it to stop.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -368,9 +328,11 @@ void SampleReceiver::handle_hello(const std::string& identity, const Hello& hell
   }
   worker.worker_id = hello.worker_id;
   worker.hello_sequence = sequence;
-  const FragmentContract contract = contract_for(options_, hello.num_envs);
-  if (contract.num_envs != worker.contract.num_envs) worker.episodes = EpisodeTracker(env.max_episode_steps);
-  worker.contract = contract;
+  std::vector<FragmentContract> contracts = worker_contracts(options_, hello.num_envs);
+  if (worker.contracts.empty() || contracts[0].num_envs != worker.contracts[0].num_envs) {
+    worker.episodes = EpisodeTracker(env.max_episode_steps);
+  }
+  worker.contracts = std::move(contracts);
   worker.who = "worker " + std::to_string(hello.worker_id) + " (pid " + std::to_string(hello.pid) + " on " +
                hello.hostname + ")";
   send_weights(identity);
@@ -388,15 +350,27 @@ std::optional<FragmentRefusal> SampleReceiver::check(Worker& worker, const Sampl
   }
   --worker.credits;
   if (worker.credits == 0) worker.starved_since = Clock::now();
-  if (auto refusal = check_fragment(batch, worker.contract)) return refusal;
+  const int32_t policy = batch.policy_index;
+  if (!multi_agent() && policy != -1) {
+    return FragmentRefusal{FragmentFault::kWrongPolicy, "policy " + std::to_string(policy) + " in a single-agent run"};
+  }
+  if (multi_agent() && (policy < 0 || static_cast<size_t>(policy) >= options_.policies.size() ||
+                        !options_.policies[static_cast<size_t>(policy)].trains)) {
+    return FragmentRefusal{FragmentFault::kWrongPolicy, "policy " + std::to_string(policy) + " is not one of the " +
+                                                            std::to_string(options_.policies.size()) +
+                                                            " policies of the run that train"};
+  }
+  if (auto refusal = check_fragment(batch, worker.contracts[static_cast<size_t>(std::max(policy, 0))])) return refusal;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!published(batch.policy_version) && !stale(batch.policy_version)) {
+    const PublishedVersions& versions = versions_of(batch);
+    if (!versions.published(batch.policy_version) && !versions.stale(batch.policy_version)) {
       return FragmentRefusal{FragmentFault::kUnpublishedVersion,
                              "policy version " + std::to_string(batch.policy_version) + " was never published (latest " +
-                                 std::to_string(current_version_.load()) + ")"};
+                                 std::to_string(versions.latest_version()) + ")"};
     }
   }
+  if (multi_agent()) return std::nullopt;  // a lane's episodes: the worker's report
   if (auto too_long = worker.episodes.add(batch, finished)) return FragmentRefusal{FragmentFault::kEpisodeTooLong, *too_long};
   return std::nullopt;
 }
@@ -447,7 +421,7 @@ void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& 
     episodes_.returns.insert(episodes_.returns.end(), finished.returns.begin(), finished.returns.end());
     episodes_.lengths.insert(episodes_.lengths.end(), finished.lengths.begin(), finished.lengths.end());
   }
-  if (stale(batch.policy_version)) {
+  if (versions_of(batch).stale(batch.policy_version)) {
     ++stats_.dropped_stale;
     lock.unlock();
     send_credits(identity, worker, 1);
@@ -468,13 +442,42 @@ void SampleReceiver::handle_episode_stats(const std::string& identity, const Epi
   // and lengths come from the fragments. The count is bounded by the steps a fragment holds.
   auto it = workers_.find(identity);
   if (it == workers_.end() || !it->second.ready) return;
-  const int64_t most = it->second.contract.num_steps * int64_t{it->second.contract.num_envs};
+  const FragmentContract& contract = it->second.contracts[0];
+  const int64_t most = contract.num_steps * int64_t{contract.num_envs};
   std::lock_guard<std::mutex> lock(mutex_);
-  if (stats.dropped < 0 || stats.dropped > most) {
+  if (stats.dropped < 0 || stats.dropped > most || multi_agent() != (stats.num_agents > 0) ||
+      (multi_agent() && !take_agent_episodes(stats))) {
     ++stats_.unexpected_messages;
     return;
   }
   stats_.episodes_dropped += static_cast<uint64_t>(stats.dropped);
+}
+
+bool SampleReceiver::take_agent_episodes(const EpisodeStats& stats) {
+  if (stats.num_agents != options_.num_agents) return false;
+  for (const double value : stats.agent_returns) {
+    if (!std::isfinite(value)) return false;
+  }
+  for (const double value : stats.returns) {
+    if (!std::isfinite(value)) return false;
+  }
+  for (const int32_t policy : stats.agent_policies) {
+    if (policy >= static_cast<int32_t>(options_.policies.size())) return false;
+  }
+  if (!stats.policy_agent_steps.empty()) {
+    if (stats.policy_agent_steps.size() != options_.policies.size()) return false;
+    episodes_.policy_agent_steps.resize(options_.policies.size(), 0);
+    for (size_t p = 0; p < options_.policies.size(); ++p) episodes_.policy_agent_steps[p] += stats.policy_agent_steps[p];
+  }
+  stats_.episodes += stats.returns.size();
+  episodes_.env_steps += stats.env_steps;
+  if (episodes_.returns.size() + stats.returns.size() > kMaxEpisodesKept) return true;  // the learner is not reading
+  episodes_.num_agents = stats.num_agents;
+  episodes_.returns.insert(episodes_.returns.end(), stats.returns.begin(), stats.returns.end());
+  episodes_.lengths.insert(episodes_.lengths.end(), stats.lengths.begin(), stats.lengths.end());
+  episodes_.agent_returns.insert(episodes_.agent_returns.end(), stats.agent_returns.begin(), stats.agent_returns.end());
+  episodes_.agent_policies.insert(episodes_.agent_policies.end(), stats.agent_policies.begin(), stats.agent_policies.end());
+  return true;
 }
 
 void SampleReceiver::run_commands() {
@@ -483,10 +486,10 @@ void SampleReceiver::run_commands() {
     std::lock_guard<std::mutex> lock(mutex_);
     commands.swap(commands_);
   }
-  bool weights_changed = false;
+  std::vector<bool> weights_changed(versions_.size(), false);
   for (const Command& command : commands) {
     switch (command.kind) {
-      case Command::Kind::kWeights: weights_changed = true; break;
+      case Command::Kind::kWeights: weights_changed[command.policy] = true; break;
       case Command::Kind::kCredit: {
         auto it = workers_.find(command.identity);
         if (it == workers_.end() || !it->second.ready) break;  // forgotten meanwhile
@@ -499,9 +502,10 @@ void SampleReceiver::run_commands() {
         break;
     }
   }
-  if (weights_changed) {
+  for (size_t policy = 0; policy < weights_changed.size(); ++policy) {
+    if (!weights_changed[policy]) continue;
     for (const auto& [identity, worker] : workers_) {
-      if (worker.ready) send_weights(identity);
+      if (worker.ready) send_weights(identity, policy);
     }
   }
 }
@@ -529,13 +533,15 @@ void SampleReceiver::send(const std::string& identity, std::vector<zmq::message_
   send_frames(router_, frames, std::chrono::milliseconds(0));
 }
 
-void SampleReceiver::send_weights(const std::string& identity) {
-  std::shared_ptr<const Weights> weights;
+void SampleReceiver::send_weights(const std::string& identity, std::optional<size_t> policy) {
+  std::vector<std::shared_ptr<const Weights>> latest;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    weights = current_weights_;
+    for (size_t p = 0; p < versions_.size(); ++p) {
+      if ((!policy || *policy == p) && versions_[p].latest()) latest.push_back(versions_[p].latest());
+    }
   }
-  if (weights) send(identity, encode_weights(weights, 0, ++sequence_));
+  for (auto& weights : latest) send(identity, encode_weights(std::move(weights), 0, ++sequence_));
 }
 
 void SampleReceiver::close_clock(Worker& worker, Clock::time_point now) {
@@ -567,21 +573,6 @@ void SampleReceiver::send_credits(const std::string& identity, Worker& worker, i
   }
   worker.credits += credits;
   send(identity, encode_credit_grant(CreditGrant{credits}, 0, ++sequence_));
-}
-
-ExpectedEnv ExpectedEnv::of(const EnvSpec& spec) {
-  ExpectedEnv env;
-  const ObservationLayout layout = observation_layout(spec);
-  env.env_id = spec.id;
-  env.obs_size = layout.float_slots;
-  env.obs_bytes = layout.byte_slots;
-  env.action_size = spec.action_space.is_box() ? spec.action_space.size() : 0;
-  env.action_categories = rlx::action_categories(spec.action_space);
-  for (int64_t count : env.action_categories) env.num_actions += count;
-  env.mask_offset = layout.mask_offset;
-  env.mask_size = layout.mask_size;
-  env.max_episode_steps = spec.max_episode_steps;
-  return env;
 }
 
 }  // namespace rlx

@@ -41,6 +41,7 @@
 #include "transport/fragment_contract.h"
 #include "transport/messages.h"
 #include "transport/peer_guard.h"
+#include "transport/published_versions.h"
 
 namespace rlx {
 
@@ -60,6 +61,14 @@ struct ExpectedEnv {
 
   // The contract of an env with this spec.
   static ExpectedEnv of(const EnvSpec& spec);
+};
+
+// A multi-agent run: what the fragments of one policy must be.
+struct PolicyExpectation {
+  ExpectedEnv env;              // its agents' spaces (env_id is the run's)
+  bool policy_outputs = true;   // as ReceiverOptions::policy_outputs, for this policy's algorithm
+  int64_t state_size = 0;       // as ReceiverOptions::state_size, for this policy's model
+  bool trains = true;           // false: a frozen or scripted policy, whose fragments are refused
 };
 
 struct ReceiverOptions {
@@ -85,7 +94,17 @@ struct ReceiverOptions {
   std::vector<std::string> authorized_client_keys;
   // Without CURVE keys the receiver refuses endpoints other than loopback unless this is set.
   bool allow_unauthenticated_remote = false;
+  // A multi-agent run: each policy's expectation, by its index in the run's map, and the env's
+  // agents. Every fragment then holds one lane (K = 1) and names its policy; a hello announces
+  // the worker's lanes as num_envs (its spaces are not compared: env's id is); weights name their
+  // policy; episodes (with each agent's return) come from the workers' reports. Empty: one agent.
+  std::vector<PolicyExpectation> policies;
+  int num_agents = 0;
 };
+
+// The contracts of a worker announcing num_envs envs (lanes): one, or one per policy of a
+// multi-agent run.
+std::vector<FragmentContract> worker_contracts(const ReceiverOptions& options, int64_t num_envs);
 
 // True for a bound endpoint (numeric, as ZMQ_LAST_ENDPOINT gives it) on a loopback address
 // (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104), and for ipc:// and inproc://. Host and interface
@@ -143,8 +162,10 @@ class SampleReceiver {
   // The bound endpoint (with the real port), e.g. "tcp://127.0.0.1:40123".
   const std::string& endpoint() const { return endpoint_; }
 
-  // Makes these the current weights: sent to every worker now and to each that joins later.
-  // Fragments more than max_policy_lag versions behind weights->policy_version become stale.
+  // Makes these the current weights (of weights->policy_index in a multi-agent run): sent to every
+  // worker now and to each that joins later. Fragments more than max_policy_lag versions behind
+  // weights->policy_version become stale. Throws std::invalid_argument for a policy index that
+  // the run does not have (or any in a single-agent run).
   void publish_weights(std::shared_ptr<const Weights> weights);
 
   // The next fresh fragment, waiting up to timeout; its worker gets a new credit.
@@ -175,7 +196,7 @@ class SampleReceiver {
     // The sequence number of its latest hello: a message numbered below it was sent before
     // (queued while the link was down, say) and belongs to an earlier setup.
     uint64_t hello_sequence = 0;
-    FragmentContract contract;
+    std::vector<FragmentContract> contracts;  // worker_contracts()
     EpisodeTracker episodes;
     std::string who;       // "worker ID (pid P on HOST)" for notices
     std::chrono::steady_clock::time_point last_seen;
@@ -187,6 +208,7 @@ class SampleReceiver {
   struct Command {
     enum class Kind { kWeights, kCredit, kStopWorkers } kind;
     std::string identity;  // kCredit
+    size_t policy = 0;     // kWeights: whose
   };
   void run();
   void handle_message(const std::string& identity, std::vector<zmq::message_t>& frames);
@@ -194,6 +216,9 @@ class SampleReceiver {
   void handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence);
   void handle_fragment(const std::string& identity, SampleBatch&& batch, uint64_t sequence);
   void handle_episode_stats(const std::string& identity, const EpisodeStats& stats);
+  // A multi-agent worker's episodes, checked (agents, policies, finite returns) and kept; false
+  // when they are not what the run's workers send.
+  bool take_agent_episodes(const EpisodeStats& stats);
   // Checks a fragment of a ready worker; nothing when it may be queued.
   std::optional<FragmentRefusal> check(Worker& worker, const SampleBatch& batch, EpisodeReport& finished);
   // Refuses a fragment: counts it, drops its sender and says why in a notice.
@@ -205,7 +230,8 @@ class SampleReceiver {
   void run_commands();
   void heartbeat_and_expire();
   void send(const std::string& identity, std::vector<zmq::message_t> frames);
-  void send_weights(const std::string& identity);
+  // The latest weights of `policy` (every policy's when none is named), each that was published.
+  void send_weights(const std::string& identity, std::optional<size_t> policy = std::nullopt);
   void send_credits(const std::string& identity, Worker& worker, int64_t credits);
   void post(Command command);
   // The worker's ready and starved time so far into the closed totals (it is being forgotten,
@@ -213,8 +239,11 @@ class SampleReceiver {
   void close_clock(Worker& worker, std::chrono::steady_clock::time_point now);
   // Publishes the workers' ready and starved seconds (closed totals plus the live ones) in stats_.
   void publish_clocks(std::chrono::steady_clock::time_point now);
-  bool stale(uint64_t policy_version) const;
-  bool published(uint64_t policy_version) const;  // under mutex_
+  bool multi_agent() const { return !options_.policies.empty(); }
+  // The versions of a fragment's policy (under mutex_).
+  const PublishedVersions& versions_of(const SampleBatch& batch) const {
+    return versions_[static_cast<size_t>(std::max(batch.policy_index, 0))];
+  }
 
   ReceiverOptions options_;
   zmq::context_t& context_;
@@ -240,10 +269,7 @@ class SampleReceiver {
   std::deque<std::pair<std::string, SampleBatch>> queue_;
   std::vector<Command> commands_;
   zmq::socket_t wake_send_;  // guarded by mutex_
-  std::shared_ptr<const Weights> current_weights_;
-  std::atomic<uint64_t> current_version_{0};
-  std::deque<uint64_t> published_versions_;  // the latest ones, oldest first
-  std::optional<uint64_t> first_published_version_;
+  std::vector<PublishedVersions> versions_;  // per policy (one in a single-agent run)
   EpisodeReport episodes_;
   std::vector<std::string> notices_;
   ReceiverStats stats_;

@@ -45,6 +45,12 @@ const char* column_id_name(ColumnId id) {
     case ColumnId::kBootstrapObsU8: return "bootstrap_obs_u8";
     case ColumnId::kFinalObsU8: return "final_obs_u8";
     case ColumnId::kInitialStates: return "initial_states";
+    case ColumnId::kPolicyLane: return "policy_lane";
+    case ColumnId::kAgentReturns: return "agent_returns";
+    case ColumnId::kAgentPolicies: return "agent_policies";
+    case ColumnId::kEnvSteps: return "env_steps";
+    case ColumnId::kPolicyAgentSteps: return "policy_agent_steps";
+    case ColumnId::kPolicyIndex: return "policy_index";
     case ColumnId::kHelloInfo: return "hello_info";
     case ColumnId::kWelcomeInfo: return "welcome_info";
     case ColumnId::kEpisodeReturns: return "episode_returns";

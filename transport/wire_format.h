@@ -50,16 +50,22 @@ enum class ColumnId : uint16_t {
   kBootstrapObsU8 = 13,  // [K, B]
   kFinalObsU8 = 14,      // [D, B]
   kInitialStates = 15,   // [K, S] float32: a recurrent policy's state before step 0, when S > 0
+  kPolicyLane = 16,      // [2] int64: a multi-agent fragment's policy (index in the run's map) and lane
   kHelloInfo = 20,
   kWelcomeInfo = 21,
   kEpisodeReturns = 30,
   kEpisodeLengths = 31,
   kEpisodesDropped = 32,
+  kAgentReturns = 33,    // [E, N] float64: a multi-agent worker's episodes, each agent's return
+  kAgentPolicies = 34,   // [E, N] int32: the policy that drove each agent in each episode (-1: never entered)
+  kEnvSteps = 35,        // [1] int64: a multi-agent worker's env steps since its last report
+  kPolicyAgentSteps = 36,  // [P] int64: its agent steps since then, per policy (absent: none counted)
   kParams = 40,
   kObsMean = 41,
   kObsVar = 42,
   kObsCount = 43,
   kEpsilon = 44,
+  kPolicyIndex = 45,     // [1] int64: the multi-agent policy these weights are for
   kCredits = 50,
 };
 

@@ -116,8 +116,9 @@ TEST_CASE("A frozen policy acts but never learns, and checkpoints hold every pol
 
 TEST_CASE("A multi-agent run asks for what is built, or is refused before anything is written", "[algorithms][multi_agent]") {
   test::TempDir dir;
-  const auto refused = [&](const std::vector<std::string>& overrides, const std::string& env = "") {
-    Experiment e = example("multi-agent-cartpole-4-policies-ppo.yaml", overrides);
+  const auto refused = [&](const std::vector<std::string>& overrides, const std::string& env = "",
+                           const std::string& file = "multi-agent-cartpole-4-policies-ppo.yaml") {
+    Experiment e = example(file, overrides);
     if (!env.empty()) e.env = env;
     try {
       test::train_quietly(e, dir.path());
@@ -128,9 +129,9 @@ TEST_CASE("A multi-agent run asks for what is built, or is refused before anythi
     FAIL("no error");
     return std::string();
   };
-  CHECK_THAT(refused({"num_workers=2"}), Catch::Contains("experiment 'multi-agent-cartpole-4-policies-ppo' on multi-agent env "
-                                                         "'MultiAgentCartPole-v0': num_workers is 2") &&
-                                             Catch::Contains("set num_workers: 0"));
+  CHECK_THAT(refused({"num_workers=2"}, "", "connect-four-self-play-ppo.yaml"),
+             Catch::Contains("experiment 'connect-four-self-play-ppo' on multi-agent env 'ConnectFour-v0': self_play.league: "
+                             "scripted opponents play in the learner's process only so far: set num_workers: 0"));
   CHECK_THAT(refused({}, "CartPole-v1"), Catch::Contains("policies, policy_mapping and policies_to_train are for multi-agent "
                                                          "envs; 'CartPole-v1' has one agent"));
   Experiment uncovered = example("multi-agent-cartpole-4-policies-ppo.yaml", {});

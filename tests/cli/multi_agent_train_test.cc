@@ -29,11 +29,12 @@ nlohmann::json last_row(const fs::path& trial) {
   return nlohmann::json::parse(text.substr(start == std::string::npos ? 0 : start + 1, end + 1));
 }
 
-// Trains `file` for 3 iterations into tmp/runs/NAME/t (exit 3: the budget ended it) and checks
-// that `trained` learned, `frozen` only acted, and the checkpoint holds both.
+// Trains `file` (with `flags`, e.g. worker processes) for 3 iterations into tmp/runs/NAME/t (exit
+// 3: the budget ended it) and checks that `trained` learned, `frozen` only acted, and the
+// checkpoint holds both.
 void check_trains(const rlx::test::TempDir& tmp, const fs::path& file, const std::string& name, const std::string& trained,
-                  const std::string& frozen) {
-  const auto r = run_rlx("train " + file.string() + " --output " + (tmp / "runs").string() + " --trial-name t -q");
+                  const std::string& frozen, const std::string& flags = "") {
+  const auto r = run_rlx("train " + file.string() + " --output " + (tmp / "runs").string() + " --trial-name t -q " + flags);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 3);
   const fs::path trial = tmp / "runs" / name / "t";
@@ -66,39 +67,67 @@ void check_trains(const rlx::test::TempDir& tmp, const fs::path& file, const std
 
   // Resume carries on with every policy.
   const auto resumed = run_rlx("train --resume " + (trial / "checkpoints" / "checkpoint_000002").string() +
-                               " --set stop.training_iteration=4 -q");
+                               " --set stop.training_iteration=4 -q " + flags);
   INFO(resumed.out << resumed.err);
   REQUIRE(resumed.exit_code == 3);
   CHECK(last_row(trial)["policy"][trained]["learner"]["policy_version"] == 5);  // 1 + 2 updates before the checkpoint + 2 after
 }
 
-}  // namespace
-
-TEST_CASE("A C++ plugin's multi-agent env trains from the CLI with two policies, one frozen", "[cli][multi_agent]") {
-  rlx::test::TempDir tmp;
+// The C++ plugin's two-player env: `mover` trains, `waiter` (another model) is frozen.
+fs::path write_turns(const rlx::test::TempDir& tmp) {
   const fs::path file = tmp / "turns.yaml";
   rlx::test::write_text(file, std::string("turns:\n  env: PluginTurns-v0\n  plugins: [") + RLX_TEST_PLUGIN_MULTI_AGENT +
                                   "]\n  algorithm: PPO\n  stop: {training_iteration: 3}\n" + kConfig +
                                   "  policies: {mover: {}, waiter: {hidden_sizes: [8]}}\n"
                                   "  policy_mapping: {first: mover, second: waiter}\n"
                                   "  policies_to_train: [mover]\n");
-  check_trains(tmp, file, "turns", "mover", "waiter");
-  const std::string params = rlx::read_file(tmp / "runs" / "turns" / "t" / "params.yaml");
-  CHECK_THAT(params, Catch::Contains("policies_to_train: [mover]") && Catch::Contains("hidden_sizes: [8]"));
+  return file;
 }
 
-TEST_CASE("A PettingZoo-style Python env trains from the CLI with two policies, one frozen", "[cli][multi_agent][python]") {
-  rlx::test::TempDir tmp;
+// The PettingZoo-style Python game: `loser` trains, `winner` is frozen; p0 wins every episode.
+fs::path write_game(const rlx::test::TempDir& tmp) {
   const fs::path file = tmp / "game.yaml";
   rlx::test::write_text(file, std::string("game:\n  env: python:multi_agent_envs:TurnGame\n  python_path: [") + RLX_SOURCE_DIR +
                                   "/tests/envs/python]\n  algorithm: PPO\n  stop: {training_iteration: 3}\n" + kConfig +
                                   "  policies: {winner: {}, loser: {}}\n"
                                   "  policy_mapping: {p0: winner, p1: loser}\n"
                                   "  policies_to_train: [loser]\n");
-  check_trains(tmp, file, "game", "loser", "winner");
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("A C++ plugin's multi-agent env trains from the CLI with two policies, one frozen", "[cli][multi_agent]") {
+  rlx::test::TempDir tmp;
+  check_trains(tmp, write_turns(tmp), "turns", "mover", "waiter");
+  const std::string params = rlx::read_file(tmp / "runs" / "turns" / "t" / "params.yaml");
+  CHECK_THAT(params, Catch::Contains("policies_to_train: [mover]") && Catch::Contains("hidden_sizes: [8]"));
+}
+
+TEST_CASE("A PettingZoo-style Python env trains from the CLI with two policies, one frozen", "[cli][multi_agent][python]") {
+  rlx::test::TempDir tmp;
+  check_trains(tmp, write_game(tmp), "game", "loser", "winner");
   // The game's fixed outcome: p0 wins every episode, p1 loses it.
   const nlohmann::json row = last_row(tmp / "runs" / "game" / "t");
   CHECK(row["agent"]["p0"]["episode_return_mean"] == 1.0);
   CHECK(row["agent"]["p1"]["episode_return_mean"] == -1.0);
   CHECK(row["episode_return_mean"] == 0.0);
 }
+
+// The "done when": both kinds of multi-agent env train with several policies, one frozen,
+// in worker processes and with data-parallel learners.
+TEST_CASE("Multi-agent envs from a C++ plugin and from Python train in worker processes with 2 learners",
+          "[cli][multi_agent][python][dp]") {
+  rlx::test::TempDir tmp;
+  check_trains(tmp, write_turns(tmp), "turns", "mover", "waiter", "--workers 2 --learners 2");
+  CHECK_THAT(rlx::read_file(tmp / "runs" / "turns" / "t" / "logs" / "learner_rank_1.log"), Catch::Contains("driver said stop"));
+  CHECK(fs::exists(tmp / "runs" / "turns" / "t" / "logs" / "worker_2.log"));
+
+  check_trains(tmp, write_game(tmp), "game", "loser", "winner", "--workers 2 --learners 2");
+  // The workers' episode reports: p0 wins every episode, p1 loses it.
+  const nlohmann::json row = last_row(tmp / "runs" / "game" / "t");
+  CHECK(row["agent"]["p0"]["episode_return_mean"].get<double>() == Approx(1.0).margin(1e-9));
+  CHECK(row["agent"]["p1"]["episode_return_mean"].get<double>() == Approx(-1.0).margin(1e-9));
+  CHECK(row["num_env_steps_sampled"].get<int64_t>() > 0);
+}
+

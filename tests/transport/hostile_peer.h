@@ -113,7 +113,7 @@ class HostilePeer {
       if (welcomed_ && !hello_sent_) {
         Hello hello;
         hello.worker_id = worker_id_;
-        hello.env_id = "CartPole-v1";
+        hello.env_id = env_id_;
         hello.num_envs = num_envs_;
         hello.obs_size = 4;
         hello.num_actions = 2;
@@ -151,6 +151,9 @@ class HostilePeer {
     }
   }
 
+  // The env id its hello announces (CartPole-v1 unless set before join()).
+  void set_env_id(std::string env_id) { env_id_ = std::move(env_id); }
+
   // The peer spent one credit (it sent a fragment it held one for).
   void use_credit() { --credits_; }
 
@@ -162,6 +165,7 @@ class HostilePeer {
  private:
   zmq::socket_t socket_;
   int64_t num_envs_;
+  std::string env_id_ = "CartPole-v1";
   uint64_t worker_id_ = 666;
   uint64_t sequence_ = 0;
   bool welcomed_ = false;
