@@ -131,3 +131,28 @@ TEST_CASE("Multi-agent envs from a C++ plugin and from Python train in worker pr
   CHECK(row["num_env_steps_sampled"].get<int64_t>() > 0);
 }
 
+
+// Bad input mid-run: the env pays a reward to an agent it does not have. The run stops with exit
+// status 2 and an error naming the env and the agent, in this process and in a worker; what was
+// written before (result rows, checkpoints) stays whole.
+TEST_CASE("A multi-agent env that breaks its contract mid-run fails it by name and loses nothing written",
+          "[cli][multi_agent][python]") {
+  for (const char* workers : {"0", "2"}) {
+    INFO(workers << " workers");
+    rlx::test::TempDir tmp;
+    const fs::path file = tmp / "bad.yaml";
+    rlx::test::write_text(file, std::string("bad:\n  env: python:multi_agent_envs:TurnGameGoesBad\n  python_path: [") +
+                                    RLX_SOURCE_DIR + "/tests/envs/python]\n  algorithm: PPO\n"
+                                    "  stop: {training_iteration: 100}\n" + kConfig);
+    const auto r = run_rlx("train " + file.string() + " --workers " + workers + " --set checkpoint_freq=1 --output " +
+                           (tmp / "runs").string() + " --trial-name t -q");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("python:multi_agent_envs:TurnGameGoesBad") && Catch::Contains("'ghost'"));
+    const fs::path trial = tmp / "runs" / "bad" / "t";
+    const nlohmann::json row = last_row(trial);  // every row parses: none is torn
+    const int64_t iterations = row["training_iteration"].get<int64_t>();
+    CHECK(iterations >= 1);
+    CHECK_NOTHROW(rlx::read_checkpoint_dir(rlx::checkpoint_path(trial, iterations)));
+  }
+}

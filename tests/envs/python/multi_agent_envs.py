@@ -94,3 +94,19 @@ class BadShapePair(RllibPair):
 
     def __init__(self):
         super().__init__(bad_shape=True)
+
+
+class TurnGameGoesBad(TurnGame):
+    """TurnGame until its 200th step, after which it also pays a reward to "ghost", an agent it
+    does not have (a bug that shows up mid-run)."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = 0
+
+    def step(self, actions):
+        self.steps += 1
+        observations, rewards, terminations, truncations, infos = super().step(actions)
+        if self.steps >= 200:
+            rewards["ghost"] = 1.0
+        return observations, rewards, terminations, truncations, infos
