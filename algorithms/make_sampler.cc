@@ -85,9 +85,6 @@ std::unique_ptr<Sampler> make_sampler(const TrainOptions& options, const Algorit
   o.launcher = options.launcher;
   if (options.auth_keys) add_curve_keys(*options.auth_keys, o, keys);
   if (multi) {
-    // A lane per agent of each env: credits for two fragments of each.
-    o.credits_per_worker = 2 * static_cast<int>(config.num_envs_per_worker) *
-                           static_cast<int>(multi->policy_map().num_agents());
     std::unique_ptr<MultiAgentSampler> sampler = multi->make_remote_sampler(o);
     announce(options, dynamic_cast<RemoteMultiAgentSampler&>(*sampler).remote(), o, trial_dir, workers);
     return sampler;

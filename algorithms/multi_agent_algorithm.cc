@@ -1,5 +1,6 @@
 #include "algorithms/multi_agent_algorithm.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "algorithms/model_from_config.h"
@@ -28,8 +29,8 @@ std::string label(const Experiment& experiment) {
 void refuse_unbuilt(const Experiment& experiment) {
   const CommonConfig& common = experiment.config.common();
   const auto refuse = [&](const std::string& what) { throw ConfigError(label(experiment) + ": " + what); };
-  if (experiment.algorithm != AlgorithmKind::kPPO) {
-    refuse(std::string("multi-agent runs train with PPO so far, not ") + algorithm_name(experiment.algorithm));
+  if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO) {
+    refuse(std::string("multi-agent runs train with PPO or APPO so far, not ") + algorithm_name(experiment.algorithm));
   }
   if (common.num_workers != 0 && !experiment.multi_agent.self_play.league.empty()) {
     refuse("self_play.league: scripted opponents play in the learner's process only so far: set num_workers: 0");
@@ -211,6 +212,12 @@ std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_local_sampler() con
 std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_remote_sampler(RemoteSamplerOptions options) const {
   auto multi = std::make_shared<MultiAgentWorkerSetup>();
   multi->setup = experiment_.multi_agent.to_json();
+  // A worker needs each policy's name and scripted rule; its model and how it acts come per policy.
+  if (multi->setup.contains("policies")) {
+    for (auto& [name, keys] : multi->setup["policies"].items()) {
+      keys = keys.contains("scripted") ? nlohmann::json{{"scripted", keys["scripted"]}} : nlohmann::json::object();
+    }
+  }
   bool have_base = false;  // the env, envs, fragments and seed: the first policy with a model's
   for (size_t p = 0; p < policies_.size(); ++p) {
     const EnvSpec& spec = map_->policy_env_spec(static_cast<int>(p));
@@ -232,6 +239,14 @@ std::unique_ptr<MultiAgentSampler> MultiAgentAlgorithm::make_remote_sampler(Remo
   if (!have_base) throw ConfigError(label(experiment_) + ": worker processes need a policy with a model");
   options.setup.multi_agent = multi;
   return std::make_unique<RemoteMultiAgentSampler>(std::move(options), *map_);
+}
+
+int MultiAgentAlgorithm::worker_credits(int64_t num_workers) const {
+  int credits = kDefaultWorkerCredits;
+  for (size_t p = 0; p < policies_.size(); ++p) {
+    if (policies_[p] && map_->trains(static_cast<int>(p))) credits = std::max(credits, policies_[p]->worker_credits(num_workers));
+  }
+  return credits * map_->num_agents();
 }
 
 void MultiAgentAlgorithm::publish_weights(Sampler& sampler) const {

@@ -56,6 +56,9 @@ class MultiAgentAlgorithm : public Algorithm {
   std::optional<int64_t> steps_of_failed_iteration() const override;
 
   void publish_weights(Sampler& sampler) const override;
+  // A worker's fragments are lanes ([T, 1]), one per agent of each env: the most credits a
+  // trained policy's algorithm gives a worker of [T, K] fragments, times the env's agents.
+  int worker_credits(int64_t num_workers) const override;
   nlohmann::json model_json() const override;
   void check_model_of(const Checkpoint& checkpoint) const override;
   std::optional<std::string> non_finite_weights() const override;
