@@ -57,7 +57,8 @@ class MultiAgentAlgorithm : public Algorithm {
 
   void publish_weights(Sampler& sampler) const override;
   // A worker's fragments are lanes ([T, 1]), one per agent of each env: the most credits a
-  // trained policy's algorithm gives a worker of [T, K] fragments, times the env's agents.
+  // trained policy's algorithm gives a worker, times the env's agents (measured: more only adds
+  // stale lanes for PPO).
   int worker_credits(int64_t num_workers) const override;
   nlohmann::json model_json() const override;
   void check_model_of(const Checkpoint& checkpoint) const override;
