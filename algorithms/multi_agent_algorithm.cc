@@ -32,9 +32,6 @@ void refuse_unbuilt(const Experiment& experiment) {
   if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO) {
     refuse(std::string("multi-agent runs train with PPO or APPO so far, not ") + algorithm_name(experiment.algorithm));
   }
-  if (common.num_workers != 0 && !experiment.multi_agent.self_play.league.empty()) {
-    refuse("self_play.league: scripted opponents play in the learner's process only so far: set num_workers: 0");
-  }
   if (common.frame_stack != 1) refuse("frame_stack must be 1 for a multi-agent run so far");
   if (common.record_video_every != 0) refuse("record_video_every must be 0: multi-agent envs are not filmed");
 }
@@ -133,7 +130,7 @@ void MultiAgentAlgorithm::start_self_play_iteration(MultiAgentSampler& sampler) 
   const SelfPlayPool::Snapshot& snapshot = pool_->at(playing_);
   const EnvSpec& spec = map_->policy_env_spec(opponent_);
   if (!snapshot.scripted.empty()) {
-    sampler.replace_policy(opponent_, make_scripted_policy(snapshot.scripted, spec, seed));
+    sampler.play_scripted(opponent_, snapshot.scripted, seed);
     return;
   }
   WorkerSetup setup = policies_[static_cast<size_t>(opponent_)]->worker_setup();

@@ -6,6 +6,7 @@
 #include "core/stop_signal.h"
 #include "envs/registry.h"
 #include "rollout/policy_factory.h"
+#include "rollout/scripted_policy.h"
 
 namespace rlx {
 
@@ -96,6 +97,10 @@ void LocalMultiAgentSampler::publish_policy(int policy, std::shared_ptr<const We
 void LocalMultiAgentSampler::replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) {
   collector_->set_policy(policy, acting.get());
   policies_.at(static_cast<size_t>(policy)) = std::move(acting);
+}
+
+void LocalMultiAgentSampler::play_scripted(int policy, const std::string& rule, uint64_t seed) {
+  replace_policy(policy, make_scripted_policy(rule, map_.policy_env_spec(policy), seed));
 }
 
 std::vector<SampleBatch> LocalMultiAgentSampler::collect_policy(int policy, int64_t min_transitions) {

@@ -22,6 +22,9 @@ class MultiAgentSampler : public Sampler {
   virtual void publish_policy(int policy, std::shared_ptr<const Weights> weights) = 0;
   // Policy p (a frozen one) acts with `acting` from now on.
   virtual void replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) = 0;
+  // Policy p (a frozen one with a model) plays the scripted rule from now on, its actions drawn
+  // from `seed`, until publish_policy gives it weights again.
+  virtual void play_scripted(int policy, const std::string& rule, uint64_t seed) = 0;
   // Policy p's fragments, at least min_transitions transitions; throws like Sampler::collect.
   virtual std::vector<SampleBatch> collect_policy(int policy, int64_t min_transitions) = 0;
   // Env steps and agent steps taken so far.
@@ -72,6 +75,7 @@ class LocalMultiAgentSampler : public MultiAgentSampler {
 
   void publish_policy(int policy, std::shared_ptr<const Weights> weights) override;
   void replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) override;
+  void play_scripted(int policy, const std::string& rule, uint64_t seed) override;
   // Steps every env until policy p has min_transitions ready; throws StopRequested once a stop is
   // overdue, and the envs' errors named with this sampler.
   std::vector<SampleBatch> collect_policy(int policy, int64_t min_transitions) override;

@@ -41,6 +41,14 @@ void RemoteMultiAgentSampler::replace_policy(int policy, std::unique_ptr<Rollout
   if (map_.trains(policy)) throw std::logic_error("RemoteMultiAgentSampler: a policy that trains cannot be replaced");
 }
 
+void RemoteMultiAgentSampler::play_scripted(int policy, const std::string& rule, uint64_t) {
+  if (map_.trains(policy)) throw std::logic_error("RemoteMultiAgentSampler: a policy that trains cannot play a scripted rule");
+  auto weights = std::make_shared<Weights>();
+  weights->policy_index = policy;
+  weights->scripted = rule;
+  remote_->publish(std::move(weights));
+}
+
 void RemoteMultiAgentSampler::route(std::vector<SampleBatch> fragments) {
   for (SampleBatch& lane : fragments) {
     // The receiver let through only lanes of the policies that train (transport/sample_receiver.h).

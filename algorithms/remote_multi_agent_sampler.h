@@ -27,6 +27,9 @@ class RemoteMultiAgentSampler : public MultiAgentSampler {
   // The workers build their own acting policies: a model policy takes new weights through
   // publish_policy (a self-play snapshot); a scripted one cannot be swapped in (std::logic_error).
   void replace_policy(int policy, std::unique_ptr<RolloutPolicy> acting) override;
+  // Sent to every worker as weights that name the rule instead of parameters; the workers build
+  // the scripted player themselves (its actions from their own seeds, not `seed`).
+  void play_scripted(int policy, const std::string& rule, uint64_t seed) override;
   // Policy p's lanes, at least min_transitions transitions; other policies' lanes that arrive
   // meanwhile wait for their turn. Throws as RemoteSampler::collect does.
   std::vector<SampleBatch> collect_policy(int policy, int64_t min_transitions) override;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace rlx {
@@ -18,6 +19,7 @@ struct Weights {
   double obs_count = 0;           // samples behind mean/var
   std::optional<double> epsilon;  // epsilon-greedy workers: the exploration rate to use now
   int32_t policy_index = -1;      // multi-agent: the policy (its index in the run's map) these are for; -1: one agent
+  std::string scripted;           // multi-agent: a frozen policy plays this scripted rule instead (params empty)
 };
 
 }  // namespace rlx

@@ -73,6 +73,7 @@ MultiAgentWorkerSampling::MultiAgentWorkerSampling(const WorkerSetup& setup)
     const std::string rule = keys.scripted(name);
     const std::optional<WorkerSetup>& own = multi.policies[static_cast<size_t>(p)];
     const uint64_t seed = setup.worker_seed() + kPolicySeedStride * static_cast<uint64_t>(p);
+    seeds_.push_back(seed);
     if (!rule.empty()) {
       if (own) throw bad_setup("policy '" + name + "' plays by the scripted rule '" + rule + "', but 'policies' gives it a model");
       try {
@@ -98,6 +99,7 @@ MultiAgentWorkerSampling::MultiAgentWorkerSampling(const WorkerSetup& setup)
     weight_delays_.emplace_back(acting.weight_delay);
   }
   have_weights_.assign(static_cast<size_t>(num_policies), false);
+  league_.resize(static_cast<size_t>(num_policies));
 
   std::vector<std::unique_ptr<MultiAgentEnv>> envs;
   for (int e = 0; e < num_envs_; ++e) envs.push_back(global_env_registry().make_multi_agent(setup.env_id));
@@ -140,12 +142,38 @@ WeightsOutcome MultiAgentWorkerSampling::apply(std::shared_ptr<Weights> weights)
                         "), which is a scripted player";
     return outcome;
   }
+  if (!weights->scripted.empty()) return play_scripted(p, weights->scripted);
+  if (league_[index]) {  // back to its model
+    collector_->set_policy(p, policies_[index].get());
+    league_[index].reset();
+  }
   const std::shared_ptr<const Weights> act_with = weight_delays_[index].push(std::move(weights));
   apply_weights(*policies_[index], *act_with);
   have_weights_[index] = true;
   outcome.accepted = true;
   outcome.acting_version = act_with->policy_version;
   outcome.params = act_with->params.size();
+  return outcome;
+}
+
+WeightsOutcome MultiAgentWorkerSampling::play_scripted(int policy, const std::string& rule) {
+  const auto index = static_cast<size_t>(policy);
+  WeightsOutcome outcome;
+  if (map_->trains(policy)) {
+    outcome.rejection = "a scripted rule for policy '" + map_->policy_names()[index] + "', which trains";
+    return outcome;
+  }
+  std::unique_ptr<RolloutPolicy> player;
+  try {
+    player = make_scripted_policy(rule, map_->policy_env_spec(policy), seeds_[index]);
+  } catch (const ConfigError& error) {
+    outcome.rejection = std::string("a scripted rule that does not fit: ") + error.what();
+    return outcome;
+  }
+  collector_->set_policy(policy, player.get());
+  league_[index] = std::move(player);
+  have_weights_[index] = true;
+  outcome.accepted = true;
   return outcome;
 }
 

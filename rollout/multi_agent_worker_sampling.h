@@ -31,7 +31,9 @@ class MultiAgentWorkerSampling final : public WorkerSampling {
   // env_id; num_envs: the lanes (envs x agents); spaces: policy 0's agents'.
   void fill_hello(Hello& hello) const override;
   // Weights naming policy p (Weights::policy_index) go to p's model, after p's weight delay;
-  // rejected: weights naming no policy, one out of range, or a scripted one.
+  // rejected: weights naming no policy, one out of range, or a scripted one. Weights that name a
+  // scripted rule instead (self-play's league) make a frozen model policy play that rule until
+  // its next weights; rejected for a policy that trains or a rule that does not fit its agents.
   WeightsOutcome apply(std::shared_ptr<Weights> weights) override;
   // True once every policy with a model, frozen ones too, has weights.
   bool ready() const override;
@@ -53,6 +55,8 @@ class MultiAgentWorkerSampling final : public WorkerSampling {
   void step();
   // The report of the episodes and env steps since the last one; starts the next.
   EpisodeStats close_report();
+  // Policy p (frozen, with a model) plays `rule` until its next weights.
+  WeightsOutcome play_scripted(int policy, const std::string& rule);
 
   std::string env_id_;
   int num_envs_ = 0;
@@ -65,6 +69,8 @@ class MultiAgentWorkerSampling final : public WorkerSampling {
   std::vector<bool> has_model_;                           // false: a scripted player
   std::vector<WeightDelay> weight_delays_;
   std::vector<bool> have_weights_;
+  std::vector<std::unique_ptr<RolloutPolicy>> league_;   // by policy index: the rule it plays now (null: its model)
+  std::vector<uint64_t> seeds_;                          // by policy index: its actions' seed
   std::unique_ptr<MultiAgentCollector> collector_;
   std::deque<SampleBatch> ready_;               // full fragments not sent yet, oldest first
   std::vector<MultiAgentEpisode> finished_;     // since the last report

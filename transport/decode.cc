@@ -412,18 +412,19 @@ Check decode_episode_stats(const Columns& columns, const DecodeLimits& limits, s
 Check decode_weights(const Columns& columns, const MessageInfo& info, const DecodeLimits& limits,
                      std::optional<Message>& out) {
   if (auto bad = columns.allow_only({ColumnId::kParams, ColumnId::kObsMean, ColumnId::kObsVar, ColumnId::kObsCount,
-                                     ColumnId::kEpsilon, ColumnId::kPolicyIndex})) {
+                                     ColumnId::kEpsilon, ColumnId::kPolicyIndex, ColumnId::kScriptedRule})) {
     return bad;
   }
   const ColumnDescriptor *params = nullptr, *mean = nullptr, *var = nullptr, *count = nullptr, *epsilon = nullptr,
-                         *policy = nullptr;
+                         *policy = nullptr, *rule = nullptr;
   Check bad;
   if ((bad = columns.get(ColumnId::kParams, DType::kFloat32, 1, true, params)) ||
       (bad = columns.get(ColumnId::kObsMean, DType::kFloat64, 1, false, mean)) ||
       (bad = columns.get(ColumnId::kObsVar, DType::kFloat64, 1, false, var)) ||
       (bad = columns.get(ColumnId::kObsCount, DType::kFloat64, 1, false, count)) ||
       (bad = columns.get(ColumnId::kEpsilon, DType::kFloat64, 1, false, epsilon)) ||
-      (bad = columns.get(ColumnId::kPolicyIndex, DType::kInt64, 1, false, policy))) {
+      (bad = columns.get(ColumnId::kPolicyIndex, DType::kInt64, 1, false, policy)) ||
+      (bad = columns.get(ColumnId::kScriptedRule, DType::kUInt8, 1, false, rule))) {
     return bad;
   }
   if (params->dims[0] > limits.max_params) return reject(RejectReason::kLimitExceeded, "too many params");
@@ -457,6 +458,15 @@ Check decode_weights(const Columns& columns, const MessageInfo& info, const Deco
       return reject(RejectReason::kValueOutOfRange, "policy_index outside [0, 2^31)");
     }
     weights.policy_index = static_cast<int32_t>(index);
+  }
+  if (rule) {
+    if (!policy || params->dims[0] != 0 || any_normalizer || rule->dims[0] < 1 ||
+        rule->bytes > kMaxHelloStringBytes) {
+      return reject(RejectReason::kInconsistentDims, "scripted_rule needs a policy, no params and 1 to 256 bytes");
+    }
+    std::vector<uint8_t> text;
+    columns.copy(rule, text);
+    weights.scripted.assign(text.begin(), text.end());
   }
   columns.copy(params, weights.params);
   out = std::move(weights);

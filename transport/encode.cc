@@ -143,6 +143,12 @@ std::vector<zmq::message_t> encode_weights(std::shared_ptr<const Weights> weight
     const int64_t policy = w.policy_index;
     builder.add_copied(ColumnId::kPolicyIndex, DType::kInt64, {1}, &policy, sizeof(int64_t));
   }
+  if (!w.scripted.empty()) {
+    require(w.policy_index >= 0 && w.params.empty() && w.obs_mean.empty() && w.scripted.size() <= kMaxHelloStringBytes,
+            "Weights of a scripted rule need a policy, no parameters and a rule of at most 256 bytes");
+    builder.add_copied(ColumnId::kScriptedRule, DType::kUInt8, {static_cast<int64_t>(w.scripted.size())}, w.scripted.data(),
+                       w.scripted.size());
+  }
   return builder.finish();
 }
 

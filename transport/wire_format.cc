@@ -51,6 +51,7 @@ const char* column_id_name(ColumnId id) {
     case ColumnId::kEnvSteps: return "env_steps";
     case ColumnId::kPolicyAgentSteps: return "policy_agent_steps";
     case ColumnId::kPolicyIndex: return "policy_index";
+    case ColumnId::kScriptedRule: return "scripted_rule";
     case ColumnId::kHelloInfo: return "hello_info";
     case ColumnId::kWelcomeInfo: return "welcome_info";
     case ColumnId::kEpisodeReturns: return "episode_returns";

@@ -66,6 +66,7 @@ enum class ColumnId : uint16_t {
   kObsCount = 43,
   kEpsilon = 44,
   kPolicyIndex = 45,     // [1] int64: the multi-agent policy these weights are for
+  kScriptedRule = 46,    // [n] uint8: instead of weights, the scripted rule a frozen policy plays from now on
   kCredits = 50,
 };
 

@@ -129,9 +129,8 @@ TEST_CASE("A multi-agent run asks for what is built, or is refused before anythi
     FAIL("no error");
     return std::string();
   };
-  CHECK_THAT(refused({"num_workers=2"}, "", "connect-four-self-play-ppo.yaml"),
-             Catch::Contains("experiment 'connect-four-self-play-ppo' on multi-agent env 'ConnectFour-v0': self_play.league: "
-                             "scripted opponents play in the learner's process only so far: set num_workers: 0"));
+  CHECK_THAT(refused({"frame_stack=2"}), Catch::Contains("experiment 'multi-agent-cartpole-4-policies-ppo' on multi-agent env "
+                                                         "'MultiAgentCartPole-v0': frame_stack must be 1"));
   CHECK_THAT(refused({}, "CartPole-v1"), Catch::Contains("policies, policy_mapping and policies_to_train are for multi-agent "
                                                          "envs; 'CartPole-v1' has one agent"));
   Experiment uncovered = example("multi-agent-cartpole-4-policies-ppo.yaml", {});

@@ -99,6 +99,7 @@ TEST_CASE("Self-play on ConnectFour-v0: snapshots join the pool, checkpoints kee
   Experiment e = load_experiment(fs::path(RLX_SOURCE_DIR) / "experiments" / "connect-four-self-play-ppo.yaml", "",
                                  {"stop.training_iteration=12", "checkpoint_freq=6", "train_batch_size=512", "minibatch_size=256"});
   e.multi_agent.self_play.snapshot_every = 5;
+  e.multi_agent.self_play.league = {"random"};  // whatever the example's league
   const TrainOutcome first = test::train_quietly(e, dir.path());
   REQUIRE(first.stopped_by == "training_iteration");
   const std::vector<nlohmann::json> rows = rows_of(first.trial_dir);

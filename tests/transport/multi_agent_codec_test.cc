@@ -70,6 +70,20 @@ TEST_CASE("Weights name the multi-agent policy they are for", "[transport][multi
   const size_t column = test::descriptor_index(frames, ColumnId::kPolicyIndex);
   CHECK(rejection(with_int64(frames, column + 1, 0, -5)) == "value_out_of_range: policy_index outside [0, 2^31)");
 
+  // A frozen policy told to play a scripted rule: no parameters, the rule's name.
+  auto rule = std::make_shared<Weights>();
+  rule->policy_index = 1;
+  rule->scripted = "connect_four_lookahead";
+  const DecodeResult ruled = decode_message(encode_weights(rule, 0, 3));
+  REQUIRE(ruled.ok());
+  CHECK(std::get<Weights>(*ruled.message).scripted == "connect_four_lookahead");
+  CHECK(std::get<Weights>(*ruled.message).params.empty());
+  rule->params = {1.f};
+  CHECK_THROWS_AS(encode_weights(rule, 0, 4), std::invalid_argument);
+  rule->params.clear();
+  rule->policy_index = -1;
+  CHECK_THROWS_AS(encode_weights(rule, 0, 5), std::invalid_argument);
+
   weights->policy_index = -1;
   const DecodeResult single = decode_message(encode_weights(weights, 0, 2));
   REQUIRE(single.ok());
