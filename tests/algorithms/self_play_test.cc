@@ -141,7 +141,8 @@ TEST_CASE("Self-play on ConnectFour-v0: snapshots join the pool, checkpoints kee
 }
 
 // Measured 2026-12-05 on this machine: against random, greedy, 1000 games: 0.976 at 1M steps; the
-// example's 300k: see docs/results.md. Self-play, seeds 0-2: 0.941 / 0.961 / 0.95.
+// example's 300k: see docs/results.md. Self-play (its league with the lookahead player), seeds
+// 0-4: 0.960-0.974.
 // Trains experiments/FILE (seed 0) and plays its final "main" greedily against the random player.
 EvaluationResult learned_against_random(const std::string& file) {
   test::TempDir dir;
