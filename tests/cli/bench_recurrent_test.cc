@@ -11,16 +11,7 @@
 
 #include "run_rlx.h"
 
-namespace {
-
-std::vector<nlohmann::json> json_lines(const std::string& text) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
-
-}  // namespace
+using rlx::test::json_lines;
 
 TEST_CASE("rlx bench recurrent prints act and update times per repeat, then medians with ratios to the MLP",
           "[cli][bench][recurrent]") {

@@ -31,19 +31,6 @@ const char* kExperiment =
     "  policy_mapping: {agent_0: left, agent_1: right, agent_2: left, agent_3: still}\n"
     "  policies_to_train: [left, right]\n";
 
-// The rows of the trial's result.jsonl.
-std::vector<nlohmann::json> rows_of(const fs::path& trial) {
-  std::vector<nlohmann::json> rows;
-  const std::string text = rlx::read_file(trial / "result.jsonl");
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    rows.push_back(nlohmann::json::parse(text.substr(start, end - start)));
-    start = end == std::string::npos ? text.size() : end + 1;
-  }
-  return rows;
-}
-
 }  // namespace
 
 TEST_CASE("rlx train --learners 2 trains every policy of a multi-agent env data-parallel, as one learner does",
@@ -59,7 +46,7 @@ TEST_CASE("rlx train --learners 2 trains every policy of a multi-agent env data-
                            " --trial-name " + trial + " -q");
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 3);  // the iteration budget ended it
-    runs.push_back(rows_of(tmp / "runs" / "ma-dp" / trial));
+    runs.push_back(rlx::test::json_lines(rlx::read_file(tmp / "runs" / "ma-dp" / trial / "result.jsonl")));
     REQUIRE(runs.back().size() == 2);
     const nlohmann::json& last = runs.back().back();
     for (const char* trained : {"left", "right"}) {

@@ -37,13 +37,6 @@ constexpr const char* kExperiment =
     "           minibatch_size: 128, num_epochs: 8, lr: 0.003, gamma: 0.5, lambda: 0.9, hidden_sizes: [32],\n"
     "           entropy_coeff: 0.0, checkpoint_freq: 0}\n";
 
-// The lines of a result.jsonl.
-std::vector<nlohmann::json> json_lines(const std::string& path) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(read_text_file(path));
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
 
 // True when every element of a MultiDiscrete action (no starts) is legal under its flat mask.
 bool legal(const std::vector<int64_t>& action, const std::vector<uint8_t>& mask, const std::vector<int64_t>& nvec) {
@@ -70,7 +63,7 @@ TEST_CASE("a plugin env with a Dict observation and masked MultiDiscrete actions
   REQUIRE(train.exit_code == 0);  // 0: stopped by episode_return_mean, not by timesteps_total
   const std::string trial = out + "/masked-grid-ppo/t";
   CHECK(std::filesystem::exists(trial + "/logs/worker_1.log"));
-  const std::vector<nlohmann::json> iterations = json_lines(trial + "/result.jsonl");
+  const std::vector<nlohmann::json> iterations = rlx::test::json_lines(read_text_file(trial + "/result.jsonl"));
   REQUIRE(iterations.size() >= 2);
   INFO(read_text_file(trial + "/result.jsonl"));
   CHECK(iterations.front().at("episode_return_mean").get<double>() < 7.0);  // near random play's 5: learning shows

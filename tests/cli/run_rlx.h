@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/child_process.h"
 
 namespace rlx::test {
@@ -33,6 +35,14 @@ inline std::string read_text_file(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+// The JSON value on each line of `text` (a result.jsonl's, a command's JSON-lines output).
+inline std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
 }
 
 // Runs `build/rlx ARGS` through the shell (ARGS is shell text) and returns its exit status,
