@@ -49,6 +49,9 @@ int run_evaluate_command(const std::vector<std::string>& args);
 // `rlx export CHECKPOINT [-o policy.rlxp]`.
 int run_export_command(const std::vector<std::string>& args);
 
+// `rlx serve [NAME=]MODEL...`.
+int run_serve_command(const std::vector<std::string>& args);
+
 // `rlx keys init DIR` / `rlx keys add-worker DIR NAME`.
 int run_keys_command(const std::vector<std::string>& args);
 

@@ -12,6 +12,7 @@ std::vector<Subcommand> rlx_commands(const TorchCommands& torch) {
       {"tune", "tune hyperparameters: search spaces, ASHA, population-based training", torch.tune},
       {"evaluate", "run a saved policy (a checkpoint) for some episodes", torch.evaluate},
       {"export", "write a checkpoint's policy to one file for applications (C++, Python)", torch.export_policy},
+      {"serve", "answer requests for actions from trained policies over HTTP and ZeroMQ", torch.serve},
       {"envs", "list, describe, roll out and benchmark environments", run_envs_command},
       {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", run_worker_command},
       {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", run_keys_command},

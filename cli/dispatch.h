@@ -23,6 +23,7 @@ struct TorchCommands {
   int (*export_policy)(const std::vector<std::string>& args);
   int (*bench)(const std::vector<std::string>& args);
   int (*learner)(const std::vector<std::string>& args);
+  int (*serve)(const std::vector<std::string>& args);
 };
 
 // rlx's commands in the order --help lists them: envs, worker and keys run here, plot in

@@ -1,6 +1,6 @@
 // The `rlx` executable: links no LibTorch. It runs --help, --version, envs, keys and worker
 // itself, trains learner_backend: native experiments itself, and hands the other trainings,
-// tune, evaluate, export, bench, envs bench and the hidden learner command to rlx-torch, and plot to
+// tune, evaluate, export, serve, bench, envs bench and the hidden learner command to rlx-torch, and plot to
 // rlx-plot (cli/forward_to_torch.h), so starting a worker, listing envs or training a small PPO policy
 // costs milliseconds of start-up instead of LibTorch's second.
 #include <string>
@@ -38,6 +38,6 @@ int main(int argc, char** argv) {
   using rlx::cli::forward_to_torch;
   rlx::cli::remember_command_line(argc, argv);
   const rlx::cli::TorchCommands commands{run_native_train_command, forward_to_torch, forward_to_torch,
-                                         forward_to_torch, forward_to_torch, forward_to_torch};
+                                         forward_to_torch, forward_to_torch, forward_to_torch, forward_to_torch};
   return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(commands));
 }

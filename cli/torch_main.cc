@@ -11,6 +11,6 @@ int main(int argc, char** argv) {
   const rlx::cli::TorchCommands own{rlx::cli::run_train_command, rlx::cli::run_tune_command,
                                     rlx::cli::run_evaluate_command, rlx::cli::run_export_command,
                                     rlx::cli::run_bench_command,
-                                    rlx::cli::run_learner_command};
+                                    rlx::cli::run_learner_command, rlx::cli::run_serve_command};
   return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(own));
 }

@@ -6,7 +6,7 @@
 # A file belongs to the longest folder named here that holds it (cli/bench/ before cli/).
 
 # Folders whose code is part of a library users or plugins link: no benchmark code here.
-set(RLX_LIBRARY_FLOORS core envs models native transport rollout watch learner algorithms tune)
+set(RLX_LIBRARY_FLOORS core envs models native transport rollout watch learner algorithms tune serve)
 
 set(RLX_FLOOR_core "")
 set(RLX_FLOOR_envs core)
@@ -18,6 +18,7 @@ set(RLX_FLOOR_native core models)  # the torch-free PPO learner (GAE, running st
 set(RLX_FLOOR_learner core envs models native transport)  # no rollout/: models/ holds what both share
 set(RLX_FLOOR_algorithms core envs transport models native rollout watch learner)
 set(RLX_FLOOR_tune core)  # trials are `rlx train` processes, so tune links no learner
+set(RLX_FLOOR_serve core models transport)  # policies from models/; a checkpoint is exported by the CLI
 # bench/ sits above the libraries it measures; only the benchmark commands link it.
 set(RLX_FLOOR_bench ${RLX_LIBRARY_FLOORS})
 set(RLX_FLOOR_cli ${RLX_LIBRARY_FLOORS})

@@ -55,16 +55,92 @@ struct Policy::Impl {
   ObservationLayout layout;  // the acting policies' own: with a mask whenever the actions take one
   std::vector<int64_t> categories, starts;
   std::unique_ptr<RolloutPolicy> deterministic, stochastic;
-  // act()'s scratch: one stored byte row (leaves, then the mask), the sampled indices, the
-  // log-probability an actor-critic reports, and raw Box actions.
+  // act()'s scratch, one row per observation: the stored floats and bytes (leaves, then the
+  // mask), the sampled indices, the log-probabilities an actor-critic reports, raw Box actions
+  // and the states in.
+  std::vector<float> floats;
   std::vector<uint8_t> bytes;
   std::vector<int64_t> indices;
-  float log_prob = 0;
+  std::vector<float> log_probs;
   std::vector<float> values;
+  std::vector<float> states;
+
+  // Checks one observation's parts and copies its bytes and mask (all legal without one) into
+  // `row` (byte_slots bytes) when row is not null; throws std::invalid_argument naming the part.
+  void store_row(const PolicyObservation& observation, uint8_t* row) const;
+  // The action of one row of act()'s output, in the space's values.
+  PolicyAction action_of(const int64_t* row_indices, const float* row_values) const;
+  // Grows the scratch to `rows` rows.
+  void reserve(size_t rows);
 };
 
+void Policy::Impl::store_row(const PolicyObservation& observation, uint8_t* row) const {
+  const std::string observation_name = observation_space.to_string();
+  const auto part = [&](const char* what, const void* data, size_t count, int64_t expected) {
+    if (count != static_cast<size_t>(expected) || (expected > 0 && data == nullptr)) {
+      throw std::invalid_argument("Policy::act needs an observation of " + std::to_string(expected) + " " + what +
+                                  " (observation space " + observation_name + "), got " +
+                                  (data == nullptr && count > 0 ? "a null pointer" : std::to_string(count)));
+    }
+  };
+  part("floats", observation.floats, observation.float_count, layout.float_slots);
+  part("bytes", observation.bytes, observation.byte_count, layout.byte_slots - layout.mask_size);
+  if (observation.mask != nullptr || observation.mask_count > 0) {
+    if (layout.mask_size == 0) {
+      throw std::invalid_argument("Policy::act got an action mask, but its action space " + action_space.to_string() +
+                                  " takes none");
+    }
+    if (observation.mask == nullptr || observation.mask_count != static_cast<size_t>(layout.mask_size)) {
+      throw std::invalid_argument("Policy::act needs an action mask of " + std::to_string(layout.mask_size) +
+                                  " bytes (one per value of action space " + action_space.to_string() + "), got " +
+                                  (observation.mask == nullptr ? "a null pointer" : std::to_string(observation.mask_count)));
+    }
+    check_mask_allows(observation.mask, categories);
+  }
+  if (row == nullptr) return;
+  std::copy(observation.bytes, observation.bytes + observation.byte_count, row);
+  uint8_t* mask = row + layout.mask_offset;
+  if (observation.mask != nullptr) {
+    std::copy(observation.mask, observation.mask + layout.mask_size, mask);
+  } else {
+    std::fill(mask, mask + layout.mask_size, uint8_t{1});  // every action legal
+  }
+}
+
+PolicyAction Policy::Impl::action_of(const int64_t* row_indices, const float* row_values) const {
+  PolicyAction action;
+  const Space& space = action_space;
+  if (space.is_discrete()) {
+    action.index = row_indices[0] + space.start;
+  } else if (space.is_box()) {  // what rlx evaluate sends the env: the action clipped to the Box
+    action.values.resize(static_cast<size_t>(space.size()));
+    for (size_t j = 0; j < action.values.size(); ++j) action.values[j] = std::clamp(row_values[j], space.low[j], space.high[j]);
+  } else {
+    action.indices.resize(starts.size());
+    for (size_t j = 0; j < starts.size(); ++j) action.indices[j] = row_indices[j] + starts[j];
+  }
+  return action;
+}
+
+void Policy::Impl::reserve(size_t rows) {
+  if (bytes.size() >= rows * static_cast<size_t>(layout.byte_slots) && log_probs.size() >= rows) return;
+  floats.resize(rows * static_cast<size_t>(layout.float_slots));
+  bytes.resize(rows * static_cast<size_t>(layout.byte_slots));
+  indices.resize(rows * std::max<size_t>(starts.size(), 1));
+  log_probs.resize(rows);
+  values.resize(action_space.is_box() ? rows * static_cast<size_t>(action_space.size()) : 0);
+  states.resize(rows * static_cast<size_t>(state_size));
+}
+
 Policy::Policy(const std::string& path, uint64_t seed) : impl_(std::make_unique<Impl>()) {
-  const PolicyFile file = read_policy_file(path);
+  init(read_policy_file(path), path, seed);
+}
+
+Policy::Policy(const PolicyFile& file, const std::string& name, uint64_t seed) : impl_(std::make_unique<Impl>()) {
+  init(file, name, seed);
+}
+
+void Policy::init(const PolicyFile& file, const std::string& name, uint64_t seed) {
   Impl& impl = *impl_;
   impl.env_id = file.env_id;
   impl.algorithm = file.algorithm;
@@ -78,15 +154,13 @@ Policy::Policy(const std::string& path, uint64_t seed) : impl_(std::make_unique<
     impl.deterministic = make_policy(file, model, true, seed);
     impl.stochastic = make_policy(file, model, false, seed);
   } catch (const std::invalid_argument& error) {
-    throw PolicyFileError(path + ": " + error.what());
+    throw PolicyFileError(name + ": " + error.what());
   }
   impl.layout = impl.deterministic->observation_layout();
   impl.state_size = impl.deterministic->state_size();
   if (model.indexed_actions()) impl.categories = model.action_categories();
   impl.starts = action_starts(impl.action_space);
-  impl.bytes.resize(static_cast<size_t>(impl.layout.byte_slots));
-  impl.indices.resize(std::max<size_t>(impl.starts.size(), 1));
-  impl.values.resize(impl.action_space.is_box() ? static_cast<size_t>(impl.action_space.size()) : 0);
+  impl.reserve(1);
 }
 
 Policy::~Policy() = default;
@@ -132,61 +206,68 @@ PolicyAction Policy::act(const std::vector<float>& observation, const std::vecto
 }
 
 PolicyAction Policy::act(const PolicyObservation& observation, const std::vector<float>& state, bool deterministic) {
-  if (state.size() != static_cast<size_t>(state_size())) {
-    throw std::invalid_argument(
-        "Policy::act needs a state of " + std::to_string(state_size()) + " floats, got " + std::to_string(state.size()) +
-        (recurrent() ? " (initial_state() at an episode's start, then the previous step's action.state)"
-                     : " (this policy is memoryless: its state, initial_state(), is empty)"));
-  }
   return step(observation, &state, deterministic);
 }
 
 PolicyAction Policy::step(const PolicyObservation& observation, const std::vector<float>* state, bool deterministic) {
-  Impl& impl = *impl_;
-  const ObservationLayout& layout = impl.layout;
-  const auto part = [&](const char* what, const void* data, size_t count, int64_t expected) {
-    if (count != static_cast<size_t>(expected) || (expected > 0 && data == nullptr)) {
-      throw std::invalid_argument("Policy::act needs an observation of " + std::to_string(expected) + " " + what +
-                                  " (observation space " + observation_space() + "), got " +
-                                  (data == nullptr && count > 0 ? "a null pointer" : std::to_string(count)));
-    }
-  };
-  part("floats", observation.floats, observation.float_count, layout.float_slots);
-  part("bytes", observation.bytes, observation.byte_count, byte_size());
-  std::copy(observation.bytes, observation.bytes + observation.byte_count, impl.bytes.begin());
-  uint8_t* mask = impl.bytes.data() + layout.mask_offset;
-  if (observation.mask != nullptr || observation.mask_count > 0) {
-    if (layout.mask_size == 0) {
-      throw std::invalid_argument("Policy::act got an action mask, but its action space " + action_space() + " takes none");
-    }
-    if (observation.mask == nullptr || observation.mask_count != static_cast<size_t>(layout.mask_size)) {
-      throw std::invalid_argument("Policy::act needs an action mask of " + std::to_string(layout.mask_size) +
-                                  " bytes (one per value of action space " + action_space() + "), got " +
-                                  (observation.mask == nullptr ? "a null pointer" : std::to_string(observation.mask_count)));
-    }
-    std::copy(observation.mask, observation.mask + layout.mask_size, mask);
-    check_mask_allows(mask, impl.categories);
-  } else {
-    std::fill(mask, mask + layout.mask_size, uint8_t{1});  // every action legal
-  }
+  std::vector<const std::vector<float>*> states;
+  if (state != nullptr) states.push_back(state);
+  return std::move(act_batch({observation}, states, deterministic).front());
+}
 
-  RolloutPolicy& policy = deterministic ? *impl.deterministic : *impl.stochastic;
-  ActOutput out{impl.indices.data(), impl.values.data(), policy.has_policy_outputs() ? &impl.log_prob : nullptr, nullptr};
-  if (impl.state_size > 0) policy.set_states(*state, 1);
-  policy.act(ObsBatch(observation.floats, impl.bytes.data()), 1, out);
-  PolicyAction action;
-  if (impl.state_size > 0) action.state = policy.states();
-  const Space& space = impl.action_space;
-  if (space.is_discrete()) {
-    action.index = impl.indices[0] + space.start;
-  } else if (space.is_box()) {  // what rlx evaluate sends the env: the action clipped to the Box
-    action.values.resize(impl.values.size());
-    for (size_t j = 0; j < impl.values.size(); ++j) action.values[j] = std::clamp(impl.values[j], space.low[j], space.high[j]);
-  } else {
-    action.indices.resize(impl.starts.size());
-    for (size_t j = 0; j < impl.starts.size(); ++j) action.indices[j] = impl.indices[j] + impl.starts[j];
+void Policy::check_observation(const PolicyObservation& observation) const { impl_->store_row(observation, nullptr); }
+
+std::vector<PolicyAction> Policy::act_batch(const std::vector<PolicyObservation>& observations,
+                                            const std::vector<const std::vector<float>*>& states, bool deterministic) {
+  Impl& impl = *impl_;
+  const size_t rows = observations.size();
+  if (rows == 0) return {};
+  if (!states.empty() && states.size() != rows) {
+    throw std::invalid_argument("Policy::act_batch needs one state per observation (" + std::to_string(rows) + "), got " +
+                                std::to_string(states.size()));
   }
-  return action;
+  if (impl.state_size > 0 && states.empty()) {
+    throw std::invalid_argument("Policy::act_batch: this policy is recurrent: pass each row's state");
+  }
+  impl.reserve(rows);
+  const size_t float_slots = static_cast<size_t>(impl.layout.float_slots);
+  const size_t byte_slots = static_cast<size_t>(impl.layout.byte_slots);
+  const size_t state_size = static_cast<size_t>(impl.state_size);
+  for (size_t r = 0; r < rows; ++r) {
+    try {
+      impl.store_row(observations[r], impl.bytes.data() + r * byte_slots);
+      if (!states.empty() && states[r]->size() != state_size) {
+        throw std::invalid_argument(
+            "Policy::act needs a state of " + std::to_string(state_size) + " floats, got " + std::to_string(states[r]->size()) +
+            (state_size > 0 ? " (initial_state() at an episode's start, then the previous step's action.state)"
+                            : " (this policy is memoryless: its state, initial_state(), is empty)"));
+      }
+    } catch (const std::invalid_argument& error) {
+      if (rows == 1) throw;
+      throw std::invalid_argument("row " + std::to_string(r) + ": " + error.what());
+    }
+    if (float_slots > 0) std::copy(observations[r].floats, observations[r].floats + float_slots, impl.floats.begin() + r * float_slots);
+    if (state_size > 0) std::copy(states[r]->begin(), states[r]->end(), impl.states.begin() + r * state_size);
+  }
+  RolloutPolicy& policy = deterministic ? *impl.deterministic : *impl.stochastic;
+  ActOutput out{impl.indices.data(), impl.values.data(), policy.has_policy_outputs() ? impl.log_probs.data() : nullptr, nullptr};
+  const int num_rows = static_cast<int>(rows);
+  if (state_size > 0) {
+    policy.set_states(std::vector<float>(impl.states.begin(), impl.states.begin() + rows * state_size), num_rows);
+  }
+  policy.act(ObsBatch(impl.floats.data(), impl.bytes.data()), num_rows, out);
+  std::vector<PolicyAction> actions;
+  actions.reserve(rows);
+  const size_t index_width = std::max<size_t>(impl.starts.size(), 1);
+  const size_t value_width = impl.action_space.is_box() ? static_cast<size_t>(impl.action_space.size()) : 0;
+  for (size_t r = 0; r < rows; ++r) {
+    actions.push_back(impl.action_of(impl.indices.data() + r * index_width, impl.values.data() + r * value_width));
+    if (state_size > 0) {
+      const float* next = policy.states().data() + r * state_size;
+      actions.back().state.assign(next, next + state_size);
+    }
+  }
+  return actions;
 }
 
 int64_t Policy::state_size() const { return impl_->state_size; }

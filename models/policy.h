@@ -48,6 +48,8 @@
 
 namespace rlx {
 
+struct PolicyFile;
+
 // A policy file that cannot be used: missing, truncated, damaged (checksum), of another format
 // version, or describing a network this build does not know. The message names the file.
 class PolicyFileError : public std::runtime_error {
@@ -83,6 +85,8 @@ class Policy {
   // Reads and checks the file; throws PolicyFileError naming the file and what is wrong. seed
   // starts the generator that stochastic act() draws from.
   explicit Policy(const std::string& path, uint64_t seed = 0);
+  // A policy of a file already decoded (models/policy_file.h); `name` names it in messages.
+  Policy(const PolicyFile& file, const std::string& name, uint64_t seed = 0);
   ~Policy();
   Policy(Policy&&) noexcept;
   Policy& operator=(Policy&&) noexcept;
@@ -104,6 +108,17 @@ class Policy {
   // does, and on a state of another size.
   PolicyAction act(const PolicyObservation& observation, const std::vector<float>& state, bool deterministic = true);
   PolicyAction act(const std::vector<float>& observation, const std::vector<float>& state, bool deterministic = true);
+
+  // act() of several observations with one forward pass (a server's batch). Deterministic rows get
+  // exactly the action, to the bit, that act() of that row alone gives; stochastic rows draw from
+  // the generator one after another. states: empty for a memoryless policy, else one per row
+  // (each state_size() floats), the next states returned in each action's state. Throws
+  // std::invalid_argument as act() does, naming the row.
+  std::vector<PolicyAction> act_batch(const std::vector<PolicyObservation>& observations,
+                                      const std::vector<const std::vector<float>*>& states, bool deterministic);
+  // Checks one observation (its sizes and mask) as act() does, without acting: throws
+  // std::invalid_argument naming what was expected.
+  void check_observation(const PolicyObservation& observation) const;
 
   // Floats of recurrent state per episode: 0 for a memoryless policy.
   int64_t state_size() const;
@@ -147,6 +162,8 @@ class Policy {
  private:
   // act() with the state (null for a memoryless policy) checked to be state_size() floats.
   PolicyAction step(const PolicyObservation& observation, const std::vector<float>* state, bool deterministic);
+  // Sets up everything from a decoded file; `name` for messages.
+  void init(const PolicyFile& file, const std::string& name, uint64_t seed);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -25,13 +25,14 @@ packages=(
   libtorch-dev libopenblas0-pthread
   libmujoco-dev libqhull-dev libopengl-dev libgl-dev
   libzmq3-dev cppzmq-dev
-  libboost-program-options-dev
+  libboost-program-options-dev libboost-dev  # libboost-dev: Beast and Asio headers (rlx serve)
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libspdlog-dev libprotobuf-dev protobuf-compiler python3-protobuf
   libcairo2-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libgif-dev
   libegl-dev libegl-mesa0 libgl1-mesa-dri fonts-dejavu-core
   python3-dev pybind11-dev
   slurmctld slurmd slurm-client munge iproute2 python3 python3-numpy
+  curl  # tests/cli/serve_command_test.cc: a user's curl against `rlx serve`
 )
 
 missing=()

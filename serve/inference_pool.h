@@ -1,0 +1,79 @@
+// Dynamic batching: requests to one policy wait in a bounded queue; a fixed pool of inference
+// threads takes them in batches (up to max_batch_rows rows, waiting up to max_wait for a batch
+// to fill) and answers each with the action it would get alone (rlx::Policy::act_batch).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/act_request.h"
+#include "serve/policy_slot.h"
+#include "serve/serve_metrics.h"
+
+namespace rlx {
+
+struct BatchingOptions {
+  int threads = 1;                      // inference threads
+  int64_t max_batch_rows = 256;         // rows per batch
+  std::chrono::microseconds max_wait{0};  // how long a batch waits to fill (0: what is queued)
+  size_t max_queue = 1024;              // requests waiting per policy; more are answered 503
+};
+
+class InferencePool {
+ public:
+  // Starts the threads over these policies (not owned; they outlive the pool).
+  InferencePool(std::vector<PolicySlot*> slots, const BatchingOptions& options, ServeMetrics& metrics);
+  // Answers what is queued, then joins the threads.
+  ~InferencePool();
+  InferencePool(const InferencePool&) = delete;
+  InferencePool& operator=(const InferencePool&) = delete;
+
+  // Queues the request for its slot; false (and the request untouched) when that queue is full
+  // or the pool is stopping. Thread-safe.
+  bool submit(std::unique_ptr<ActRequest>& request);
+  // Requests queued for one policy now.
+  size_t queue_depth(size_t slot) const;
+  // Requests queued or being answered, over every policy.
+  size_t pending() const;
+  // Blocks until nothing is queued or being answered, or `timeout` passed; true when idle.
+  bool wait_idle(std::chrono::milliseconds timeout) const;
+
+ private:
+  struct Queue {
+    std::deque<std::unique_ptr<ActRequest>> waiting;
+    std::set<std::string> busy_sessions;  // sessions with a step being answered
+  };
+  struct Batch {
+    size_t slot = 0;
+    std::vector<std::unique_ptr<ActRequest>> requests;
+  };
+
+  void run(int thread);
+  // Under the lock: takes the next batch (empty when there is nothing to take).
+  Batch take_batch(std::unique_lock<std::mutex>& lock);
+  // Without the lock: answers every request of the batch.
+  void answer(const Batch& batch, int thread);
+  std::vector<ActReply> act(const Batch& batch, int thread);
+
+  std::vector<PolicySlot*> slots_;
+  const BatchingOptions options_;
+  ServeMetrics& metrics_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_ready_;
+  mutable std::condition_variable idle_;
+  std::vector<Queue> queues_;
+  size_t next_slot_ = 0;   // round robin over policies
+  size_t running_ = 0;     // requests taken and not yet answered
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace rlx
