@@ -1,8 +1,9 @@
 // The `rlx` executable: links no LibTorch. It runs --help, --version, envs, keys and worker
-// itself, trains learner_backend: native experiments itself, and hands the other trainings,
-// tune, evaluate, export, serve, bench, envs bench and the hidden learner command to rlx-torch, and plot to
-// rlx-plot (cli/forward_to_torch.h), so starting a worker, listing envs or training a small PPO policy
-// costs milliseconds of start-up instead of LibTorch's second.
+// itself, trains learner_backend: native experiments and serves .rlxp files itself, and hands the
+// other trainings, serving a checkpoint, tune, evaluate, export, bench, envs bench and the hidden
+// learner command to rlx-torch, and plot to rlx-plot (cli/forward_to_torch.h), so starting a
+// worker, listing envs or training a small PPO policy costs milliseconds of start-up instead of
+// LibTorch's second.
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "cli/dispatch.h"
 #include "cli/envs_subcommands.h"
 #include "cli/forward_to_torch.h"
+#include "cli/serve_command.h"
 #include "cli/train_command.h"
 
 namespace {
@@ -25,6 +27,13 @@ int run_native_train_command(const std::vector<std::string>& args) {
   return rlx::cli::run_train(args, backend);
 }
 
+// `rlx serve`: `.rlxp` files here, checkpoints and trials by rlx-torch.
+int run_light_serve_command(const std::vector<std::string>& args) {
+  rlx::cli::ServeBackend backend;
+  backend.hand_over = rlx::cli::forward_to_torch;
+  return rlx::cli::run_serve(args, backend);
+}
+
 }  // namespace
 
 namespace rlx::cli {
@@ -38,6 +47,6 @@ int main(int argc, char** argv) {
   using rlx::cli::forward_to_torch;
   rlx::cli::remember_command_line(argc, argv);
   const rlx::cli::TorchCommands commands{run_native_train_command, forward_to_torch, forward_to_torch,
-                                         forward_to_torch, forward_to_torch, forward_to_torch, forward_to_torch};
+                                         forward_to_torch, forward_to_torch, forward_to_torch, run_light_serve_command};
   return rlx::cli::run_rlx(argc, argv, rlx::cli::rlx_commands(commands));
 }

@@ -1,17 +1,18 @@
 // `rlx serve [NAME=]MODEL...`: trained policies answering requests over HTTP and ZeroMQ
 // (serve/policy_server.h; docs/serve.md).
+#include "cli/serve_command.h"
+
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
-
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "algorithms/policy_export.h"
 #include "cli/command.h"
 #include "core/atomic_file.h"
 #include "core/file_read.h"
@@ -67,7 +68,7 @@ bool is_loopback_host(const std::string& host) { return host == "127.0.0.1" || h
 
 }  // namespace
 
-int run_serve_command(const std::vector<std::string>& args) {
+int run_serve(const std::vector<std::string>& args, const ServeBackend& backend) {
   po::options_description options("rlx serve [NAME=]MODEL...: answer requests for actions over HTTP (and ZeroMQ)");
   options.add_options()("help,h", "show this help")(
       "model", po::value<std::vector<std::string>>(),
@@ -110,6 +111,10 @@ int run_serve_command(const std::vector<std::string>& args) {
       }
     }
   }
+  const bool needs_exporter = std::any_of(sources.begin(), sources.end(), [](const ServedSource& served) {
+    return served.source.kind != ModelSourceKind::kPolicyFile;
+  });
+  if (needs_exporter && !backend.make_exporter) return backend.hand_over(args);  // a checkpoint: rlx-torch restores it
   ServeOptions serve;
   serve.http.host = values["host"].as<std::string>();
   serve.http.port = values["port"].as<int>();
@@ -154,11 +159,8 @@ int run_serve_command(const std::vector<std::string>& args) {
 
   std::vector<std::string> env_plugins;
   if (values.count("env-plugin")) env_plugins = values["env-plugin"].as<std::vector<std::string>>();
-  add_python_path(python_path_from(values));
-  const CheckpointExporter exporter = [env_plugins](const std::filesystem::path& checkpoint) {
-    return export_policy(restore_algorithm(checkpoint, env_plugins));
-  };
-
+  add_python_path(python_path_from(values));  // besides a checkpoint's own python_path
+  const CheckpointExporter exporter = needs_exporter ? backend.make_exporter(env_plugins) : nullptr;
   const StopSignals stop_signals(stop_grace_from_env(), "draining: answering the requests accepted, then exiting");
   PolicyServer server(sources, exporter, serve);
   std::cout << "rlx serve: listening on http://" << serve.http.host << ":" << server.http_port();

@@ -66,7 +66,10 @@ void answer_act(ServeContext& context, size_t index, const HttpRequestView& requ
     metrics.count_answer(index, protocol, answer.status, seconds);
     respond(std::move(answer));
   };
-  if (!binary && !request.content_type.empty() && !starts_with(request.content_type, "application/json")) {
+  // JSON under its own type, none, or curl -d's default (application/x-www-form-urlencoded).
+  const bool json = request.content_type.empty() || starts_with(request.content_type, "application/json") ||
+                    starts_with(request.content_type, "application/x-www-form-urlencoded");
+  if (!binary && !json) {
     finish(http_error(415, "Content-Type must be application/json or application/octet-stream, got " + std::string(request.content_type),
                       "Content-Type"));
     return;

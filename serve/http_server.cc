@@ -165,7 +165,7 @@ void HttpServer::Impl::accept() {
   acceptor.async_accept(net::make_strand(io), [this](beast::error_code error, tcp::socket socket) {
     if (error) {
       if (error == net::error::operation_aborted || !acceptor.is_open()) return;  // a drain closed it
-      logger().warn("rlx serve: accept failed: {}", error.message());
+      logger().warn("accept failed: {}", error.message());
     } else {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
@@ -206,7 +206,12 @@ HttpServer::HttpServer(ServeContext& context, HttpServerOptions options)
   if (error) throw std::runtime_error("cannot listen on " + where + ": " + error.message());
   impl.port = impl.acceptor.local_endpoint().port();
   impl.accept();
-  for (int t = 0; t < std::max(1, impl.options.io_threads); ++t) impl.threads.emplace_back([&impl] { impl.io.run(); });
+  for (int t = 0; t < std::max(1, impl.options.io_threads); ++t) {
+    impl.threads.emplace_back([&impl, t] {
+      set_inline_lane(impl.options.first_inline_lane + t);
+      impl.io.run();
+    });
+  }
 }
 
 HttpServer::~HttpServer() {

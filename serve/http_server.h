@@ -19,6 +19,7 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;  // 0: any free port (port() says which)
   int io_threads = 1;
+  int first_inline_lane = 0;  // io thread t is inline lane first_inline_lane + t (serve_context.h)
   size_t max_body_bytes = size_t{1} << 20;
   size_t max_header_bytes = 8192;
   size_t max_connections = 1024;

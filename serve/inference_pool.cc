@@ -52,6 +52,34 @@ bool InferencePool::submit(std::unique_ptr<ActRequest>& request) {
   return true;
 }
 
+bool InferencePool::run_inline(std::unique_ptr<ActRequest>& request, int lane) {
+  if (lane < 0 || lane >= options_.inline_lanes) throw std::out_of_range("run_inline: no lane " + std::to_string(lane));
+  Batch batch;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Queue& queue = queues_.at(request->slot);
+    if (stopping_ || running_ > 0 || !queue.waiting.empty() || options_.max_wait.count() > 0) return false;
+    if (request->session && !queue.busy_sessions.insert(*request->session).second) return false;
+    batch.slot = request->slot;
+    batch.requests.push_back(std::move(request));
+    running_ = 1;
+  }
+  answer(batch, options_.threads + lane);
+  finish(batch);
+  return true;
+}
+
+void InferencePool::finish(const Batch& batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_ -= batch.requests.size();
+  bool freed_session = false;
+  for (const auto& request : batch.requests) {
+    if (request->session) freed_session = queues_[batch.slot].busy_sessions.erase(*request->session) > 0 || freed_session;
+  }
+  if (freed_session) work_ready_.notify_all();
+  idle_.notify_all();
+}
+
 size_t InferencePool::queue_depth(size_t slot) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return queues_.at(slot).waiting.size();
@@ -89,14 +117,8 @@ void InferencePool::run(int thread) {
     }
     lock.unlock();
     answer(batch, thread);
+    finish(batch);
     lock.lock();
-    running_ -= batch.requests.size();
-    bool freed_session = false;
-    for (const auto& request : batch.requests) {
-      if (request->session) freed_session = queues_[batch.slot].busy_sessions.erase(*request->session) > 0 || freed_session;
-    }
-    if (freed_session) work_ready_.notify_all();
-    idle_.notify_all();
   }
 }
 

@@ -22,6 +22,9 @@ namespace rlx {
 
 struct BatchingOptions {
   int threads = 1;                      // inference threads
+  // Threads of the endpoints (HTTP io threads, the ZeroMQ thread) that may answer a lone request
+  // themselves when the pool is idle (run_inline): policies hold threads + inline_lanes instances.
+  int inline_lanes = 0;
   int64_t max_batch_rows = 256;         // rows per batch
   std::chrono::microseconds max_wait{0};  // how long a batch waits to fill (0: what is queued)
   size_t max_queue = 1024;              // requests waiting per policy; more are answered 503
@@ -39,6 +42,12 @@ class InferencePool {
   // Queues the request for its slot; false (and the request untouched) when that queue is full
   // or the pool is stopping. Thread-safe.
   bool submit(std::unique_ptr<ActRequest>& request);
+  // Answers the request on the calling thread, as a batch of its own, when nothing is queued or
+  // being answered and batches do not wait to fill (max_wait 0): an idle server answers a lone
+  // request with no thread hand-off. Returns false (the request untouched) otherwise, or when
+  // the pool stops. `lane` (< inline_lanes) names the
+  // calling endpoint thread, whose policy instances only it uses.
+  bool run_inline(std::unique_ptr<ActRequest>& request, int lane);
   // Requests queued for one policy now.
   size_t queue_depth(size_t slot) const;
   // Requests queued or being answered, over every policy.
@@ -59,8 +68,10 @@ class InferencePool {
   void run(int thread);
   // Under the lock: takes the next batch (empty when there is nothing to take).
   Batch take_batch(std::unique_lock<std::mutex>& lock);
-  // Without the lock: answers every request of the batch.
+  // Without the lock: answers every request of the batch with policy instance `thread`.
   void answer(const Batch& batch, int thread);
+  // Takes the lock: the batch is answered (its sessions free again).
+  void finish(const Batch& batch);
   std::vector<ActReply> act(const Batch& batch, int thread);
 
   std::vector<PolicySlot*> slots_;

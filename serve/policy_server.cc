@@ -31,7 +31,12 @@ std::vector<std::unique_ptr<PolicySlot>> load_slots(const std::vector<ServedSour
 PolicyServer::PolicyServer(const std::vector<ServedSource>& sources, const CheckpointExporter& exporter, ServeOptions options)
     : options_(std::move(options)) {
   if (sources.empty()) throw std::invalid_argument("rlx serve needs at least one MODEL");
-  options_.slot.threads = options_.batching.threads;
+  // Endpoint threads answer lone requests of an idle server themselves (no hand-off): each
+  // has its own policy instances after the inference threads'.
+  options_.http.first_inline_lane = 0;
+  if (options_.zmq) options_.zmq->inline_lane = options_.http.io_threads;
+  options_.batching.inline_lanes = options_.http.io_threads + (options_.zmq ? 1 : 0);
+  options_.slot.threads = options_.batching.threads + options_.batching.inline_lanes;
   context_ = std::make_unique<ServeContext>(load_slots(sources, exporter, options_.slot), options_.batching, options_.limits);
   http_ = std::make_unique<HttpServer>(*context_, options_.http);
   if (options_.zmq) zmq_ = std::make_unique<ZmqEndpoint>(*context_, *options_.zmq);
@@ -57,7 +62,7 @@ size_t PolicyServer::run(const std::function<bool()>& should_stop) {
 }
 
 size_t PolicyServer::drain() {
-  logger().info("rlx serve: draining: no new connections or requests; answering the {} accepted", context_->pool().pending());
+  logger().info("draining: no new connections or requests; answering the {} accepted", context_->pool().pending());
   context_->start_draining();
   http_->start_draining();
   const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
@@ -68,7 +73,7 @@ size_t PolicyServer::drain() {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const size_t left = context_->pool().pending() + (zmq_ ? zmq_->pending() : 0);
-  logger().info("rlx serve: drained ({} connections open, {} requests unanswered)", http_->connections(), left);
+  logger().info("drained ({} connections open, {} requests unanswered)", http_->connections(), left);
   return left;
 }
 

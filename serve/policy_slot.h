@@ -21,7 +21,7 @@ struct ReloadOutcome {
 };
 
 struct PolicySlotOptions {
-  int threads = 1;      // inference threads: one rlx::Policy each per version
+  int threads = 1;      // threads that act (inference threads and inline lanes): one rlx::Policy each per version
   uint64_t seed = 0;    // stochastic actions' generators: seed + thread
   size_t max_sessions = 10000;
   std::chrono::milliseconds session_ttl{std::chrono::minutes(10)};

@@ -4,6 +4,8 @@ namespace rlx {
 
 namespace {
 
+thread_local int current_inline_lane = -1;
+
 std::vector<PolicySlot*> pointers(const std::vector<std::unique_ptr<PolicySlot>>& slots) {
   std::vector<PolicySlot*> out;
   for (const auto& slot : slots) out.push_back(slot.get());
@@ -11,6 +13,8 @@ std::vector<PolicySlot*> pointers(const std::vector<std::unique_ptr<PolicySlot>>
 }
 
 }  // namespace
+
+void set_inline_lane(int lane) { current_inline_lane = lane; }
 
 ServeContext::ServeContext(std::vector<std::unique_ptr<PolicySlot>> slots, const BatchingOptions& batching,
                            const RequestLimits& limits)
@@ -49,6 +53,7 @@ void ServeContext::submit(std::unique_ptr<ActRequest> request) {
     request->done(error_reply(503, "the server is shutting down"));
     return;
   }
+  if (current_inline_lane >= 0 && pool_->run_inline(request, current_inline_lane)) return;
   if (!pool_->submit(request)) {
     request->done(error_reply(503, "policy " + slots_.at(request->slot)->name() + " has a full queue: retry later"));
   }

@@ -22,6 +22,10 @@
 
 namespace rlx {
 
+// Marks the calling thread as endpoint thread `lane` (an HTTP io thread, the ZeroMQ thread):
+// requests it submits to an idle server are answered on it (InferencePool::run_inline).
+void set_inline_lane(int lane);
+
 class ServeContext {
  public:
   ServeContext(std::vector<std::unique_ptr<PolicySlot>> slots, const BatchingOptions& batching, const RequestLimits& limits);
@@ -36,8 +40,8 @@ class ServeContext {
   size_t slot_count() const { return slots_.size(); }
   // "cartpole, hopper": the names, for a message.
   std::string slot_names() const;
-  // Queues a decoded request; when its policy's queue is full or the server drains, answers it
-  // at once with 503.
+  // Queues a decoded request (or, from an endpoint thread of an idle server, answers it there);
+  // when its policy's queue is full or the server drains, answers it at once with 503.
   void submit(std::unique_ptr<ActRequest> request);
   // Reloads one policy (POST .../reload, the trial watcher) on the reload thread, so that no
   // endpoint waits for a load, counts the outcome and calls `done` with it there.

@@ -43,6 +43,7 @@ ZmqEndpoint::~ZmqEndpoint() {
 }
 
 void ZmqEndpoint::run() {
+  set_inline_lane(options_.inline_lane);
   std::vector<zmq::pollitem_t> items = {{router_.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
   while (true) {
     if (stopping_.load() && pending_.load() == 0) break;
@@ -146,7 +147,7 @@ void ZmqEndpoint::send(Outgoing& message) {
   frames.emplace_back(message.header.data(), message.header.size());
   frames.emplace_back(message.body.data(), message.body.size());
   if (!send_frames(router_, frames, std::chrono::milliseconds(0))) {
-    logger().warn("rlx serve: a ZeroMQ client's answer could not be queued (it is gone or not reading)");
+    logger().warn("a ZeroMQ client's answer could not be queued (it is gone or not reading)");
   }
   --pending_;
 }

@@ -24,6 +24,7 @@ struct ZmqEndpointOptions {
   std::vector<std::string> client_keys;            // CURVE: the clients allowed
   bool allow_remote = false;                       // without CURVE, a non-loopback address is refused unless set
   size_t max_message_bytes = size_t{1} << 20;
+  int inline_lane = -1;  // the socket thread's inline lane (serve_context.h); -1: none
 };
 
 class ZmqEndpoint {

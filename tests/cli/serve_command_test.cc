@@ -128,3 +128,25 @@ TEST_CASE("rlx serve refuses a remote address without --allow-remote and a token
   CHECK(open_token.exit_code == 2);
   CHECK_THAT(open_token.err, Catch::Contains("chmod 600"));
 }
+
+TEST_CASE("rlx serve of a policy file runs in rlx itself with no LibTorch loaded", "[cli][serve]") {
+  const std::string out = rlx::test::temp_dir("serve_light");
+  const std::string policy = rlx::test::train_export_trace(out, "cartpole-ppo.yaml", "--set num_workers=0", 1);
+  const fs::path ready = fs::path(out) / "ready.json";
+  auto server = start_rlx({"serve", "cart=" + policy, "--port", "0", "--ready-file", ready.string()}, fs::path(out) / "serve.log");
+  INFO(read_text_file(out + "/serve.log"));
+  REQUIRE(wait_for([&] { return fs::exists(ready) || server->poll().has_value(); }, std::chrono::seconds(30)));
+  REQUIRE(fs::exists(ready));
+  const std::string maps = read_text_file("/proc/" + std::to_string(server->pid()) + "/maps");
+  CHECK(fs::read_symlink("/proc/" + std::to_string(server->pid()) + "/exe").filename() == "rlx");
+  CHECK(maps.find("libtorch") == std::string::npos);
+  const int port = nlohmann::json::parse(read_text_file(ready.string())).at("http_port").get<int>();
+  const std::vector<nlohmann::json> steps = rlx::test::trace_steps(out + "/trace.jsonl");
+  const nlohmann::json answer = nlohmann::json::parse(shell_output(
+      "curl -sS -d '" + nlohmann::json{{"observation", steps.at(0).at("obs")}}.dump() + "' http://127.0.0.1:" + std::to_string(port) +
+      "/v1/policies/cart/act"));
+  CHECK(answer.at("action") == steps.at(0).at("action"));
+  server->terminate();
+  REQUIRE(wait_for([&] { return server->poll().has_value(); }, std::chrono::seconds(30)));
+  CHECK(server->poll()->clean());
+}
