@@ -48,6 +48,8 @@ class PolicyServer {
   size_t run(const std::function<bool()>& should_stop);
 
   int http_port() const { return http_->port(); }
+  // Open HTTP connections now.
+  size_t http_connections() const { return http_->connections(); }
   // The ZeroMQ endpoint bound, "" without one.
   std::string zmq_endpoint() const { return zmq_ ? zmq_->endpoint() : ""; }
   ServeContext& context() { return *context_; }

@@ -185,3 +185,39 @@ TEST_CASE("A drain answers the requests accepted and then refuses connections", 
   for (auto& reply : replies) CHECK(reply.get().status == 200);
   CHECK_THROWS(http_request(port, "GET", "/healthz"));
 }
+
+TEST_CASE("Garbage instead of HTTP is answered 400 and the connection limit holds with 503", "[serve][http][errors]") {
+  RunningServer running("garbage", [](rlx::ServeOptions& options) { options.http.max_connections = 2; });
+  {
+    const rlx::test::RawConnection garbage(running.port());
+    garbage.send_text("\x16\x03\x01 not http at all\r\n\r\n");
+    CHECK_THAT(garbage.read_all(), Catch::StartsWith("HTTP/1.1 400"));
+  }
+  REQUIRE(rlx::test::wait_until([&] { return running.server->http_connections() == 0; }));
+  const rlx::test::RawConnection first(running.port());
+  const rlx::test::RawConnection second(running.port());
+  REQUIRE(rlx::test::wait_until([&] { return running.server->http_connections() == 2; }));  // both held idle
+  const HttpReply refused = http_request(running.port(), "GET", "/healthz");
+  CHECK(refused.status == 503);
+  CHECK(refused.headers.at("retry-after") == "1");
+  CHECK_THAT(http_request(running.port(), "GET", "/healthz").body, Catch::Contains("too many connections"));
+}
+
+TEST_CASE("Recurrent sessions are bounded and a memoryless policy's answer needs no session", "[serve][http][recurrent]") {
+  RunningServer running("sessions", [](rlx::ServeOptions& options) { options.slot.max_sessions = 2; }, TestPolicyKind::kRecurrent);
+  const auto step = [&](const std::string& session, bool start) {
+    return running.post("/v1/policies/cartpole/act", nlohmann::json{{"observation", {0.1, 0.2, 0.3, 0.4}},
+                                                                      {"session", session},
+                                                                      {"episode_start", start}}.dump());
+  };
+  CHECK(step("a", true).status == 200);
+  CHECK(step("a", false).status == 200);
+  CHECK(step("b", true).status == 200);
+  const HttpReply full = step("c", true);
+  CHECK(full.status == 429);
+  CHECK(json_field(full) == "session");
+  CHECK(step("b", false).status == 200);  // a live session goes on
+  const HttpReply missing = running.post("/v1/policies/cartpole/act", "{\"observation\": [0.1, 0.2, 0.3, 0.4]}");
+  CHECK(missing.status == 400);
+  CHECK_THAT(missing.body, Catch::Contains("recurrent"));
+}

@@ -79,6 +79,34 @@ struct HttpReply {
   std::string body;
 };
 
+// A connected loopback TCP socket (closed by its destructor).
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      throw std::runtime_error("cannot connect to port " + std::to_string(port));
+    }
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  void send_text(const std::string& bytes) const { ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+  // Everything the server sends until it closes the connection.
+  std::string read_all() const {
+    std::string raw;
+    char buffer[65536];
+    for (ssize_t n; (n = ::recv(fd_, buffer, sizeof buffer, 0)) > 0;) raw.append(buffer, static_cast<size_t>(n));
+    return raw;
+  }
+
+ private:
+  int fd_;
+};
+
 // One HTTP/1.1 request on a fresh loopback connection (Connection: close), its reply read whole.
 inline HttpReply http_request(int port, const std::string& method, const std::string& path, const std::string& body = "",
                               const std::map<std::string, std::string>& headers = {}) {
