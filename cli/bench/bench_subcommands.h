@@ -20,4 +20,8 @@ int run_bench_recurrent(const std::vector<std::string>& args);
 // `rlx bench startup [--repeats R]`: exec-to-exit times of light commands and an idle worker's memory.
 int run_bench_startup(const std::vector<std::string>& args);
 
+// `rlx bench serve [NAME=]POLICY.rlxp ... [--concurrency 1,8,64,256] [--rate R,..] [--python-baseline]`:
+// requests/s and latency percentiles of `rlx serve` per protocol and load level, as JSON lines.
+int run_bench_serve(const std::vector<std::string>& args);
+
 }  // namespace rlx::cli
