@@ -27,17 +27,28 @@ namespace rlx::cli {
 
 namespace {
 
+// [NAME=]PATH[#POLICY]: PATH a .rlxp file, a checkpoint or a trial; POLICY one policy of a
+// multi-agent checkpoint.
 ServedSource parse_model_argument(const std::string& argument) {
   const size_t equals = argument.find('=');
   const bool named = equals != std::string::npos && equals > 0 && argument.find('/') > equals;
-  const std::string path = named ? argument.substr(equals + 1) : argument;
+  std::string path = named ? argument.substr(equals + 1) : argument;
+  std::string policy;
+  if (const size_t hash = path.rfind('#'); hash != std::string::npos) {
+    policy = path.substr(hash + 1);
+    path.resize(hash);
+  }
   ServedSource served;
   try {
     served.source = classify_model_source(path);
   } catch (const std::invalid_argument& error) {
     throw UsageError(std::string("MODEL ") + error.what());
   }
-  served.name = named ? argument.substr(0, equals) : default_model_name(served.source);
+  if (!policy.empty() && served.source.kind == ModelSourceKind::kPolicyFile) {
+    throw UsageError("MODEL " + argument + ": #POLICY picks a policy of a multi-agent checkpoint; a .rlxp file holds one");
+  }
+  served.source.policy = policy;
+  served.name = named ? argument.substr(0, equals) : (policy.empty() ? default_model_name(served.source) : policy);
   for (char c : served.name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
       throw UsageError("policy name '" + served.name + "' (from " + argument +
@@ -72,7 +83,8 @@ int run_serve(const std::vector<std::string>& args, const ServeBackend& backend)
   po::options_description options("rlx serve [NAME=]MODEL...: answer requests for actions over HTTP (and ZeroMQ)");
   options.add_options()("help,h", "show this help")(
       "model", po::value<std::vector<std::string>>(),
-      "a .rlxp file, a checkpoint, or a trial directory (its newest checkpoint, watched for newer ones), optionally NAME=")(
+      "[NAME=]PATH[#POLICY]: a .rlxp file, a checkpoint, or a trial directory (its newest checkpoint, watched for "
+      "newer ones); #POLICY: one policy of a multi-agent checkpoint")(
       "host", po::value<std::string>()->default_value("127.0.0.1"), "the HTTP address to listen on")(
       "port", po::value<int>()->default_value(8000), "the HTTP port (0: any free port)")(
       "zmq-port", po::value<int>(), "also serve ZeroMQ on this port (0: any free port)")(

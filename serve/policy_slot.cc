@@ -15,7 +15,7 @@ PolicySlot::PolicySlot(std::string name, ModelSource source, CheckpointExporter 
   const std::optional<std::filesystem::path> origin = newest_model_origin(source_);
   if (!origin) throw std::invalid_argument(source_.path.string() + ": the trial has no checkpoint that verifies yet");
   const ModelSourceKind kind = source_.kind == ModelSourceKind::kTrial ? ModelSourceKind::kCheckpoint : source_.kind;
-  model_ = load_served_model(*origin, kind, exporter_, 1, options_.threads, options_.seed);
+  model_ = load_served_model(*origin, kind, source_.policy, exporter_, 1, options_.threads, options_.seed);
 }
 
 std::shared_ptr<const ServedModel> PolicySlot::model() const {
@@ -43,7 +43,8 @@ ReloadOutcome PolicySlot::reload(bool force) {
   const ModelSourceKind kind = source_.kind == ModelSourceKind::kTrial ? ModelSourceKind::kCheckpoint : source_.kind;
   std::shared_ptr<const ServedModel> loaded;
   try {
-    loaded = load_served_model(*origin, kind, exporter_, serving->version() + 1, options_.threads, options_.seed);
+    loaded = load_served_model(*origin, kind, source_.policy, exporter_, serving->version() + 1, options_.threads,
+                               options_.seed);
   } catch (const std::exception& error) {
     outcome.result = ReloadOutcome::Result::kRefused;
     outcome.message = origin->string() + ": " + error.what();

@@ -97,7 +97,7 @@ std::optional<fs::path> newest_model_origin(const ModelSource& source) {
   return newest->path;
 }
 
-std::shared_ptr<const ServedModel> load_served_model(const fs::path& origin, ModelSourceKind kind,
+std::shared_ptr<const ServedModel> load_served_model(const fs::path& origin, ModelSourceKind kind, const std::string& policy,
                                                      const CheckpointExporter& exporter, uint64_t version, int threads,
                                                      uint64_t seed) {
   if (kind == ModelSourceKind::kPolicyFile) {
@@ -111,7 +111,7 @@ std::shared_ptr<const ServedModel> load_served_model(const fs::path& origin, Mod
     return std::make_shared<const ServedModel>(file, origin, "sha256:" + sha256_hex(bytes).substr(0, 16), version, threads, seed);
   }
   if (!exporter) throw std::logic_error("load_served_model: a checkpoint needs an exporter");
-  const PolicyFile file = exporter(origin);
+  const PolicyFile file = exporter(origin, policy);
   return std::make_shared<const ServedModel>(file, origin, origin.filename().string(), version, threads, seed);
 }
 

@@ -19,8 +19,9 @@
 namespace rlx {
 
 // Turns a verified checkpoint directory into the policy file `rlx export` would write (the CLI's
-// restore-and-export; serve/ itself needs no learner). Throws on a checkpoint it refuses.
-using CheckpointExporter = std::function<PolicyFile(const std::filesystem::path& checkpoint)>;
+// restore-and-export; serve/ itself needs no learner): of a multi-agent checkpoint, the policy
+// named (`rlx export --policy`), else "". Throws on a checkpoint it refuses.
+using CheckpointExporter = std::function<PolicyFile(const std::filesystem::path& checkpoint, const std::string& policy)>;
 
 // What a MODEL argument of `rlx serve` names.
 enum class ModelSourceKind { kPolicyFile, kCheckpoint, kTrial };
@@ -28,6 +29,7 @@ enum class ModelSourceKind { kPolicyFile, kCheckpoint, kTrial };
 struct ModelSource {
   std::filesystem::path path;  // as given
   ModelSourceKind kind = ModelSourceKind::kPolicyFile;
+  std::string policy;          // a multi-agent checkpoint's policy ("PATH#POLICY"); "" otherwise
 };
 
 // The kind of `path`: a regular file is a policy file, a directory with checkpoint.json a
@@ -92,7 +94,7 @@ std::optional<std::filesystem::path> newest_model_origin(const ModelSource& sour
 // `exporter`) as version `version`; throws PolicyFileError, CheckpointRefused or std::exception
 // with the reason when it cannot serve.
 std::shared_ptr<const ServedModel> load_served_model(const std::filesystem::path& origin, ModelSourceKind kind,
-                                                     const CheckpointExporter& exporter, uint64_t version, int threads,
-                                                     uint64_t seed);
+                                                     const std::string& policy, const CheckpointExporter& exporter,
+                                                     uint64_t version, int threads, uint64_t seed);
 
 }  // namespace rlx

@@ -150,3 +150,42 @@ TEST_CASE("rlx serve of a policy file runs in rlx itself with no LibTorch loaded
   REQUIRE(wait_for([&] { return server->poll().has_value(); }, std::chrono::seconds(30)));
   CHECK(server->poll()->clean());
 }
+
+TEST_CASE("rlx serve serves the policies of a multi-agent trial by name and asks for one when none is named", "[cli][serve]") {
+  const std::string out = rlx::test::temp_dir("serve_multi_agent");
+  const auto train = run_rlx("train " + std::string(RLX_SOURCE_DIR) +
+                             "/experiments/multi-agent-cartpole-4-policies-ppo.yaml --set stop.timesteps_total=2000 --seed 0 "
+                             "--trial-name t --output " + out + " -q");
+  INFO(train.out << train.err);
+  REQUIRE((train.exit_code == 0 || train.exit_code == 3));
+  const std::string trial = out + "/multi-agent-cartpole-4-policies-ppo/t";
+  const auto unnamed = run_rlx("serve " + trial + " --port 0");
+  CHECK(unnamed.exit_code == 2);
+  CHECK_THAT(unnamed.err, Catch::Contains("multi-agent checkpoint of the policies p0, p1, p2, p3") && Catch::Contains("PATH#POLICY"));
+
+  const auto exported = run_rlx("export " + trial + " --policy p2 -o " + out + "/p2.rlxp");
+  REQUIRE(exported.exit_code == 0);
+  const fs::path ready = fs::path(out) / "ready.json";
+  auto server = start_rlx({"serve", "left=" + trial + "#p0", trial + "#p2", "--port", "0", "--ready-file", ready.string()},
+                          fs::path(out) / "serve.log");
+  INFO(read_text_file(out + "/serve.log"));
+  REQUIRE(wait_for([&] { return fs::exists(ready) || server->poll().has_value(); }, std::chrono::seconds(60)));
+  REQUIRE(fs::exists(ready));
+  const int port = nlohmann::json::parse(read_text_file(ready.string())).at("http_port").get<int>();
+  const nlohmann::json listed = nlohmann::json::parse(shell_output("curl -sS http://127.0.0.1:" + std::to_string(port) + "/v1/policies"));
+  REQUIRE(listed.at("policies").size() == 2);
+  CHECK(listed.at("policies").at(0).at("name") == "left");
+  CHECK(listed.at("policies").at(1).at("name") == "p2");
+  CHECK(listed.at("policies").at(1).at("source").at("policy") == "p2");
+  // p2 served from the trial answers as its exported file does, on observations of every sign.
+  const std::string answers = shell_output(std::string(RLX_SYSTEM_PYTHON) + " -c \"import sys, json, urllib.request; sys.path.insert(0, '" +
+                                           RLX_SOURCE_DIR + "/python'); from rlx_policy import Policy; p = Policy('" + out +
+                                           "/p2.rlxp'); bad = 0\nfor i in range(50):\n o = [((i * 7 + k * 3) % 11 - 5) / 10.0 for k in range(4)]\n"
+                                           " r = urllib.request.urlopen(urllib.request.Request('http://127.0.0.1:" + std::to_string(port) +
+                                           "/v1/policies/p2/act', json.dumps({'observation': o}).encode()))\n"
+                                           " bad += json.loads(r.read())['action'] != p.act(o)\nprint(bad)\"");
+  CHECK(std::stoi(answers) == 0);
+  server->terminate();
+  REQUIRE(wait_for([&] { return server->poll().has_value(); }, std::chrono::seconds(30)));
+  CHECK(server->poll()->clean());
+}
