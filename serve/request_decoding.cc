@@ -312,7 +312,7 @@ void decode_binary_request(std::string_view body, const BinaryRequestOptions& op
   for (int64_t r = 0; r < request.rows; ++r) {
     const char* row = body.data() + static_cast<size_t>(r) * row_bytes;
     float* floats = request.floats.data() + r * spaces.float_size;
-    std::memcpy(floats, row, float_bytes);  // little-endian float32, as x86-64 holds them
+    if (float_bytes > 0) std::memcpy(floats, row, float_bytes);  // little-endian float32, as x86-64 holds them
     for (const ObsLeaf& leaf : layout.leaves) {
       if (leaf.storage != LeafStorage::kFloats) continue;
       for (int64_t i = 0; i < leaf.slots; ++i) {
@@ -328,7 +328,9 @@ void decode_binary_request(std::string_view body, const BinaryRequestOptions& op
         }
       }
     }
-    std::memcpy(request.bytes.data() + r * spaces.byte_size, row + float_bytes, static_cast<size_t>(spaces.byte_size));
+    if (spaces.byte_size > 0) {
+      std::memcpy(request.bytes.data() + r * spaces.byte_size, row + float_bytes, static_cast<size_t>(spaces.byte_size));
+    }
     if (options.masks) {
       std::memcpy(request.masks.data() + r * spaces.mask_size, row + float_bytes + spaces.byte_size, static_cast<size_t>(spaces.mask_size));
     }

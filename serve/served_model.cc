@@ -33,10 +33,10 @@ ModelSource classify_model_source(const fs::path& path) {
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
   if (error || !fs::exists(status)) throw std::invalid_argument(path.string() + ": no such file or directory");
-  if (fs::is_regular_file(status)) return {path, ModelSourceKind::kPolicyFile};
+  if (fs::is_regular_file(status)) return {path, ModelSourceKind::kPolicyFile, ""};
   if (!fs::is_directory(status)) throw std::invalid_argument(path.string() + ": neither a policy file nor a directory");
-  if (fs::exists(path / "checkpoint.json")) return {path, ModelSourceKind::kCheckpoint};
-  return {path, ModelSourceKind::kTrial};
+  if (fs::exists(path / "checkpoint.json")) return {path, ModelSourceKind::kCheckpoint, ""};
+  return {path, ModelSourceKind::kTrial, ""};
 }
 
 std::string default_model_name(const ModelSource& source) {

@@ -48,10 +48,12 @@ std::unique_ptr<rlx::ActRequest> request_for(const Served& served, const std::ve
   return request;
 }
 
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
 bool same_bits(const rlx::PolicyAction& a, const rlx::PolicyAction& b) {
-  return a.index == b.index && a.indices == b.indices && a.values.size() == b.values.size() &&
-         std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)) == 0 && a.state.size() == b.state.size() &&
-         std::memcmp(a.state.data(), b.state.data(), a.state.size() * sizeof(float)) == 0;
+  return a.index == b.index && a.indices == b.indices && same_bits(a.values, b.values) && same_bits(a.state, b.state);
 }
 
 }  // namespace
