@@ -198,8 +198,15 @@ std::vector<BenchPolicy> bench_policies(const BenchServer& server, const std::ve
   return policies;
 }
 
-// x to 3 decimals: microseconds to the nanosecond, ratios to a thousandth.
+// x to 3 decimals: microseconds to the nanosecond.
 double rounded(double x) { return std::round(x * 1000.0) / 1000.0; }
+
+// A ratio to 4 significant digits (a p50 ratio against an overloaded baseline can be 1e-4).
+double rounded_ratio(double x) {
+  if (!(x > 0) || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(x)));
+  return std::round(x * scale) / scale;
+}
 
 // The process's RSS in kB, or nullopt when it was not started here (or is gone).
 std::optional<long> rss_kb(const BenchServer& server) {
@@ -356,8 +363,8 @@ void print_summaries(const std::vector<RunSeries>& all) {
     Json line = {{"summary", "rlx/python"}};
     line.update(series.key);
     line.erase("server");
-    line["requests_per_s_ratio"] = python_rps > 0 ? rounded(median_of(series.requests_per_s) / python_rps) : 0.0;
-    line["p50_ratio"] = python_p50 > 0 ? rounded(median_of(series.p50_us) / python_p50) : 0.0;
+    line["requests_per_s_ratio"] = python_rps > 0 ? rounded_ratio(median_of(series.requests_per_s) / python_rps) : 0.0;
+    line["p50_ratio"] = python_p50 > 0 ? rounded_ratio(median_of(series.p50_us) / python_p50) : 0.0;
     std::cout << line.dump() << "\n";
   }
   std::cout << std::flush;
