@@ -8,7 +8,7 @@
 # connections at RATES (default 1000,10000,400000 requests/s: the last about 10x what rlx serve
 # sustains on a 2-core machine, to show that latency grows but the server's memory stays bounded).
 # Prints `rlx bench serve`'s JSON lines; the "summary" lines at the end hold the medians and the
-# rlx/python ratios of requests/s and p50. Needs a build with rlx serve (build/rlx-torch) and
+# rlx/python ratios of requests/s and p50. Needs a build with rlx serve (build/rlx) and
 # Debian's python3-numpy.
 set -euo pipefail
 seconds=${1:-5} repeats=${2:-3} concurrency=${3:-1,8,64,256} rates=${4:-1000,10000,400000}

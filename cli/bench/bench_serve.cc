@@ -1,5 +1,5 @@
 // `rlx bench serve`: `rlx serve` (docs/serve.md) under load from bench/serve_load_generator.h.
-// It starts `rlx-torch serve` beside this executable (or measures a running server, --connect),
+// It starts `rlx serve` of this build (or --server-program, or measures a running server, --connect),
 // and with --python-baseline the hand-written Python server of bench/peers/python_policy_server.py
 // over the same files, then runs every (policy, protocol, load level, repeat) against each server
 // in turn: closed loop at each --concurrency, open loop at each --rate. One JSON line per run,
@@ -28,6 +28,7 @@
 #include "cli/number_list.h"
 #include "core/fd_limit.h"
 #include "core/process_launcher.h"
+#include "core/rlx_program.h"
 #include "core/temp_dir.h"
 
 namespace po = boost::program_options;
@@ -126,13 +127,13 @@ BenchServer start_server(const std::string& label, std::vector<std::string> argv
   return server;
 }
 
-// `rlx-torch serve MODEL... --port P --zmq-port Q SERVER_ARGS...` from beside this executable.
-BenchServer start_rlx_server(const std::vector<std::string>& models, const std::string& server_args, const fs::path& log) {
-  const fs::path program = fs::read_symlink("/proc/self/exe").parent_path() / "rlx-torch";
+// `PROGRAM serve MODEL... --port P --zmq-port Q SERVER_ARGS...`.
+BenchServer start_rlx_server(const std::string& program, const std::vector<std::string>& models,
+                             const std::string& server_args, const fs::path& log) {
   const int http_port = free_tcp_port();
   int zmq_port = free_tcp_port();
   while (zmq_port == http_port) zmq_port = free_tcp_port();
-  std::vector<std::string> argv = {program.string(), "serve"};
+  std::vector<std::string> argv = {program, "serve"};
   argv.insert(argv.end(), models.begin(), models.end());
   for (const std::string& word : {std::string("--port"), std::to_string(http_port), std::string("--zmq-port"), std::to_string(zmq_port)}) {
     argv.push_back(word);
@@ -391,6 +392,8 @@ int run_bench_serve(const std::vector<std::string>& args) {
       "python", po::value<std::string>()->default_value("/usr/bin/python3"), "the Python (with NumPy) of the baseline")(
       "python-server", po::value<std::string>(), "the baseline's script (default: bench/peers/ above this executable)")(
       "server-args", po::value<std::string>()->default_value(""), "more arguments for rlx serve, e.g. \"--threads 2\"")(
+      "server-program", po::value<std::string>(), "the rlx that serves (default: the rlx of this build, which serves "
+      ".rlxp files without LibTorch and hands checkpoints to rlx-torch; give rlx-torch to measure it)")(
       "connect", po::value<std::string>(), "HOST:PORT of a running server's HTTP instead of starting one")(
       "zmq-connect", po::value<std::string>(), "with --connect: HOST:PORT of its ZeroMQ endpoint");
   po::positional_options_description positionals;
@@ -424,7 +427,8 @@ int run_bench_serve(const std::vector<std::string>& args) {
     wait_until_ready(server.host, server.http_port, nullptr, 10);
     servers.push_back(std::move(server));
   } else {
-    servers.push_back(start_rlx_server(settings.models, values["server-args"].as<std::string>(), logs / "rlx-serve.log"));
+    const std::string program = values.count("server-program") ? values["server-program"].as<std::string>() : rlx_program_path();
+    servers.push_back(start_rlx_server(program, settings.models, values["server-args"].as<std::string>(), logs / "rlx-serve.log"));
   }
   if (python_baseline) {
     servers.push_back(start_python_server(values["python"].as<std::string>(), python_script, settings.models, logs / "python-server.log"));
