@@ -221,3 +221,42 @@ TEST_CASE("Recurrent sessions are bounded and a memoryless policy's answer needs
   CHECK(missing.status == 400);
   CHECK_THAT(missing.body, Catch::Contains("recurrent"));
 }
+
+TEST_CASE("Requests accepted before a swap are answered by the version they started on", "[serve][http][reload]") {
+  RunningServer running("in_flight", [](rlx::ServeOptions& options) {
+    options.batching.max_wait = std::chrono::microseconds(500000);  // accepted requests wait 0.5 s
+    options.batching.max_batch_rows = 64;
+  });
+  const int port = running.port();
+  const auto ask = [port] { return http_request(port, "POST", "/v1/policies/cartpole/act", "{\"observation\": [1, 2, 3, 4]}"); };
+  std::vector<std::future<HttpReply>> before;
+  for (int i = 0; i < 3; ++i) before.push_back(std::async(std::launch::async, ask));
+  REQUIRE(rlx::test::wait_until([&] { return running.server->context().pool().pending() == 3; }));
+  rlx::test::write_policy(rlx::test::test_policy_file(TestPolicyKind::kDiscrete, 99), running.dir / "cartpole.rlxp");
+  const HttpReply swapped = running.post("/v1/policies/cartpole/reload", "");
+  REQUIRE(swapped.status == 200);
+  CHECK(nlohmann::json::parse(swapped.body).at("version") == 2);
+  for (auto& reply : before) {
+    const HttpReply answer = reply.get();
+    REQUIRE(answer.status == 200);
+    CHECK(nlohmann::json::parse(answer.body).at("version") == 1);
+  }
+  CHECK(nlohmann::json::parse(ask().body).at("version") == 2);
+}
+
+TEST_CASE("A full policy queue is answered 503 with Retry-After while what it holds is answered", "[serve][http][errors]") {
+  RunningServer running("queue_full", [](rlx::ServeOptions& options) {
+    options.batching.max_queue = 1;
+    options.batching.max_wait = std::chrono::microseconds(300000);  // the one queued waits 0.3 s
+  });
+  const int port = running.port();
+  auto first = std::async(std::launch::async, [port] {
+    return http_request(port, "POST", "/v1/policies/cartpole/act", "{\"observation\": [1, 2, 3, 4]}");
+  });
+  REQUIRE(rlx::test::wait_until([&] { return running.server->context().pool().pending() == 1; }));
+  const HttpReply refused = running.post("/v1/policies/cartpole/act", "{\"observation\": [1, 2, 3, 4]}");
+  CHECK(refused.status == 503);
+  CHECK(refused.headers.at("retry-after") == "1");
+  CHECK_THAT(refused.body, Catch::Contains("full queue"));
+  CHECK(first.get().status == 200);
+}
