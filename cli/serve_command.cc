@@ -96,6 +96,8 @@ int run_serve(const std::vector<std::string>& args, const ServeBackend& backend)
       "max-batch-rows", po::value<int64_t>()->default_value(256), "rows a batch takes at most")(
       "max-wait-us", po::value<int64_t>()->default_value(0), "how long a batch waits to fill (0: takes what is queued)")(
       "max-queue", po::value<size_t>()->default_value(1024), "requests waiting per policy; beyond, 503 with Retry-After")(
+      "max-inline-act-us", po::value<double>()->default_value(25),
+      "an idle server answers a lone request on the io thread when one act() takes at most this (0: never)")(
       "max-rows", po::value<int64_t>()->default_value(1024), "observations per request")(
       "max-body-bytes", po::value<size_t>()->default_value(size_t{1} << 20), "HTTP body bytes (413 beyond)")(
       "max-header-bytes", po::value<size_t>()->default_value(8192), "HTTP header bytes (431 beyond)")(
@@ -159,6 +161,7 @@ int run_serve(const std::vector<std::string>& args, const ServeBackend& backend)
   serve.batching.max_batch_rows = values["max-batch-rows"].as<int64_t>();
   serve.batching.max_wait = std::chrono::microseconds(values["max-wait-us"].as<int64_t>());
   serve.batching.max_queue = values["max-queue"].as<size_t>();
+  serve.batching.max_inline_act_micros = values["max-inline-act-us"].as<double>();
   if (serve.batching.threads < 1 || serve.http.io_threads < 1) throw UsageError("--threads and --io-threads must be at least 1");
   if (serve.batching.max_batch_rows < 1 || serve.batching.max_wait.count() < 0 || serve.batching.max_queue < 1) {
     throw UsageError("--max-batch-rows and --max-queue must be at least 1, --max-wait-us at least 0");

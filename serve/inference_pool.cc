@@ -54,6 +54,7 @@ bool InferencePool::submit(std::unique_ptr<ActRequest>& request) {
 
 bool InferencePool::run_inline(std::unique_ptr<ActRequest>& request, int lane) {
   if (lane < 0 || lane >= options_.inline_lanes) throw std::out_of_range("run_inline: no lane " + std::to_string(lane));
+  if (request->rows * request->model->act_micros() > options_.max_inline_act_micros) return false;
   Batch batch;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -28,6 +28,10 @@ struct BatchingOptions {
   int64_t max_batch_rows = 256;         // rows per batch
   std::chrono::microseconds max_wait{0};  // how long a batch waits to fill (0: what is queued)
   size_t max_queue = 1024;              // requests waiting per policy; more are answered 503
+  // run_inline answers a request on its endpoint thread only when one observation's act() took at
+  // most this long (ServedModel::act_micros): cheaper than a hand-off to an inference thread, and
+  // too short to hold up the endpoint's other connections.
+  double max_inline_act_micros = 25;
 };
 
 class InferencePool {
@@ -43,9 +47,9 @@ class InferencePool {
   // or the pool is stopping. Thread-safe.
   bool submit(std::unique_ptr<ActRequest>& request);
   // Answers the request on the calling thread, as a batch of its own, when nothing is queued or
-  // being answered and batches do not wait to fill (max_wait 0): an idle server answers a lone
-  // request with no thread hand-off. Returns false (the request untouched) otherwise, or when
-  // the pool stops. `lane` (< inline_lanes) names the
+  // being answered, batches do not wait to fill (max_wait 0) and the policy is cheap
+  // (max_inline_act_micros): an idle server answers a lone request with no thread hand-off.
+  // Returns false (the request untouched) otherwise, or when the pool stops. `lane` (< inline_lanes) names the
   // calling endpoint thread, whose policy instances only it uses.
   bool run_inline(std::unique_ptr<ActRequest>& request, int lane);
   // Requests queued for one policy now.

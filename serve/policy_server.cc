@@ -20,8 +20,8 @@ std::vector<std::unique_ptr<PolicySlot>> load_slots(const std::vector<ServedSour
       throw ConfigError("policy " + served.name + " (" + served.source.path.string() + "): " + error.what());
     }
     const ServedModel& model = *slots.back()->model();
-    logger().info("policy {}: {} -> {} from {} ({})", served.name, model.spaces().observation_space, model.spaces().action_space,
-                  model.origin().string(), model.fingerprint());
+    logger().info("policy {}: {} -> {} from {} ({}; one act {:.1f} us)", served.name, model.spaces().observation_space,
+                  model.spaces().action_space, model.origin().string(), model.fingerprint(), model.act_micros());
   }
   return slots;
 }

@@ -74,6 +74,8 @@ class ServedModel {
   const std::string& fingerprint() const { return fingerprint_; }
   // The file's source (algorithm, env, checkpoint, iteration, timesteps).
   const nlohmann::json& source() const { return source_; }
+  // Microseconds one observation's act() took when the version was loaded (the median of 9).
+  double act_micros() const { return act_micros_; }
 
  private:
   std::vector<std::unique_ptr<Policy>> policies_;
@@ -84,6 +86,7 @@ class ServedModel {
   std::filesystem::path origin_;
   std::string fingerprint_;
   nlohmann::json source_;
+  double act_micros_ = 0;
 };
 
 // What a source's newest loadable version is: the policy file itself, the checkpoint itself, or
