@@ -2,8 +2,10 @@
 
     serve_client.py check-trace URL TRACE.jsonl   every traced observation POSTed with urllib: the
                                                   answer's action must be the traced one
-    serve_client.py load URL SECONDS THREADS      keep-alive requests (http.client) from THREADS
-                                                  threads for SECONDS; counts statuses and versions
+    serve_client.py load URL SECONDS THREADS [V]  keep-alive requests (http.client) from THREADS
+                                                  threads for SECONDS, or with V until 0.5 s after
+                                                  version V first answers (SECONDS at most);
+                                                  counts statuses and versions
 
 Each prints one JSON line.
 """
@@ -30,16 +32,16 @@ def check_trace(url, trace_path):
     print(json.dumps({"steps": len(steps), "mismatches": mismatches[:5], "mismatched": len(mismatches)}))
 
 
-def load(url, seconds, threads):
+def load(url, seconds, threads, until_version=None):
     parts = urllib.parse.urlsplit(url)
     body = json.dumps({"observation": [0.01, -0.02, 0.03, 0.04]})
     lock = threading.Lock()
     statuses, versions, failures = {}, {}, []
-    end = time.monotonic() + seconds
+    end = [time.monotonic() + seconds]
 
     def run():
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-        while time.monotonic() < end:
+        while time.monotonic() < end[0]:
             try:
                 connection.request("POST", parts.path, body, {"Content-Type": "application/json"})
                 reply = connection.getresponse()
@@ -56,6 +58,8 @@ def load(url, seconds, threads):
                 statuses[status] = statuses.get(status, 0) + 1
                 if version is not None:
                     versions[version] = versions.get(version, 0) + 1
+                    if until_version is not None and version == until_version and versions[version] == 1:
+                        end[0] = min(end[0], time.monotonic() + 0.5)
         connection.close()
 
     workers = [threading.Thread(target=run) for _ in range(threads)]
@@ -72,6 +76,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "check-trace":
         check_trace(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "load":
-        load(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
+        load(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else None)
     else:
         sys.exit("usage: serve_client.py check-trace URL TRACE | load URL SECONDS THREADS")
