@@ -17,7 +17,7 @@ std::vector<Subcommand> rlx_commands(const TorchCommands& torch) {
       {"worker", "run a rollout worker that joins a learner (--connect ENDPOINT)", run_worker_command},
       {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", run_keys_command},
       {"plot", "draw learning curves of runs and PBT family trees (PNG, SVG)", forward_to_plot},
-      {"bench", "benchmarks: transport, sampling, scale, learner, startup", torch.bench},
+      {"bench", "benchmarks: transport, sampling, scale, learner, recurrent, startup, serve", torch.bench},
       {"learner", "", torch.learner},
   };
 }
