@@ -20,6 +20,7 @@
 #include "envs/python_env.h"
 #include "serve/policy_server.h"
 #include "transport/curve.h"
+#include "transport/sample_receiver.h"
 
 namespace po = boost::program_options;
 
@@ -75,7 +76,11 @@ std::string read_token_file(const std::string& file) {
   return token;
 }
 
-bool is_loopback_host(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
+// A loopback address (127.0.0.0/8, ::1) or "localhost", as the transport decides for workers.
+bool is_loopback_host(const std::string& host) {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return host == "localhost" || is_loopback_endpoint("tcp://" + (ipv6 ? "[" + host + "]" : host) + ":0");
+}
 
 }  // namespace
 

@@ -123,13 +123,13 @@ PolicyAction Policy::Impl::action_of(const int64_t* row_indices, const float* ro
 }
 
 void Policy::Impl::reserve(size_t rows) {
-  if (bytes.size() >= rows * static_cast<size_t>(layout.byte_slots) && log_probs.size() >= rows) return;
+  states.resize(rows * static_cast<size_t>(state_size));  // exactly: set_states takes it whole
+  if (log_probs.size() >= rows) return;
   floats.resize(rows * static_cast<size_t>(layout.float_slots));
   bytes.resize(rows * static_cast<size_t>(layout.byte_slots));
   indices.resize(rows * std::max<size_t>(starts.size(), 1));
   log_probs.resize(rows);
   values.resize(action_space.is_box() ? rows * static_cast<size_t>(action_space.size()) : 0);
-  states.resize(rows * static_cast<size_t>(state_size));
 }
 
 Policy::Policy(const std::string& path, uint64_t seed) : impl_(std::make_unique<Impl>()) {
@@ -210,25 +210,32 @@ PolicyAction Policy::act(const PolicyObservation& observation, const std::vector
 }
 
 PolicyAction Policy::step(const PolicyObservation& observation, const std::vector<float>* state, bool deterministic) {
-  std::vector<const std::vector<float>*> states;
-  if (state != nullptr) states.push_back(state);
-  return std::move(act_batch({observation}, states, deterministic).front());
+  PolicyAction action;
+  act_rows(&observation, 1, state != nullptr ? &state : nullptr, deterministic, &action);
+  return action;
 }
 
 void Policy::check_observation(const PolicyObservation& observation) const { impl_->store_row(observation, nullptr); }
 
 std::vector<PolicyAction> Policy::act_batch(const std::vector<PolicyObservation>& observations,
                                             const std::vector<const std::vector<float>*>& states, bool deterministic) {
-  Impl& impl = *impl_;
   const size_t rows = observations.size();
   if (rows == 0) return {};
   if (!states.empty() && states.size() != rows) {
     throw std::invalid_argument("Policy::act_batch needs one state per observation (" + std::to_string(rows) + "), got " +
                                 std::to_string(states.size()));
   }
-  if (impl.state_size > 0 && states.empty()) {
+  if (impl_->state_size > 0 && states.empty()) {
     throw std::invalid_argument("Policy::act_batch: this policy is recurrent: pass each row's state");
   }
+  std::vector<PolicyAction> actions(rows);
+  act_rows(observations.data(), rows, states.empty() ? nullptr : states.data(), deterministic, actions.data());
+  return actions;
+}
+
+void Policy::act_rows(const PolicyObservation* observations, size_t rows, const std::vector<float>* const* states,
+                      bool deterministic, PolicyAction* out) {
+  Impl& impl = *impl_;
   impl.reserve(rows);
   const size_t float_slots = static_cast<size_t>(impl.layout.float_slots);
   const size_t byte_slots = static_cast<size_t>(impl.layout.byte_slots);
@@ -236,7 +243,7 @@ std::vector<PolicyAction> Policy::act_batch(const std::vector<PolicyObservation>
   for (size_t r = 0; r < rows; ++r) {
     try {
       impl.store_row(observations[r], impl.bytes.data() + r * byte_slots);
-      if (!states.empty() && states[r]->size() != state_size) {
+      if (states != nullptr && states[r]->size() != state_size) {
         throw std::invalid_argument(
             "Policy::act needs a state of " + std::to_string(state_size) + " floats, got " + std::to_string(states[r]->size()) +
             (state_size > 0 ? " (initial_state() at an episode's start, then the previous step's action.state)"
@@ -250,24 +257,20 @@ std::vector<PolicyAction> Policy::act_batch(const std::vector<PolicyObservation>
     if (state_size > 0) std::copy(states[r]->begin(), states[r]->end(), impl.states.begin() + r * state_size);
   }
   RolloutPolicy& policy = deterministic ? *impl.deterministic : *impl.stochastic;
-  ActOutput out{impl.indices.data(), impl.values.data(), policy.has_policy_outputs() ? impl.log_probs.data() : nullptr, nullptr};
+  ActOutput outputs{impl.indices.data(), impl.values.data(), policy.has_policy_outputs() ? impl.log_probs.data() : nullptr,
+                    nullptr};
   const int num_rows = static_cast<int>(rows);
-  if (state_size > 0) {
-    policy.set_states(std::vector<float>(impl.states.begin(), impl.states.begin() + rows * state_size), num_rows);
-  }
-  policy.act(ObsBatch(impl.floats.data(), impl.bytes.data()), num_rows, out);
-  std::vector<PolicyAction> actions;
-  actions.reserve(rows);
+  if (state_size > 0) policy.set_states(impl.states, num_rows);
+  policy.act(ObsBatch(impl.floats.data(), impl.bytes.data()), num_rows, outputs);
   const size_t index_width = std::max<size_t>(impl.starts.size(), 1);
   const size_t value_width = impl.action_space.is_box() ? static_cast<size_t>(impl.action_space.size()) : 0;
   for (size_t r = 0; r < rows; ++r) {
-    actions.push_back(impl.action_of(impl.indices.data() + r * index_width, impl.values.data() + r * value_width));
+    out[r] = impl.action_of(impl.indices.data() + r * index_width, impl.values.data() + r * value_width);
     if (state_size > 0) {
       const float* next = policy.states().data() + r * state_size;
-      actions.back().state.assign(next, next + state_size);
+      out[r].state.assign(next, next + state_size);
     }
   }
-  return actions;
 }
 
 int64_t Policy::state_size() const { return impl_->state_size; }

@@ -164,6 +164,10 @@ class Policy {
   PolicyAction step(const PolicyObservation& observation, const std::vector<float>* state, bool deterministic);
   // Sets up everything from a decoded file; `name` for messages.
   void init(const PolicyFile& file, const std::string& name, uint64_t seed);
+  // act_batch without containers: `rows` observations, their states (null: a memoryless policy),
+  // the actions written to out[0, rows). act() of one row allocates nothing here.
+  void act_rows(const PolicyObservation* observations, size_t rows, const std::vector<float>* const* states, bool deterministic,
+                PolicyAction* out);
 
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/did_you_mean.h"
+#include "core/named_registry.h"
 #include "serve/answer_encoding.h"
 
 namespace rlx {
@@ -186,10 +187,9 @@ void handle_http(ServeContext& context, const HttpAuth& auth, const HttpRequestV
   const std::string_view action = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
   const std::optional<size_t> index = context.slot_index(name);
   if (!index) {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < context.slot_count(); ++i) names.push_back(context.slot(i).name());
+    const std::vector<std::string> names = context.slot_names();
     const std::optional<std::string> close = closest_match(name, names);
-    respond(http_error(404, "no policy '" + name + "' (serving: " + context.slot_names() + ")" +
+    respond(http_error(404, "no policy '" + name + "' (serving: " + joined_names(names) + ")" +
                                 (close ? "; did you mean '" + *close + "'?" : ""),
                        "policy"));
     return;

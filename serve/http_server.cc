@@ -181,9 +181,10 @@ void HttpServer::Impl::accept() {
 
 void HttpServer::Impl::refuse(tcp::socket socket) {
   context.metrics().count_refused_connection();
+  const HttpAnswer answer = http_error(503, "too many connections (--max-connections)");
   const std::string response =
       "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
-      "Content-Length: 55\r\n\r\n{\"error\": \"too many connections (--max-connections)\"}\n";
+      "Content-Length: " + std::to_string(answer.body.size()) + "\r\n\r\n" + answer.body;
   beast::error_code ignored;
   net::write(socket, net::buffer(response), ignored);  // a fresh socket's buffer takes it whole
   socket.shutdown(tcp::socket::shutdown_both, ignored);

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/checkpoint_dir.h"
 #include "core/log.h"
 
 namespace rlx {
@@ -16,6 +17,7 @@ PolicySlot::PolicySlot(std::string name, ModelSource source, CheckpointExporter 
   if (!origin) throw std::invalid_argument(source_.path.string() + ": the trial has no checkpoint that verifies yet");
   const ModelSourceKind kind = source_.kind == ModelSourceKind::kTrial ? ModelSourceKind::kCheckpoint : source_.kind;
   model_ = load_served_model(*origin, kind, source_.policy, exporter_, 1, options_.threads, options_.seed);
+  looked_at_ = *origin;
 }
 
 std::shared_ptr<const ServedModel> PolicySlot::model() const {
@@ -28,6 +30,21 @@ ReloadOutcome PolicySlot::reload(bool force) {
   const std::shared_ptr<const ServedModel> serving = model();
   ReloadOutcome outcome;
   outcome.version = serving->version();
+  if (!force && source_.kind == ModelSourceKind::kTrial) {
+    // A watch: verifying a checkpoint reads it whole, so only a newest one not looked at yet is.
+    std::filesystem::path newest;
+    try {
+      newest = resolve_checkpoint(source_.path);
+    } catch (const std::exception& error) {
+      outcome.message = error.what();  // none yet, or the trial is gone: nothing to swap in
+      return outcome;
+    }
+    if (newest == looked_at_) {
+      outcome.message = "version " + std::to_string(serving->version()) + " (" + serving->fingerprint() + ") is the newest";
+      return outcome;
+    }
+    looked_at_ = newest;
+  }
   std::optional<std::filesystem::path> origin;
   try {
     origin = newest_model_origin(source_);

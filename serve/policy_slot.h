@@ -53,6 +53,7 @@ class PolicySlot {
   std::mutex reload_mutex_;     // one reload at a time
   mutable std::mutex model_mutex_;  // guards model_ (the swap)
   std::shared_ptr<const ServedModel> model_;
+  std::filesystem::path looked_at_;  // a trial's newest checkpoint when a watch last verified one
   SessionStore sessions_;
 };
 

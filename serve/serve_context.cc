@@ -42,9 +42,9 @@ std::optional<size_t> ServeContext::slot_index(const std::string& name) const {
   return std::nullopt;
 }
 
-std::string ServeContext::slot_names() const {
-  std::string names;
-  for (const auto& slot : slots_) names += (names.empty() ? "" : ", ") + slot->name();
+std::vector<std::string> ServeContext::slot_names() const {
+  std::vector<std::string> names;
+  for (const auto& slot : slots_) names.push_back(slot->name());
   return names;
 }
 

@@ -38,8 +38,8 @@ class ServeContext {
   std::optional<size_t> slot_index(const std::string& name) const;
   PolicySlot& slot(size_t index) { return *slots_.at(index); }
   size_t slot_count() const { return slots_.size(); }
-  // "cartpole, hopper": the names, for a message.
-  std::string slot_names() const;
+  // The policies' names, in the order served.
+  std::vector<std::string> slot_names() const;
   // Queues a decoded request (or, from an endpoint thread of an idle server, answers it there);
   // when its policy's queue is full or the server drains, answers it at once with 503.
   void submit(std::unique_ptr<ActRequest> request);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/named_registry.h"
 #include "serve/answer_encoding.h"
 #include "serve/zmq_framing.h"
 #include "transport/sample_receiver.h"
@@ -91,7 +92,7 @@ void ZmqEndpoint::handle(std::vector<zmq::message_t>& frames) {
   try {
     const ZmqActHeader header = decode_act_header(frames[first].to_string_view());
     const std::optional<size_t> index = context_.slot_index(header.policy);
-    if (!index) throw RequestError(404, "no policy '" + header.policy + "' (serving: " + context_.slot_names() + ")", "policy");
+    if (!index) throw RequestError(404, "no policy '" + header.policy + "' (serving: " + joined_names(context_.slot_names()) + ")", "policy");
     slot = *index;
     if (context_.draining()) throw RequestError(503, "the server is shutting down");
     request->slot = slot;
