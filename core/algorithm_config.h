@@ -35,6 +35,14 @@ struct CommonConfig {
   std::string device;
   std::string learner_backend;         // "torch", "native" or "auto" (algorithms/native_algorithms.h)
   int64_t learner_threads{};           // the native learner's product threads; 0 = auto
+  bool elastic{};                     // the learner group survives losing ranks (learner/elastic_group.h)
+  int64_t min_learners{};
+  int64_t max_learners{};              // 0 = num_learners
+  std::string learner_sync;            // "allreduce" or "parameter_server"
+  int64_t max_staleness{};             // parameter_server: stale-synchronous parallel's bound
+  std::string precision;               // "fp32", "bf16" or "fp16" (LibTorch learners)
+  int64_t debug_slow_rank{};           // a straggler for experiments: -1 none
+  double debug_slow_factor{};
   double learner_timeout_s{};
   double worker_learner_timeout_s{};
   bool drop_nonfinite_episodes{};
