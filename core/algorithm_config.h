@@ -40,7 +40,6 @@ struct CommonConfig {
   int64_t max_learners{};              // 0 = num_learners
   std::string learner_sync;            // "allreduce" or "parameter_server"
   int64_t max_staleness{};             // parameter_server: stale-synchronous parallel's bound
-  std::string precision;               // "fp32", "bf16" or "fp16" (LibTorch learners)
   int64_t debug_slow_rank{};           // a straggler for experiments: -1 none
   double debug_slow_factor{};
   double learner_timeout_s{};
@@ -87,6 +86,7 @@ struct PpoConfig {
   bool obs_stats_after_update{};      // the batch joins the observation statistics after its update
   bool scale_rewards{};
   double adam_eps{};
+  std::string precision;              // "fp32", "bf16" or "fp16": LibTorch's autocast (learner/mixed_precision.h)
   double log_std_init{};
   bool use_sde{};                     // gSDE exploration (ModelSpec::sde)
   int64_t sde_sample_freq{};          // gSDE: steps between noise draws; -1: each fragment's start
@@ -149,6 +149,7 @@ struct DqnConfig {
   double huber_delta{};
   double grad_clip{};                 // global gradient-norm clip; 0 = off
   double adam_eps{};
+  std::string precision;              // "fp32", "bf16" or "fp16" (as PpoConfig's)
   bool prioritized_replay{};          // proportional prioritized replay
   double prioritized_replay_alpha{};
   double prioritized_replay_beta{};   // annealed linearly to 1

@@ -18,7 +18,7 @@ const std::set<std::string>& run_wide_keys() {
       "seed", "num_workers", "num_envs_per_worker", "rollout_fragment_length", "max_policy_lag", "worker_weight_delay",
       "max_worker_restarts", "max_workers", "num_learners", "device", "learner_backend", "learner_threads",
       "learner_timeout_s", "worker_learner_timeout_s", "elastic", "min_learners", "max_learners", "learner_sync",
-      "max_staleness", "precision", "debug_slow_rank", "debug_slow_factor", "drop_nonfinite_episodes", "tensorboard", "record_video_every",
+      "max_staleness", "debug_slow_rank", "debug_slow_factor", "drop_nonfinite_episodes", "tensorboard", "record_video_every",
       "checkpoint_freq", "frame_stack", "count_steps_by"};
   return keys;
 }
