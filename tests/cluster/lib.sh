@@ -132,6 +132,7 @@ cluster_leftovers() {
   local f pid state
   ip netns list | awk '{print $1}' | grep -E "^$RLX_SLURM_PREFIX-" | sed 's/^/namespace /' || true
   for f in /run/netns/"$RLX_SLURM_PREFIX"-*; do [ ! -e "$f" ] || echo "mount $f"; done
+  for f in /sys/fs/cgroup/{cpu/,,unified/}rlx-"$RLX_SLURM_PREFIX"-*; do [ ! -e "$f" ] || echo "cgroup $f"; done
   # The patterns come from a file, so that grep's own command line does not match them.
   grep -lzxF -f <(printf '%s\n' "SLURM_CONF=$RLX_SLURM_DIR/slurm.conf" "--socket=$RLX_SLURM_DIR/munge/munge.sock") \
     /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | while read -r f; do
@@ -145,18 +146,42 @@ cluster_leftovers() {
   [ ! -e "$RLX_SLURM_DIR" ] || echo "files $RLX_SLURM_DIR: $(ls -A "$RLX_SLURM_DIR" | tr '\n' ' ')"
 }
 
+# ---- a realistic network, and a straggler (slurm_cluster.sh; link_shaping.sh says how) ----
+
+# shape_link I [--delay-ms MS] [--jitter-ms MS] [--loss PERCENT] [--seed N]: node I's link
+# delays every frame by MS (+- the jitter, uniform) and drops PERCENT % of them, each way;
+# a frame between two shaped nodes crosses both links. Replaces the link's earlier shape.
+# Prints "SHAPER: ...", SHAPER netem or (where the kernel has no netem) rlx_link_emulator.
+# shape_link I off: no more shaping.
+shape_link() { timeout -k 5 30 "$RLX_CLUSTER" shape "$@"; }
+
+# cut_link I SECONDS: node I's link drops every frame for SECONDS; returns at once. Unlike
+# link-down, the node's interface stays up: its sockets see silence, not a dead link.
+cut_link() { timeout -k 5 30 "$RLX_CLUSTER" cut "$@"; }
+
+# throttle_node I PERCENT: a straggler host. Node I's processes, and every one that its slurmd
+# or node_exec starts later, share at most PERCENT % of one CPU (a cpu cgroup's CFS quota).
+# unthrottle_node I lifts it. `down` removes the cgroup.
+throttle_node() { timeout -k 5 30 "$RLX_CLUSTER" throttle "$@"; }
+unthrottle_node() { timeout -k 5 30 "$RLX_CLUSTER" unthrottle "$@"; }
+
 # ---- rlx on the cluster ----
 
-# rlx_work_dir: a fresh directory on the "shared filesystem" for the test's runs, keys and job
-# output (RLX_WORK, the current directory from now on), removed on exit unless
-# RLX_CLUSTER_KEEP_WORK is set. Needs RLX_BIN (ctest sets it).
-rlx_work_dir() {
-  [ -x "${RLX_BIN:-}" ] || fail "RLX_BIN is not set to the rlx binary"
+# cluster_work_dir: a fresh directory on the "shared filesystem" for the test's files (RLX_WORK,
+# the current directory from now on), removed on exit unless RLX_CLUSTER_KEEP_WORK is set.
+cluster_work_dir() {
   RLX_WORK=/tmp/rlx-cluster-work-$RLX_SLURM_PREFIX
   rm -rf "$RLX_WORK"
   mkdir -p "$RLX_WORK"
   chmod 755 "$RLX_WORK"
   cd "$RLX_WORK"
+}
+
+# rlx_work_dir: cluster_work_dir, for rlx's runs, keys and job output. Needs RLX_BIN (ctest
+# sets it).
+rlx_work_dir() {
+  [ -x "${RLX_BIN:-}" ] || fail "RLX_BIN is not set to the rlx binary"
+  cluster_work_dir
 }
 
 # rlx_fleet_keys: CURVE keys in ./keys (rlx keys init) with one worker key pair, keys/workers/fleet.

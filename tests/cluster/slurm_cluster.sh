@@ -11,6 +11,15 @@
 #   slurm_cluster.sh node-exec I CMD...   run CMD on node I (its network, hostname, hosts file)
 #   slurm_cluster.sh link-down I   unplug node I (its veth end on the controller's bridge)
 #   slurm_cluster.sh link-up I     plug it back in
+#   slurm_cluster.sh shape I [--delay-ms MS] [--jitter-ms MS] [--loss PERCENT] [--seed N]
+#                                  delay, jitter (uniform, +-MS) and loss on node I's link, each
+#                                  way; replaces an earlier shape. Its line starts with the shaper
+#                                  used: netem, or rlx_link_emulator where the kernel has no netem
+#   slurm_cluster.sh shape I off   no more shaping
+#   slurm_cluster.sh cut I SECONDS node I's link drops everything for SECONDS; returns at once
+#   slurm_cluster.sh throttle I PERCENT   a straggler: node I's processes, those slurmd starts
+#                                  later included, get at most PERCENT % of one CPU
+#   slurm_cluster.sh unthrottle I  lift it
 #   slurm_cluster.sh status        namespaces, daemons, sinfo and squeue
 #   slurm_cluster.sh check         exit 77 with the reason `up` would give, 0 if it could run
 #   slurm_cluster.sh selftest      check a running cluster (>= 3 nodes): srun, TCP by name,
@@ -42,6 +51,10 @@
 #                                  once, latest value used")
 #   RLX_SLURM_UP_TIMEOUT=60        seconds `up` waits for the nodes to be idle
 #   RLX_SLURM_KEEP_LOGS=0          1: `down` keeps DIR/log (everything else still goes)
+#   RLX_SLURM_SHAPER=              netem or rlx_link_emulator: the shaper `shape` and `cut` use
+#                                  (default: netem where the kernel has it)
+#   RLX_LINK_EMULATOR=             the rlx_link_emulator binary (default: build/tests/cluster/ in
+#                                  this checkout); link_shaping.sh says how it is wired in
 #
 # Exit status: 0 ok, 1 failure, 2 usage, 77 (up, check) this machine cannot run a cluster
 # (not root, namespaces refused, slurm or munge missing); ctest maps 77 to "skipped".
@@ -122,7 +135,13 @@ wait_for() {   # wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 seconds_since() { local ms=$(($(now_ms) - $1)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
 
+# shape, cut, throttle and unthrottle, and their part of `down`
+source "$(dirname "${BASH_SOURCE[0]}")/link_shaping.sh"
+
 # --- teardown --------------------------------------------------------------------------------
+
+# alive PID: it runs (it is neither gone nor a zombie: state Z, after the ")" that ends its name)
+alive() { [ -e "/proc/$1" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]; }
 
 kill_and_wait() {   # kill_and_wait PID...: SIGKILL, then wait (up to 5 s) until they are gone
   local p left
@@ -130,9 +149,7 @@ kill_and_wait() {   # kill_and_wait PID...: SIGKILL, then wait (up to 5 s) until
   kill -9 "$@" 2>/dev/null || true
   for _ in $(seq 50); do
     left=0
-    for p in "$@"; do   # gone, or a zombie (state Z, after the ")" that ends its name)
-      [ -e "/proc/$p" ] && [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1)" != Z ] && left=1
-    done
+    for p in "$@"; do alive "$p" && left=1; done
     ((left)) || return 0
     sleep 0.1
   done
@@ -149,12 +166,13 @@ our_munged_pids() {   # munged's serving our socket: found by their exact --sock
 }
 
 # Everything of ours is either in one of our network namespaces (slurmctld, the slurmd's,
-# slurmstepd's, job tasks, clients started with exec/node-exec, and anything they forked) or
-# is our munged. SIGKILL is fine: the whole state is thrown away. Deleting a namespace deletes
+# slurmstepd's, job tasks, clients started with exec/node-exec, link emulators, and anything
+# they forked) or is our munged; the throttled nodes' cgroups go once their processes have. SIGKILL is fine: the whole state is thrown away. Deleting a namespace deletes
 # its links (bridge and veths; the root namespace never gets any), and the hosts-file bind
 # mounts die with the mount namespaces of the killed processes.
 do_down() {
   local ns pids i
+  shaping_down
   for ns in $(our_namespaces); do
     for i in 1 2 3 4 5; do   # again, in case something forked while we were killing
       pids=$(ip netns pids "$ns" 2>/dev/null || true)
@@ -166,6 +184,7 @@ do_down() {
   done
   # shellcheck disable=SC2046
   kill_and_wait $(our_munged_pids)
+  throttle_down
   if [ -e "$D/$MARKER" ]; then
     local keep=()
     [ "${RLX_SLURM_KEEP_LOGS:-0}" = 1 ] && keep=(log "$MARKER")   # a later down removes them
@@ -323,7 +342,11 @@ cmd_up() {
   ip netns add "$CTL_NS" 2>/dev/null || skip "cannot create network namespaces (ip netns add $CTL_NS failed)"
   in_ctl true || skip "cannot enter a network namespace together with UTS and mount namespaces"
   ip -n "$CTL_NS" link set lo up
-  ip -n "$CTL_NS" link add br0 type bridge
+  # br0's address is set, so that it keeps it: a bridge otherwise takes its ports' lowest, which
+  # changes when `shape` adds one, and the nodes would send to the controller's old address
+  # until their ARP entries for it expire.
+  # shellcheck disable=SC2086
+  ip -n "$CTL_NS" link add br0 address "$(printf '02:00:%02x:%02x:%02x:%02x' ${CTL_IP//./ })" type bridge
   ip -n "$CTL_NS" addr add "$CTL_IP/24" dev br0
   ip -n "$CTL_NS" link set br0 up
   for ((i = 1; i <= n; i++)); do
@@ -457,9 +480,14 @@ case "${1:-}" in
   node-exec)
     node_arg "${2:-}"
     (($# > 2)) || die "node-exec wants a node and a command"
+    join_node_cgroup "$2"
     ns_run "$P-node$2" "node$2" "${@:3}" ;;
   link-down) cmd_link down "${2:-}" ;;
   link-up) cmd_link up "${2:-}" ;;
+  shape) shift && cmd_shape "$@" ;;
+  cut) cmd_cut "${2:-}" "${3:-}" ;;
+  throttle) cmd_throttle "${2:-}" "${3:-}" ;;
+  unthrottle) cmd_unthrottle "${2:-}" ;;
   status) cmd_status ;;
   check) cmd_check ;;
   selftest) cmd_selftest ;;
