@@ -92,6 +92,7 @@ emu_start() {   # emu_start I OPTIONS...: rewire node I's link through a new emu
   shift
   exe=$(link_emulator)
   [ -x "$exe" ] || die "no rlx_link_emulator at $exe: build it (ninja -C build rlx_link_emulator) or set RLX_LINK_EMULATOR"
+  ip -n "$CTL_NS" link del "enode$i" 2>/dev/null || true   # an emulator that died left it
   ip -n "$CTL_NS" link add "enode$i" type veth peer name "bnode$i"
   ip -n "$CTL_NS" link set "bnode$i" master br0 up
   ip -n "$CTL_NS" link set "enode$i" up
@@ -149,8 +150,8 @@ cmd_shape() {   # cmd_shape I off | cmd_shape I [OPTIONS...]
     (($# == 1)) || die "shape $i off takes nothing more"
     case $(shaped_by "$i") in
       netem)
-        tc -n "$CTL_NS" qdisc del dev "vnode$i" root || true
-        tc -n "$P-node$i" qdisc del dev eth0 root || true ;;
+        tc -n "$CTL_NS" qdisc del dev "vnode$i" root 2>/dev/null || true
+        tc -n "$P-node$i" qdisc del dev eth0 root 2>/dev/null || true ;;
       rlx_link_emulator) emu_stop "$i" ;;
     esac
     rm -f "$D/run/shape-node$i"
@@ -180,10 +181,12 @@ cmd_cut() {   # cmd_cut I SECONDS: node I's link drops everything for SECONDS, f
     emu_control "$i" --cut-ms "$(awk -v s="$seconds" 'BEGIN {printf "%d", s * 1000}')"
   else
     netem_apply "$i" loss 100%
-    # The restore waits in the controller's namespace, so that a `down` before it ends it.
+    # The restore waits in the controller's namespace, so that a `down` before it ends it. It
+    # applies the link's shape as it is then (none after a `shape I off`).
     self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
-    SLURM_CONF=$D/slurm.conf nsenter --net="/run/netns/$CTL_NS" sh -c 'sleep "$1" && exec "$2" shape "$3" $4' \
-      sh "$seconds" "$self" "$i" "$(cut -d' ' -f2- "$D/run/shape-node$i")" </dev/null >>"$D/log/link-node$i.log" 2>&1 &
+    SLURM_CONF=$D/slurm.conf nsenter --net="/run/netns/$CTL_NS" sh -c \
+      'sleep "$1" && [ -e "$2" ] && exec "$3" shape "$4" $(cut -d" " -f2- "$2")' \
+      sh "$seconds" "$D/run/shape-node$i" "$self" "$i" </dev/null >>"$D/log/link-node$i.log" 2>&1 &
   fi
   echo "$(shaped_by "$i"): node$i's link cut for $seconds s"
 }
