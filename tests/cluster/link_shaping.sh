@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # tests/cluster/link_shaping.sh: slurm_cluster.sh's shape, cut, throttle and unthrottle, sourced
-# by it (it uses P, D, CTL_NS, die, node_arg, wait_for, alive and kill_and_wait from there).
+# by it (it uses P, D, CTL_NS, die, node_arg, wait_for, alive, none_alive and kill_and_wait
+# from there).
 #
 # Node I's link is the veth pair vnodeI (on the controller's bridge br0) <-> eth0 (in the node).
 # `shape` gives it a delay, a jitter and a loss, the same each way, with one of two shapers:
@@ -119,16 +120,9 @@ emu_control() {   # emu_control I OPTIONS...: new settings for node I's emulator
 }
 
 stop_pids() {   # stop_pids PID...: SIGTERM (the emulator prints its counts), SIGKILL after 3 s
-  local pid left
   (($# > 0)) || return 0
   kill -TERM "$@" 2>/dev/null || true
-  for _ in $(seq 30); do
-    left=0
-    for pid in "$@"; do alive "$pid" && left=1; done
-    ((left)) || return 0
-    sleep 0.1
-  done
-  kill_and_wait "$@"
+  wait_for 3 none_alive "$@" || kill_and_wait "$@"
 }
 
 emu_stop() {   # emu_stop I: node I's link back on the bridge, as `up` made it

@@ -142,17 +142,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/link_shaping.sh"
 
 # alive PID: it runs (it is neither gone nor a zombie: state Z, after the ")" that ends its name)
 alive() { [ -e "/proc/$1" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]; }
+none_alive() { local p; for p in "$@"; do ! alive "$p" || return 1; done; }   # none_alive PID...
 
 kill_and_wait() {   # kill_and_wait PID...: SIGKILL, then wait (up to 5 s) until they are gone
-  local p left
   (($# > 0)) || return 0
   kill -9 "$@" 2>/dev/null || true
-  for _ in $(seq 50); do
-    left=0
-    for p in "$@"; do alive "$p" && left=1; done
-    ((left)) || return 0
-    sleep 0.1
-  done
+  wait_for 5 none_alive "$@" || true
 }
 
 our_munged_pids() {   # munged's serving our socket: found by their exact --socket argument
