@@ -3,7 +3,9 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/config_error.h"
 #include "core/log.h"
+#include "algorithms/multi_agent_algorithm.h"
 #include "learner/communicator.h"
 #include "core/error_text.h"
 #include "learner/fragment_shards.h"
@@ -21,7 +23,8 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
     shared_ = options.shared_link;
     policy_ = options.policy;
     member_ = &shared_->member();
-  } else if (learners > 1) {
+  } else if (learners > 1 || (config.elastic && config.max_learners > 1)) {
+    check_data_parallel_settings(experiment);
     LearnerGroupOptions o;
     o.num_learners = learners;
     o.device = device;
@@ -31,6 +34,10 @@ DataParallelLink::DataParallelLink(const Experiment& experiment, const DataParal
     o.log_dir = options.log_dir;
     o.launcher = options.launcher;
     o.placement = options.placement;
+    o.elastic = config.elastic;
+    o.min_learners = static_cast<int>(config.min_learners);
+    o.max_learners = static_cast<int>(config.max_learners);
+    if (config.elastic && !options.log_dir.empty()) o.join_file = options.log_dir.parent_path() / kLearnerJoinFileName;
     group_ = std::make_unique<LearnerGroup>(o);
     member_ = &group_->member();
   }
@@ -67,7 +74,7 @@ void DataParallelLink::guarded(const std::function<void()>& f) {
     shared_->guarded(f);
     return;
   }
-  if (!group_) {
+  if (!group_ || group_->elastic()) {  // an elastic group's failure is the algorithm's to recover from
     f();
     return;
   }
@@ -82,6 +89,37 @@ void DataParallelLink::guarded(const std::function<void()>& f) {
 void DataParallelLink::check_ranks() {
   if (shared_) shared_->check_ranks();
   if (group_) group_->check_ranks();
+}
+
+bool DataParallelLink::admit_joiners() { return group_ && group_->admit_joiners(); }
+
+void DataParallelLink::recover(const std::string& reason) {
+  if (!group_ || !group_->elastic()) throw std::logic_error("DataParallelLink::recover: not the driver of an elastic group");
+  group_->recover(reason);
+}
+
+ElasticGroupStats DataParallelLink::elastic_stats() const { return group_ ? group_->elastic_stats() : ElasticGroupStats{}; }
+
+void check_data_parallel_settings(const Experiment& experiment) {
+  const CommonConfig& config = experiment.config.common();
+  if (config.learner_sync == "parameter_server") {
+    throw ConfigError("learner_sync: parameter_server is not built yet in this version of rlx; use allreduce");
+  }
+  if (!config.elastic) return;
+  if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO) {
+    throw ConfigError(std::string("elastic: true re-forms PPO's and APPO's learner groups; ") +
+                      algorithm_name(experiment.algorithm) +
+                      "'s ranks each hold a replay shard that a lost rank takes with it (set elastic: false)");
+  }
+  if (is_multi_agent_experiment(experiment)) {
+    throw ConfigError("elastic: true trains one policy; a multi-agent run's learner group is not elastic (set elastic: false)");
+  }
+  const int64_t max_learners = config.max_learners == 0 ? config.num_learners : config.max_learners;
+  if (config.min_learners > config.num_learners || config.num_learners > max_learners) {
+    throw ConfigError("elastic: needs min_learners <= num_learners <= max_learners, got min_learners " +
+                      std::to_string(config.min_learners) + ", num_learners " + std::to_string(config.num_learners) +
+                      ", max_learners " + std::to_string(max_learners));
+  }
 }
 
 }  // namespace rlx

@@ -2,7 +2,8 @@
 // (rank 0, `rlx train` with num_learners > 1) it starts the LearnerGroup and sends each rank its
 // commands (typed, learner/rank_commands.h, and fragments) over the Gloo group; on ranks >= 1 it
 // receives them.
-// The driver turns a failed collective into an error naming the learner rank that died.
+// The driver turns a failed collective into an error naming the learner rank that died, or, in an
+// elastic group, re-forms the group (recover) and the algorithm redoes its update.
 // A multi-agent run's policies share one group: each policy's link sends its commands through
 // the link that started it, each preceded by a select_policy command naming the policy.
 #pragma once
@@ -44,8 +45,22 @@ class DataParallelLink {
   LearnerCommand receive();
   // Driver: runs f; a CommunicatorError becomes the error of the rank that died, when one did.
   void guarded(const std::function<void()>& f);
-  // Driver: throws when a rank has exited.
+  // Driver: throws when a rank has exited (an elastic group logs it and goes on).
   void check_ranks();
+
+  // Elastic groups (learner/elastic_membership.h): the group is re-formed when a rank is lost
+  // and when ranks join.
+  bool elastic() const { return member_ != nullptr && member_->elastic(); }
+  // The generation of the group this rank trains in (0 for a fixed group).
+  int64_t generation() const { return member_ ? member_->generation() : 0; }
+  // Driver, at an iteration boundary: takes waiting ranks in (true when the group changed);
+  // CommunicatorError when a rank is gone (then recover).
+  bool admit_joiners();
+  // Driver, after a collective of the current generation failed: re-forms the group of the ranks
+  // left; LearnerGroupTooSmall below min_learners.
+  void recover(const std::string& reason);
+  // Driver: what the elastic group went through (zeros for a fixed group).
+  ElasticGroupStats elastic_stats() const;
 
  private:
   std::unique_ptr<LearnerGroup> group_;
@@ -54,5 +69,10 @@ class DataParallelLink {
   LearnerGroupMember* member_ = nullptr;
   torch::Device device_ = torch::kCPU;
 };
+
+// Refuses settings a data-parallel group cannot train (ConfigError naming the key): elastic
+// groups of algorithms other than PPO and APPO or of several policies, elastic sizes out of
+// order, and learner_sync values this build lacks.
+void check_data_parallel_settings(const Experiment& experiment);
 
 }  // namespace rlx

@@ -19,6 +19,10 @@ namespace rlx {
 class LearnerGroupMember;  // learner/learner_group.h
 class DataParallelLink;    // algorithms/data_parallel_link.h
 
+// The file in a trial directory where an elastic group's rank 0 writes HOST:PORT for ranks that
+// join later (`rlx learner --join-file TRIAL/learner_endpoint`).
+constexpr const char* kLearnerJoinFileName = "learner_endpoint";
+
 // How make_algorithm joins a data-parallel group.
 struct DataParallelOptions {
   std::string program;                   // the rlx binary for ranks >= 1 (default: this executable)

@@ -6,6 +6,7 @@
 #include "algorithms/multi_agent_algorithm.h"
 #include "algorithms/native_algorithms.h"
 #include "algorithms/ppo_algorithm.h"
+#include "core/error_text.h"
 #include "core/log.h"
 #include "envs/experiment_envs.h"
 #include "learner/policy_networks.h"
@@ -44,13 +45,27 @@ void run_learner_rank(LearnerGroupMember& member) {
   logger().info("following the driver's commands ({} of {} on {})", algorithm_name(experiment.algorithm),
                 experiment.env, link.device().str());
   for (;;) {
-    LearnerCommand command = link.receive();
-    logger().debug("{} command with {} fragments", rank_command_name(command.command), command.fragments.size());
-    if (std::holds_alternative<StopRank>(command.command)) {
-      logger().info("the driver said stop");
-      return;
+    try {
+      LearnerCommand command = link.receive();
+      logger().debug("{} command with {} fragments", rank_command_name(command.command), command.fragments.size());
+      if (std::holds_alternative<StopRank>(command.command)) {
+        logger().info("the driver said stop");
+        return;
+      }
+      if (const auto* regroup = std::get_if<RegroupCommand>(&command.command)) {
+        if (!member.follow_regroup(regroup->generation)) return;
+        continue;
+      }
+      algorithm->follow(command);
+    } catch (const CommunicatorError& e) {
+      if (!member.elastic()) throw;
+      // The generation failed (a rank was lost, or rank 0 re-forms the group): wait for the next.
+      logger().warn("learner group generation {} failed here: {}; waiting for the next", member.generation(), error_text(e));
+      if (!join_until_formed(member)) {
+        logger().info("the run finished while this rank waited to rejoin");
+        return;
+      }
     }
-    algorithm->follow(command);
   }
 }
 

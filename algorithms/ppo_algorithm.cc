@@ -11,6 +11,7 @@
 #include "learner/fragment_shards.h"
 #include "native/ppo_state_file.h"
 #include "learner/non_finite.h"
+#include "core/error_text.h"
 
 namespace rlx {
 
@@ -32,51 +33,72 @@ PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptio
   link_ = std::make_unique<DataParallelLink>(experiment, options);
   learner_ = std::make_unique<PpoLearner>(setup_.model, config, setup_.seed, link_->device());
   if (link_->active()) {
-    learner_->set_data_parallel_hooks(make_ppo_hooks(link_->member().device_comm(), link_->member().host()));
+    const CommonConfig& common = experiment.config.common();
+    const Straggler straggler{static_cast<int>(common.debug_slow_rank), common.debug_slow_factor};
+    learner_->set_data_parallel_hooks(
+        make_ppo_hooks(link_->member().device_comm(), link_->member().host(), nullptr, straggler));
   }
 }
 
 PpoUpdateMetrics PpoAlgorithm::data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
                                                     double& scatter_s) {
-  const int world = link_->world();
+  // Rewards are scaled on the whole fragments, in order (the scaler keeps per-env returns), once.
+  std::vector<SampleBatch> scaled = batches;
+  learner_->scale_rewards(scaled);
   PpoUpdateMetrics m;
-  link_->guarded([&] {
-    link_->check_ranks();
-    if (!synced_) {
-      for (int rank = 1; rank < world; ++rank) link_->send(rank, SyncLearnerState{});
-      broadcast_learner_state(link_->member().host(), *learner_);
-      synced_ = true;
+  if (!link_->elastic()) {
+    link_->guarded([&] { m = sharded_update(scaled, timesteps_done, scatter_s); });
+    return m;
+  }
+  // An elastic group: a generation that fails mid-update leaves the driver's learner as it was
+  // before the update, the group is re-formed of the ranks left, and the update runs again on it.
+  const LearnerRollback rollback(*learner_);
+  for (;;) {
+    try {
+      link_->admit_joiners();
+      return sharded_update(scaled, timesteps_done, scatter_s);
+    } catch (const CommunicatorError& e) {
+      rollback.restore(*learner_);
+      ++elastic_retries_;
+      link_->recover(error_text(e));  // LearnerGroupTooSmall below min_learners
     }
-    const auto scatter_start = std::chrono::steady_clock::now();
-    // Rewards are scaled on the whole fragments, in order (the scaler keeps per-env returns).
-    std::vector<SampleBatch> scaled = batches;
-    learner_->scale_rewards(scaled);
-    const ShardedBatch sharded = shard_batch(std::move(scaled), world);
-    const std::vector<int> owner = assign_fragments(sharded.fragments, world);
-    std::vector<std::vector<const SampleBatch*>> mine(static_cast<size_t>(world));
-    std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(world)), strides(static_cast<size_t>(world));
-    for (size_t f = 0; f < sharded.fragments.size(); ++f) {
-      const auto r = static_cast<size_t>(owner[f]);
-      mine[r].push_back(&sharded.fragments[f]);
-      offsets[r].push_back(sharded.offsets[f]);
-      strides[r].push_back(sharded.strides[f]);
-    }
-    const int64_t total = sharded.total;
-    for (int rank = 1; rank < world; ++rank) {
-      const auto r = static_cast<size_t>(rank);
-      link_->send(rank, PpoUpdateCommand{timesteps_done, total, offsets[r], strides[r]}, mine[r]);
-    }
-    scatter_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - scatter_start).count();
-    std::vector<SampleBatch> local;
-    for (const SampleBatch* batch : mine[0]) local.push_back(*batch);
-    PpoShard shard;
-    shard.global_samples = total;
-    shard.fragment_offsets = offsets[0];
-    shard.fragment_strides = strides[0];
-    shard.rewards_prescaled = true;
-    m = learner_->update(local, timesteps_done, &shard);
-  });
-  return m;
+  }
+}
+
+PpoUpdateMetrics PpoAlgorithm::sharded_update(const std::vector<SampleBatch>& scaled, int64_t timesteps_done,
+                                              double& scatter_s) {
+  const int world = link_->world();
+  link_->check_ranks();
+  if (synced_generation_ != link_->generation()) {
+    for (int rank = 1; rank < world; ++rank) link_->send(rank, SyncLearnerState{});
+    broadcast_learner_state(link_->member().host(), *learner_);
+    synced_generation_ = link_->generation();
+  }
+  const auto scatter_start = std::chrono::steady_clock::now();
+  const ShardedBatch sharded = shard_batch(scaled, world);
+  const std::vector<int> owner = assign_fragments(sharded.fragments, world);
+  std::vector<std::vector<const SampleBatch*>> mine(static_cast<size_t>(world));
+  std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(world)), strides(static_cast<size_t>(world));
+  for (size_t f = 0; f < sharded.fragments.size(); ++f) {
+    const auto r = static_cast<size_t>(owner[f]);
+    mine[r].push_back(&sharded.fragments[f]);
+    offsets[r].push_back(sharded.offsets[f]);
+    strides[r].push_back(sharded.strides[f]);
+  }
+  const int64_t total = sharded.total;
+  for (int rank = 1; rank < world; ++rank) {
+    const auto r = static_cast<size_t>(rank);
+    link_->send(rank, PpoUpdateCommand{timesteps_done, total, offsets[r], strides[r]}, mine[r]);
+  }
+  scatter_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - scatter_start).count();
+  std::vector<SampleBatch> local;
+  for (const SampleBatch* batch : mine[0]) local.push_back(*batch);
+  PpoShard shard;
+  shard.global_samples = total;
+  shard.fragment_offsets = offsets[0];
+  shard.fragment_strides = strides[0];
+  shard.rewards_prescaled = true;
+  return learner_->update(local, timesteps_done, &shard);
 }
 
 void PpoAlgorithm::follow(const LearnerCommand& command) {
@@ -105,6 +127,9 @@ PpoUpdateMetrics PpoAlgorithm::update_learner(const std::vector<SampleBatch>& ba
   } catch (const NonFiniteLearnerError&) {
     mid_update_ = false;  // the learner undid the update
     throw;
+  } catch (const LearnerGroupTooSmall&) {
+    mid_update_ = false;  // the driver's learner was rolled back: the run checkpoints it
+    throw;
   }
   mid_update_ = false;
   return m;
@@ -115,6 +140,15 @@ nlohmann::json PpoAlgorithm::learner_columns(const PpoUpdateMetrics& m, double s
   if (link_->driver()) {
     columns["num_learners"] = link_->world();
     columns["scatter_s"] = scatter_s;
+    if (link_->elastic()) {
+      const ElasticGroupStats stats = link_->elastic_stats();
+      columns["generation"] = stats.generation;
+      columns["regroups"] = stats.regroups;
+      columns["ranks_lost"] = stats.ranks_lost;
+      columns["ranks_joined"] = stats.ranks_joined;
+      columns["regroup_s"] = stats.regroup_s;
+      columns["updates_redone"] = elastic_retries_;
+    }
   }
   return columns;
 }
@@ -149,7 +183,7 @@ void PpoAlgorithm::restore(const Checkpoint& checkpoint) {
                           learner_->load_state_json(state.at("learner"));
                           version_ = state.at("policy_version").get<uint64_t>();
                         });
-  synced_ = false;
+  synced_generation_ = -1;
 }
 
 std::unique_ptr<RolloutPolicy> PpoAlgorithm::evaluation_policy(bool deterministic, uint64_t seed) const {

@@ -44,8 +44,11 @@ class PpoAlgorithm : public Algorithm {
   // The learner columns of a results row (ppo_learner_columns, plus the data-parallel ones).
   nlohmann::json learner_columns(const PpoUpdateMetrics& m, double scatter_s) const;
 
-  // The driver's side of a data-parallel update (scatter_s: time to shard and send).
+  // The driver's side of a data-parallel update (scatter_s: time to shard and send); an elastic
+  // group's is redone on the re-formed group after a rank is lost.
   PpoUpdateMetrics data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
+  // One attempt: the ranks synced to this generation, the scaled batch sharded, sent and trained on.
+  PpoUpdateMetrics sharded_update(const std::vector<SampleBatch>& scaled, int64_t timesteps_done, double& scatter_s);
 
   WorkerSetup setup_;
   EnvSpec spec_;
@@ -53,7 +56,8 @@ class PpoAlgorithm : public Algorithm {
   std::unique_ptr<PpoLearner> learner_;
   uint64_t version_ = 1;
   std::unique_ptr<DataParallelLink> link_;
-  bool synced_ = false;  // the ranks hold the driver's weights and state
+  int64_t synced_generation_ = -1;  // the group generation whose ranks hold the driver's weights and state
+  int64_t elastic_retries_ = 0;     // updates redone after the elastic group lost a rank
   bool mid_update_ = false;  // an update began and neither finished nor was undone
 };
 

@@ -41,6 +41,9 @@ class Communicator {
   virtual void recv(torch::Tensor& tensor, int src) = 0;
   // Returns when every rank has called it.
   virtual void barrier() = 0;
+  // The group is being left without a word to the peers (it failed, or an elastic group is
+  // re-formed): later calls may throw, and destruction must not wait for a peer.
+  virtual void abandon() {}
 };
 
 // Reduces host doubles over all ranks in place (through a tensor on the communicator's device).

@@ -10,16 +10,13 @@
 #include "core/log.h"
 #include "core/error_text.h"
 #include "learner/gloo_communicator.h"
+#include "learner/learner_group_keys.h"
 #include "learner/nccl_communicator.h"
 
 namespace rlx {
 
 namespace {
 
-constexpr const char* kPayloadKey = "rlx/payload";
-constexpr const char* kDeviceKey = "rlx/device";          // the device setting ("cpu", "cuda", "cuda:N")
-constexpr const char* kTimeoutKey = "rlx/timeout_ms";     // every collective's timeout
-constexpr const char* kLogDirKey = "rlx/log_dir";         // where the ranks' logs go ("" for none)
 constexpr size_t kReportedLines = 8;
 
 std::vector<uint8_t> as_bytes(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
@@ -53,26 +50,13 @@ torch::Device learner_device(const std::string& device, int rank) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(base + rank));
 }
 
-LearnerGroupMember::LearnerGroupMember(c10::intrusive_ptr<c10d::Store> store, int rank, int size, torch::Device device,
-                                       std::chrono::milliseconds timeout, const GlooEndpoint& gloo)
-    : store_(std::move(store)), rank_(rank), size_(size), device_(device) {
-  host_ = std::make_unique<GlooCommunicator>(store_, rank, size, timeout, gloo);
-  if (device_.is_cuda()) device_comm_ = make_nccl_communicator(store_, rank, size, device_.index(), timeout);
-}
-
-LearnerGroupMember::~LearnerGroupMember() = default;
-
-std::string LearnerGroupMember::payload() const { return read_key(*store_, kPayloadKey); }
-
-std::string LearnerGroupMember::log_dir() const { return store_->check({kLogDirKey}) ? read_key(*store_, kLogDirKey) : ""; }
-
 std::filesystem::path learner_rank_log(const std::filesystem::path& log_dir, int rank) {
   return log_dir / ("learner_rank_" + std::to_string(rank) + ".log");
 }
 
 LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(options)) {
   const int world = options_.num_learners;
-  if (world < 2) throw std::invalid_argument("a LearnerGroup needs at least 2 learners");
+  if (world < (options_.elastic ? 1 : 2)) throw std::invalid_argument("a LearnerGroup needs at least 2 learners");
   if (options_.program.empty()) options_.program = std::filesystem::read_symlink("/proc/self/exe").string();
   const std::optional<RankPlacement>& placement = options_.placement;
   if (placement && (placement->rank != 0 || placement->world_size != world)) {
@@ -86,11 +70,17 @@ LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(opt
     throw CommunicatorError("learner rank 0 cannot serve the rendezvous on port " +
                             std::to_string(placement ? placement->master_port : 0) + ": " + error_text(e));
   }
-  store_->set(kPayloadKey, as_bytes(options_.payload));
-  store_->set(kDeviceKey, as_bytes(options_.device));
-  store_->set(kTimeoutKey, as_bytes(std::to_string(options_.timeout.count())));
-  store_->set(kLogDirKey, as_bytes(options_.log_dir.string()));
+  store_->set(group_keys::kPayload, as_bytes(options_.payload));
+  store_->set(group_keys::kDevice, as_bytes(options_.device));
+  store_->set(group_keys::kTimeout, as_bytes(std::to_string(options_.timeout.count())));
+  store_->set(group_keys::kLogDir, as_bytes(options_.log_dir.string()));
+  store_->set(group_keys::kElastic, as_bytes(options_.elastic ? "1" : "0"));
   ranks_.resize(static_cast<size_t>(world));
+  const int port = placement ? placement->master_port : static_cast<c10d::TCPStore&>(*store_).getPort();
+  if (options_.elastic) {
+    start_elastic(port);
+    return;
+  }
   if (placement) {
     file_logger().info("learner rank 0 of {} serves the rendezvous at {}:{} ({})", world, placement->master_addr,
                        placement->master_port, placement->origin);
@@ -98,14 +88,24 @@ LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(opt
                                                    options_.timeout, gloo_endpoint_from_environment(placement->master_addr));
     return;
   }
-  const int port = static_cast<c10d::TCPStore&>(*store_).getPort();
+  launch_children(port, /*elastic=*/false);
+  try {
+    member_ = std::make_unique<LearnerGroupMember>(store_, 0, world, learner_device(options_.device, 0), options_.timeout);
+  } catch (const CommunicatorError&) {
+    check_ranks_for(std::chrono::milliseconds(1000));  // a child that died names itself
+    throw;
+  }
+}
 
+void LearnerGroup::launch_children(int port, bool elastic) {
+  const int world = options_.num_learners;
   ProcessLauncher& launcher = launcher_or_local(options_.launcher);
   for (int rank = 1; rank < world; ++rank) {
     ProcessSpec spec;
     spec.argv = {options_.program, "learner", "--store", "127.0.0.1:" + std::to_string(port), "--rank", std::to_string(rank),
                  "--world", std::to_string(world), "--device", options_.device, "--timeout-ms",
                  std::to_string(options_.timeout.count())};
+    if (elastic) spec.argv.push_back("--elastic");
     for (const std::string& arg : log_level_args()) spec.argv.push_back(arg);
     if (!options_.log_dir.empty()) {
       spec.log = learner_rank_log(options_.log_dir, rank);
@@ -116,15 +116,16 @@ LearnerGroup::LearnerGroup(LearnerGroupOptions options) : options_(std::move(opt
     file_logger().info("learner rank {} of {} started: pid {}{}", rank, world, ranks_[static_cast<size_t>(rank)]->pid(),
                        spec.log.empty() ? "" : ", log " + spec.log.string());
   }
-  try {
-    member_ = std::make_unique<LearnerGroupMember>(store_, 0, world, learner_device(options_.device, 0), options_.timeout);
-  } catch (const CommunicatorError&) {
-    check_ranks_for(std::chrono::milliseconds(1000));  // a child that died names itself
-    throw;
-  }
 }
 
 LearnerGroup::~LearnerGroup() {
+  if (options_.elastic) {
+    try {
+      member_->membership().mark_finished();  // ranks waiting to join leave
+    } catch (const std::exception& e) {
+      logger().warn("cannot tell waiting learner ranks the run is over: {}", error_text(e));
+    }
+  }
   member_.reset();
   reap_all(std::chrono::milliseconds(5000));
 }
@@ -140,26 +141,31 @@ void LearnerGroup::reap_all(std::chrono::milliseconds grace) {
   for (auto& child : ranks_) child.reset();  // kills and reaps what still runs
 }
 
+std::string LearnerGroup::describe_exit(size_t rank, const ChildExit& exit) {
+  const std::unique_ptr<LaunchedProcess>& child = ranks_[rank];
+  std::string message = "learner rank " + std::to_string(rank) + " (pid " + std::to_string(child->pid()) + ") exited: " +
+                        exit.describe();
+  const std::filesystem::path log = child->log();
+  if (log.empty()) return message;
+  const std::vector<std::string> lines = lines_since_banner(log, kReportedLines);
+  if (lines.empty()) return message + "; it wrote nothing to " + log.string();
+  message += "; its last lines in " + log.string() + ":";
+  for (const std::string& line : lines) message += "\n    | " + line;
+  return message;
+}
+
 void LearnerGroup::check_ranks() {
+  if (options_.elastic) {
+    reap_exited_children();
+    return;
+  }
   for (size_t rank = 1; rank < ranks_.size(); ++rank) {
-    std::unique_ptr<LaunchedProcess>& child = ranks_[rank];
-    if (!child) continue;
-    const std::optional<ChildExit> exit = child->poll();
+    if (!ranks_[rank]) continue;
+    const std::optional<ChildExit> exit = ranks_[rank]->poll();
     if (!exit) continue;
-    const pid_t pid = child->pid();
-    const std::filesystem::path log = child->log();
-    child.reset();
-    std::string message = "learner rank " + std::to_string(rank) + " (pid " + std::to_string(pid) + ") exited: " +
-                          exit->describe() + "; the data-parallel group cannot go on (resume from the last checkpoint)";
-    if (!log.empty()) {
-      const std::vector<std::string> lines = lines_since_banner(log, kReportedLines);
-      if (lines.empty()) {
-        message += "; it wrote nothing to " + log.string();
-      } else {
-        message += "; its last lines in " + log.string() + ":";
-        for (const std::string& line : lines) message += "\n    | " + line;
-      }
-    }
+    const std::string message =
+        describe_exit(rank, *exit) + "\n  the data-parallel group cannot go on (resume from the last checkpoint)";
+    ranks_[rank].reset();
     throw std::runtime_error(message);
   }
 }
@@ -172,31 +178,83 @@ void LearnerGroup::check_ranks_for(std::chrono::milliseconds wait) {
   } while (std::chrono::steady_clock::now() < deadline);
 }
 
+namespace {
+
+// A follower's connection to rank 0's store and what rank 0 published for it there.
+struct RankZeroStore {
+  c10::intrusive_ptr<c10d::Store> store;
+  std::string device;
+  std::chrono::milliseconds timeout{0};
+  bool elastic = false;
+};
+
+// Connects to rank 0's store at host:port, waiting up to rendezvous_timeout for its keys;
+// CommunicatorError "WHO found no rank 0 at HOST:PORT (ORIGIN) within T s: ..." otherwise.
+RankZeroStore connect_to_rank_zero(const std::string& host, int port, std::chrono::milliseconds rendezvous_timeout,
+                                   const std::string& who, const std::string& origin) {
+  RankZeroStore found;
+  try {
+    found.store = make_store(host, port, false, 1, rendezvous_timeout);
+    found.device = read_key(*found.store, group_keys::kDevice);  // waits until rank 0 has published it
+    found.timeout = std::chrono::milliseconds(std::stoll(read_key(*found.store, group_keys::kTimeout)));
+    found.elastic = read_key(*found.store, group_keys::kElastic) == "1";
+  } catch (const std::exception& e) {
+    throw CommunicatorError(who + " found no rank 0 at " + host + ":" + std::to_string(port) +
+                            (origin.empty() ? "" : " (" + origin + ")") + " within " +
+                            std::to_string(rendezvous_timeout.count() / 1000) + " s: " + error_text(e));
+  }
+  found.store->setTimeout(std::max(found.timeout, rendezvous_timeout));
+  return found;
+}
+
+std::unique_ptr<LearnerGroupMember> join_elastic(RankZeroStore found, const std::string& host, int port, int rank_hint,
+                                                 int device_rank, const GlooEndpoint& gloo) {
+  auto member = std::make_unique<LearnerGroupMember>(found.store, learner_device(found.device, device_rank), found.timeout,
+                                                     gloo, StoreAddress{host, port});
+  if (!join_until_formed(*member, rank_hint)) return nullptr;
+  return member;
+}
+
+}  // namespace
+
+bool join_until_formed(LearnerGroupMember& member, int rank_hint) {
+  for (;;) {
+    try {
+      return member.join_generation(rank_hint);
+    } catch (const CommunicatorError& e) {  // the generation failed while forming: wait for the next
+      logger().warn("generation {} of the elastic group failed to form: {}", member.generation(), error_text(e));
+    }
+  }
+}
+
 std::unique_ptr<LearnerGroupMember> join_learner_group(const std::string& host, int port, int rank, int size,
                                                        const std::string& device, std::chrono::milliseconds timeout) {
   c10::intrusive_ptr<c10d::Store> store = make_store(host, port, false, size, timeout);
   return std::make_unique<LearnerGroupMember>(store, rank, size, learner_device(device, rank), timeout);
 }
 
+std::unique_ptr<LearnerGroupMember> join_elastic_learner_group(const std::string& host, int port, int rank_hint,
+                                                               int device_rank, const GlooEndpoint& gloo,
+                                                               std::chrono::milliseconds rendezvous_timeout) {
+  RankZeroStore found = connect_to_rank_zero(host, port, rendezvous_timeout, "a joining learner", "");
+  if (!found.elastic) {
+    throw CommunicatorError("the learner group at " + host + ":" + std::to_string(port) +
+                            " is not elastic: ranks join it only when it starts (set elastic: true to take ranks in)");
+  }
+  return join_elastic(std::move(found), host, port, rank_hint, device_rank, gloo);
+}
+
 std::unique_ptr<LearnerGroupMember> join_placed_learner_group(const RankPlacement& placement,
                                                               std::chrono::milliseconds rendezvous_timeout) {
-  const std::string where = placement.master_addr + ":" + std::to_string(placement.master_port);
-  c10::intrusive_ptr<c10d::Store> store;
-  std::string device, timeout_ms;
-  try {
-    store = make_store(placement.master_addr, placement.master_port, false, placement.world_size, rendezvous_timeout);
-    device = read_key(*store, kDeviceKey);  // waits until rank 0 has published it
-    timeout_ms = read_key(*store, kTimeoutKey);
-  } catch (const std::exception& e) {
-    throw CommunicatorError("learner rank " + std::to_string(placement.rank) + " found no rank 0 at " + where + " (" +
-                            placement.origin + ") within " + std::to_string(rendezvous_timeout.count() / 1000) +
-                            " s: " + error_text(e));
+  RankZeroStore found = connect_to_rank_zero(placement.master_addr, placement.master_port, rendezvous_timeout,
+                                             "learner rank " + std::to_string(placement.rank), placement.origin);
+  const GlooEndpoint gloo = gloo_endpoint_from_environment(placement.master_addr);
+  if (found.elastic) {
+    return join_elastic(std::move(found), placement.master_addr, placement.master_port, placement.rank,
+                        placement.local_rank, gloo);
   }
-  const std::chrono::milliseconds timeout(std::stoll(timeout_ms));
-  store->setTimeout(timeout > rendezvous_timeout ? timeout : rendezvous_timeout);
-  return std::make_unique<LearnerGroupMember>(store, placement.rank, placement.world_size,
-                                              learner_device(device, placement.local_rank), timeout,
-                                              gloo_endpoint_from_environment(placement.master_addr));
+  return std::make_unique<LearnerGroupMember>(found.store, placement.rank, placement.world_size,
+                                              learner_device(found.device, placement.local_rank), found.timeout, gloo);
 }
 
 }  // namespace rlx

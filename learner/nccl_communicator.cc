@@ -111,6 +111,8 @@ class NcclCommunicator : public Communicator {
     });
   }
 
+  void abandon() override { aborted_ = true; }  // ncclCommAbort, not ncclCommDestroy, at destruction
+
   void barrier() override {
     torch::Tensor one = torch::ones({1}, torch::TensorOptions().dtype(torch::kFloat).device(device()));
     allreduce(one, ReduceOp::kSum);

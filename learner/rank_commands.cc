@@ -23,6 +23,7 @@ constexpr CommandInfo kCommands[] = {
     {RankCommandKind::kPpoUpdate, "ppo_update", true},
     {RankCommandKind::kDqnStep, "dqn_step", true},
     {RankCommandKind::kSelectPolicy, "select_policy", false},
+    {RankCommandKind::kRegroup, "regroup", false},
 };
 static_assert(std::size(kCommands) == std::variant_size_v<RankCommand>);
 
@@ -145,6 +146,8 @@ void check_fields(const RankCommand& command, uint64_t fragments, const Where& a
     at_least(step->timesteps, 0, "timesteps");
   } else if (const auto* select = std::get_if<SelectPolicyCommand>(&command)) {
     at_least(select->policy, 0, "policy");
+  } else if (const auto* regroup = std::get_if<RegroupCommand>(&command)) {
+    at_least(regroup->generation, 1, "generation");
   }
 }
 
@@ -181,6 +184,8 @@ std::string encode_rank_command(const RankCommand& command, size_t fragments) {
     out.put<int64_t>(step->timesteps);
   } else if (const auto* select = std::get_if<SelectPolicyCommand>(&command)) {
     out.put<int64_t>(select->policy);
+  } else if (const auto* regroup = std::get_if<RegroupCommand>(&command)) {
+    out.put<int64_t>(regroup->generation);
   }
   return out.take();
 }
@@ -225,6 +230,7 @@ DecodedRankCommand decode_rank_command(const std::string& bytes) {
       break;
     }
     case RankCommandKind::kSelectPolicy: decoded.command = SelectPolicyCommand{in.get<int64_t>("policy")}; break;
+    case RankCommandKind::kRegroup: decoded.command = RegroupCommand{in.get<int64_t>("generation")}; break;
   }
   in.expect_end();
   check_fields(decoded.command, fragments, in.where());

@@ -25,6 +25,7 @@ enum class RankCommandKind : uint8_t {
   kPpoUpdate = 3,
   kDqnStep = 4,
   kSelectPolicy = 5,
+  kRegroup = 6,
 };
 
 // Leave the group: the rank returns from run_learner_rank. No fragments.
@@ -53,7 +54,14 @@ struct SelectPolicyCommand {
   int64_t policy = 0;  // >= 0
 };
 
-using RankCommand = std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand, SelectPolicyCommand>;
+// An elastic group (learner/elastic_membership.h) takes ranks in: leave this generation's
+// communicators and join `generation`, whose plan rank 0 has published in the store. No fragments.
+struct RegroupCommand {
+  int64_t generation = 0;  // > 0
+};
+
+using RankCommand =
+    std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand, SelectPolicyCommand, RegroupCommand>;
 
 // A header that is not a valid rank command: its message names the field and what was expected.
 class RankProtocolError : public std::invalid_argument {
@@ -63,7 +71,7 @@ class RankProtocolError : public std::invalid_argument {
 
 // The command's kind.
 RankCommandKind rank_command_kind(const RankCommand& command);
-// "stop", "sync", "ppo_update", "dqn_step" or "select_policy"; "unknown" for a value outside the enum.
+// "stop", "sync", "ppo_update", "dqn_step", "select_policy" or "regroup"; "unknown" for a value outside the enum.
 const char* rank_command_name(RankCommandKind kind);
 const char* rank_command_name(const RankCommand& command);
 

@@ -77,6 +77,10 @@ TEST_CASE("Every rank command survives encode and decode unchanged", "[learner][
   REQUIRE(std::holds_alternative<rlx::SelectPolicyCommand>(select.command));
   CHECK(std::get<rlx::SelectPolicyCommand>(select.command).policy == 3);
   CHECK(std::string(rlx::rank_command_name(select.command)) == "select_policy");
+  const auto regroup = rlx::decode_rank_command(rlx::encode_rank_command(rlx::RegroupCommand{7}, 0));
+  REQUIRE(std::holds_alternative<rlx::RegroupCommand>(regroup.command));
+  CHECK(std::get<rlx::RegroupCommand>(regroup.command).generation == 7);
+  CHECK(std::string(rlx::rank_command_name(regroup.command)) == "regroup");
   CHECK(rlx::rank_command_kind(update.command) == rlx::RankCommandKind::kPpoUpdate);
   CHECK(std::string(rlx::rank_command_name(static_cast<rlx::RankCommandKind>(77))) == "unknown");
 }
@@ -89,10 +93,13 @@ TEST_CASE("A header that is not a rank command is refused, naming the field", "[
   CHECK_THAT(refusal(patched<uint16_t>(stop, 4, 2)),
              Catch::Contains("field version: 2, expected 1") && Catch::Contains("different rlx builds"));
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset, 9)) ==
-        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy)");
+        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy, 6 regroup)");
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset + 1, 1)) == "rank command stop: field reserved: 1, expected 0");
   CHECK(refusal(patched<uint64_t>(stop, kFragmentsOffset, 2)) == "rank command stop: field fragments: 2, expected none");
   CHECK(refusal(stop + "x") == "rank command stop: 1 bytes after its last field");
+
+  const std::string regroup = rlx::encode_rank_command(rlx::RegroupCommand{2}, 0);
+  CHECK(refusal(patched<int64_t>(regroup, kFieldsOffset, 0)) == "rank command regroup: field generation: 0, expected >= 1");
 
   const std::string step = rlx::encode_rank_command(DqnStepCommand{4, 100}, 1);
   CHECK(refusal(patched<int64_t>(step, kFieldsOffset, -1)) == "rank command dqn_step: field rounds: -1, expected >= 0");
