@@ -74,11 +74,13 @@ void DqnLearner::load_replay(const std::string& bytes) {
 }
 
 nlohmann::json DqnLearner::state_json() const {
-  return {{"seed", seed_},
-          {"num_gradient_steps", num_gradient_steps_},
-          {"target_updates", target_updates_},
-          {"target_timesteps", target_timesteps_},
-          {"received_steps", received_steps_}};
+  nlohmann::json state = {{"seed", seed_},
+                          {"num_gradient_steps", num_gradient_steps_},
+                          {"target_updates", target_updates_},
+                          {"target_timesteps", target_timesteps_},
+                          {"received_steps", received_steps_}};
+  if (scaler_.enabled()) state["loss_scaler"] = scaler_.to_json();
+  return state;
 }
 
 void DqnLearner::load_state_json(const nlohmann::json& state) {
@@ -90,6 +92,10 @@ void DqnLearner::load_state_json(const nlohmann::json& state) {
   const int64_t target_timesteps = json_int(state, "target_timesteps");
   const int64_t received = json_int(state, "received_steps");
   if (steps < 0 || updates < 0 || target_timesteps < 0 || received < 0) throw std::invalid_argument("DQN learner state has a negative counter");
+  // A resumed fp16 run goes on with its scale (a state without one, e.g. of fp32, keeps the fresh scale).
+  LossScaler scaler = scaler_;
+  if (scaler.enabled() && state.contains("loss_scaler")) scaler.load_json(state.at("loss_scaler"));
+  scaler_ = scaler;
   seed_ = state.at("seed").get<uint64_t>();
   num_gradient_steps_ = steps;
   target_updates_ = updates;

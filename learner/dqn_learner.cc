@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -59,6 +60,9 @@ DqnLearner::DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t
     throw std::invalid_argument("DQN needs a Discrete action space, got " + model_config_.action_space.to_string());
   }
   validate(config_);
+  precision_ = parse_precision(config_.precision);
+  check_precision(precision_, device_);
+  scaler_ = LossScaler(precision_ == Precision::kFp16);
   online_ = seeded_qnetwork(model_config_, seed_);
   target_ = std::make_shared<QNetwork>(model_config_);
   online_->to(device_);
@@ -78,7 +82,8 @@ DqnLearner::DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t
   optimizer_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{flat_online_},
                                                     torch::optim::AdamOptions(config_.lr).eps(config_.adam_eps));
   set_buffer(make_dqn_replay_buffer(config_, stored_obs_size()));
-  if (QNetworkBackprop::supports(*online_)) use_hand_written_gradients(true);
+  // Autocast reaches autograd's ops, not the float32 hand-written pass: bf16 and fp16 train by autograd.
+  if (QNetworkBackprop::supports(*online_) && precision_ == Precision::kFp32) use_hand_written_gradients(true);
 }
 
 DqnLearner::~DqnLearner() = default;
@@ -87,6 +92,10 @@ void DqnLearner::use_hand_written_gradients(bool on) {
   if (!on) {
     backprop_.reset();
   } else if (!backprop_) {
+    if (precision_ != Precision::kFp32) {
+      throw std::invalid_argument(std::string("DqnLearner: the hand-written backward computes in float32; precision ") +
+                                  precision_name(precision_) + " trains through autograd");
+    }
     if (!QNetworkBackprop::supports(*online_)) {
       throw std::invalid_argument("DqnLearner: the hand-written backward needs float32 networks on the CPU, the learner runs on " +
                                   device_.str());
@@ -166,16 +175,23 @@ DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
   for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
   const double beta = prioritized_ != nullptr ? annealed_beta(config_.prioritized_replay_beta, timesteps_done, config_.beta_horizon()) : 0.0;
   clear_step_records();
+  const int64_t skipped_before = scaler_.skipped_steps();
   for (int step = 0; step < gradient_steps; ++step) gradient_step(beta);
-  return round_metrics(lr, beta, timesteps_done);
+  DqnUpdateMetrics metrics = round_metrics(lr, beta, timesteps_done);
+  metrics.skipped_steps = scaler_.skipped_steps() - skipped_before;
+  metrics.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;
+  return metrics;
 }
 
 DqnUpdateMetrics DqnLearner::round_metrics(double lr, double beta, int64_t timesteps_done) {
-  // One host read for all the means.
-  const torch::Tensor means = torch::stack({torch::stack(losses_).mean(), torch::cat(q_values_).mean(),
-                                            torch::cat(td_errors_).abs().mean(), torch::stack(grad_norms_).mean()})
-                                  .to(torch::kCPU, torch::kDouble);
-  std::vector<double> m(means.data_ptr<double>(), means.data_ptr<double>() + 4);
+  // One host read for all the means (over the applied steps: NaN when fp16 skipped them all).
+  std::vector<double> m(4, std::numeric_limits<double>::quiet_NaN());
+  if (!losses_.empty()) {
+    const torch::Tensor means = torch::stack({torch::stack(losses_).mean(), torch::cat(q_values_).mean(),
+                                              torch::cat(td_errors_).abs().mean(), torch::stack(grad_norms_).mean()})
+                                    .to(torch::kCPU, torch::kDouble);
+    std::copy(means.data_ptr<double>(), means.data_ptr<double>() + 4, m.begin());
+  }
   if (hooks_.world_size > 1) {  // equal local batches: the global means are the ranks' mean
     hooks_.allreduce_host(m, ReduceOp::kSum);
     for (double& x : m) x /= static_cast<double>(hooks_.world_size);
@@ -215,6 +231,7 @@ void DqnLearner::set_config(DqnConfig config) {
   same(config.prioritized_replay_alpha == config_.prioritized_replay_alpha, "prioritized_replay_alpha");
   same(config.per_eps == config_.per_eps, "per_eps");
   same(config.buffer_size == config_.buffer_size, "buffer_size");
+  same(config.precision == config_.precision, "precision");
   config_ = config;
   apply_optimizer_options();
 }

@@ -34,6 +34,14 @@
 // times faster on DQN's small networks); elsewhere, or when switched off, from autograd. Adam
 // on the CPU is learner/flat_adam.h's one loop over torch's own Adam state.
 //
+// Precision (config.precision, learner/mixed_precision.h): bf16 and fp16 run each gradient step's
+// forward passes (online and target networks) and loss under autocast, the Q-values cast back to
+// float32 before the targets and the Huber loss; weights, gradients, Adam and the all-reduce stay
+// float32, and gradients come from autograd (not QNetworkBackprop's float32 pass). fp16 (CUDA
+// only) scales the loss dynamically: a step whose unscaled gradient is not finite is skipped
+// (counted, its transitions' priorities kept, num_gradient_steps counting it still) and the
+// scale backs off; the scale is part of state_json.
+//
 // Where the code is: dqn_learner.cc (construction, ingest, readiness, train() and its metrics),
 // dqn_update.cc (the gradient step and target sync), dqn_checkpoint.cc (save/load, replay bytes,
 // counters), learner/dqn_replay.h (the buffer from DqnConfig, each step's draw seed).
@@ -55,6 +63,7 @@
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "learner/communicator.h"
+#include "learner/mixed_precision.h"
 #include "learner/prioritized_replay.h"
 #include "learner/replay_buffer.h"
 #include "learner/policy_networks.h"
@@ -81,13 +90,17 @@ struct DqnUpdateMetrics {
   double loss = 0.0;                // Huber loss (importance-weighted when prioritized)
   double q_mean = 0.0;              // Q(s, a) of the sampled transitions
   double td_abs_mean = 0.0;         // |Q(s, a) - y|
-  double grad_norm = 0.0;           // global gradient norm before clipping
+  double grad_norm = 0.0;           // global gradient norm before clipping (applied steps)
   double lr = 0.0;
   double epsilon = 0.0;             // exploration schedule at timesteps_done
   double beta = 0.0;                // importance exponent used (0 without prioritized replay)
   int64_t target_updates = 0;       // target-network updates so far (intervals passed)
   int64_t num_gradient_steps = 0;   // so far, over all calls
   int64_t buffer_size = 0;          // transitions stored now
+  // precision fp16: this call's steps skipped for an inf or NaN gradient (not in the means; all
+  // of them skipped: the means are NaN), and the loss scale after it; else 0 and 0.
+  int64_t skipped_steps = 0;
+  double loss_scale = 0.0;
 };
 
 class QNetworkBackprop;
@@ -97,8 +110,8 @@ struct DqnLossOutput;
 class DqnLearner {
  public:
   // Builds online and target QNetworks (Discrete actions only; dueling from model_config) on
-  // device, Adam and the replay buffer. Throws ConfigError on a key out of its schema range,
-  // std::invalid_argument on a bad model or non-key field. The
+  // device, Adam and the replay buffer. Throws ConfigError on a key out of its schema range or
+  // precision fp16 on the CPU, std::invalid_argument on a bad model or non-key field. The
   // initial weights come from torch's default CPU generator reseeded with seed for the
   // construction and restored afterwards (so don't construct concurrently with its other users).
   DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t seed, torch::Device device = torch::kCPU);
@@ -154,7 +167,7 @@ class DqnLearner {
   std::string save_replay() const;
   void load_replay(const std::string& bytes);
   // Counters and seed: {"seed", "num_gradient_steps", "target_updates", "target_timesteps",
-  // "received_steps"}.
+  // "received_steps"}, and with precision fp16 "loss_scaler" (LossScaler::to_json).
   nlohmann::json state_json() const;
   // Restores state_json()'s form; throws std::invalid_argument on a malformed state.
   void load_state_json(const nlohmann::json& state);
@@ -162,7 +175,8 @@ class DqnLearner {
   const DqnConfig& config() const { return config_; }
   // Changes hyperparameters (e.g. a PBT explore step). Fields baked into stored transitions or
   // the buffer's layout (gamma, n_step, n_step_carry, prioritized_replay, prioritized_replay_alpha,
-  // per_eps, buffer_size) must stay; throws std::invalid_argument otherwise, ConfigError on a bad value.
+  // per_eps, buffer_size), and precision, must stay; throws std::invalid_argument otherwise,
+  // ConfigError on a bad value.
   void set_config(DqnConfig config);
 
   QNetwork& online() { return *online_; }
@@ -174,13 +188,16 @@ class DqnLearner {
   torch::optim::Adam& optimizer() { return *optimizer_; }
   torch::Device device() const { return device_; }
   int64_t num_gradient_steps() const { return num_gradient_steps_; }
-  // True when gradient steps use the hand-written backward (the default on the CPU), false
-  // when they use autograd.
+  // True when gradient steps use the hand-written backward (the default on the CPU in fp32),
+  // false when they use autograd.
   bool hand_written_gradients() const { return backprop_ != nullptr; }
   // Chooses the hand-written backward (on) or autograd (off) for later steps; throws
-  // std::invalid_argument when on and QNetworkBackprop::supports() refuses the networks.
+  // std::invalid_argument when on and QNetworkBackprop::supports() refuses the networks or the
+  // precision is not fp32.
   void use_hand_written_gradients(bool on);
   int64_t target_updates() const { return target_updates_; }
+  // The dynamic loss scale (enabled with precision fp16 only).
+  const LossScaler& loss_scaler() const { return scaler_; }
 
  private:
   // dqn_learner.cc
@@ -193,11 +210,15 @@ class DqnLearner {
   void update_target(int64_t timesteps_done);
   void gradient_step(double beta);
   void draw_sample(int64_t b, double beta);  // into sample_, from the step's own RNG seed
-  void learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it)
+  bool learn_from(ReplaySample& sample, bool weighted);  // one step on sample (from_blob views it); false: skipped
   DqnLossOutput loss_and_gradient(ReplaySample& sample, bool weighted);  // flat_grad_ := the gradient
   DqnBatch stage_batch(ReplaySample& sample, bool weighted);  // the network's input (flattened), next masks
   void average_gradient_over_ranks();  // flat_grad_ := the mean over ranks
-  void clip_and_apply_gradient(const torch::Tensor& loss, const torch::Tensor& grad_norm);  // checks, clips, Adam
+  // Checks, clips, Adam; false: the step was skipped (fp16).
+  bool clip_and_apply_gradient(const torch::Tensor& loss, const torch::Tensor& grad_norm);
+  // The loss scaler's verdict on a (not) finite step: true to apply, false to skip; throws
+  // NonFiniteLearnerError when no loss scale explains it.
+  bool admit_step(bool finite, const torch::Tensor& loss, const torch::Tensor& grad_norm);
   [[noreturn]] void throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const;
   void clear_step_records();  // losses_, q_values_, td_errors_, grad_norms_
   torch::Tensor host_tensor(float* data, torch::IntArrayRef shape) const;
@@ -218,6 +239,8 @@ class DqnLearner {
   PrioritizedReplayBuffer* prioritized_ = nullptr;  // buffer_ when prioritized
   Rng rng_;
   DqnDataParallelHooks hooks_;
+  Precision precision_ = Precision::kFp32;  // config_.precision
+  LossScaler scaler_;                       // enabled for fp16
 
   int64_t num_gradient_steps_ = 0;
   int64_t target_updates_ = 0;

@@ -2,6 +2,7 @@
 
 #include <torch/utils.h>
 
+#include "learner/mixed_precision.h"
 #include "models/action_sampling.h"
 
 namespace rlx {
@@ -22,14 +23,15 @@ torch::Tensor dqn_targets_from_q(const torch::Tensor& next_q, const torch::Tenso
 
 torch::Tensor dqn_targets(QNetwork& online, QNetwork& target, const DqnBatch& batch, bool double_q) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor next_q = target.forward(batch.next_obs);
-  return dqn_targets_from_q(next_q, double_q ? online.forward(batch.next_obs) : torch::Tensor(), batch);
+  // Under autocast the Q-values come out in the low dtype: the target and the loss are float32's.
+  const torch::Tensor next_q = to_float32(target.forward(batch.next_obs));
+  return dqn_targets_from_q(next_q, double_q ? to_float32(online.forward(batch.next_obs)) : torch::Tensor(), batch);
 }
 
 DqnLossOutput dqn_loss(QNetwork& online, QNetwork& target, const DqnBatch& batch, bool double_q, double huber_delta) {
   DqnLossOutput out;
   out.target = dqn_targets(online, target, batch, double_q);
-  out.q = online.forward(batch.obs).gather(1, batch.actions).squeeze(1);
+  out.q = to_float32(online.forward(batch.obs)).gather(1, batch.actions).squeeze(1);
   if (batch.weights.defined()) {
     out.loss = (torch::huber_loss(out.q, out.target, at::Reduction::None, huber_delta) * batch.weights).mean();
   } else {

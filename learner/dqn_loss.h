@@ -39,7 +39,8 @@ torch::Tensor dqn_targets_from_q(const torch::Tensor& next_q, const torch::Tenso
 
 // y for the batch, computed without gradient.
 torch::Tensor dqn_targets(QNetwork& online, QNetwork& target, const DqnBatch& batch, bool double_q);
-// Loss, Q(s, a) and targets; backward() on loss reaches the online net only.
+// Loss, Q(s, a) and targets; backward() on loss reaches the online net only. The networks'
+// outputs are cast to float32 first (under autocast they are bfloat16 or float16).
 DqnLossOutput dqn_loss(QNetwork& online, QNetwork& target, const DqnBatch& batch, bool double_q, double huber_delta);
 
 }  // namespace rlx

@@ -36,8 +36,8 @@ void DqnLearner::update_target(int64_t timesteps_done) {
 void DqnLearner::gradient_step(double beta) {
   const int64_t b = local_batch_size();
   draw_sample(b, beta);
-  learn_from(sample_, prioritized_ != nullptr);
-  if (prioritized_ != nullptr) {
+  const bool applied = learn_from(sample_, prioritized_ != nullptr);
+  if (applied && prioritized_ != nullptr) {  // a skipped step's TD errors may be the overflow's infs
     const torch::Tensor td_host = td_errors_.back().to(torch::kCPU).contiguous();
     prioritized_->update_priorities(sample_.indices.data(), td_host.data_ptr<float>(), b);
   }
@@ -69,18 +69,21 @@ void DqnLearner::gradient_step_on(const ReplaySample& sample) {
   learn_from(sample_, prioritized_ != nullptr);
 }
 
-void DqnLearner::learn_from(ReplaySample& s, bool weighted) {
+bool DqnLearner::learn_from(ReplaySample& s, bool weighted) {
   const DqnLossOutput out = loss_and_gradient(s, weighted);
   if (hooks_.world_size > 1) average_gradient_over_ranks();
+  scaler_.unscale(flat_grad_);  // fp16: after the all-reduce of the scaled gradients
   const torch::Tensor grad_norm = flat_grad_.norm();
-  clip_and_apply_gradient(out.loss, grad_norm);
+  const bool applied = clip_and_apply_gradient(out.loss, grad_norm);
+  ++num_gradient_steps_;  // a skipped step too: the next one draws the next transitions
+  if (!applied) return false;
 
   const torch::Tensor td = out.q.detach() - out.target;
   losses_.push_back(out.loss.detach());
   q_values_.push_back(out.q.detach());
   td_errors_.push_back(td);
   grad_norms_.push_back(grad_norm);
-  ++num_gradient_steps_;
+  return true;
 }
 
 torch::Tensor DqnLearner::host_tensor(float* data, torch::IntArrayRef shape) const {
@@ -135,9 +138,13 @@ DqnBatch DqnLearner::stage_batch(ReplaySample& s, bool weighted) {
 DqnLossOutput DqnLearner::loss_and_gradient(ReplaySample& s, bool weighted) {
   const DqnBatch batch = stage_batch(s, weighted);
   if (backprop_) return backprop_->dqn_gradients(batch, config_.double_q, config_.huber_delta);  // overwrites flat_grad_
-  DqnLossOutput out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+  DqnLossOutput out;
+  {
+    const AutocastGuard autocast(precision_, device_);  // the forward passes and the loss; backward outside, as AMP's
+    out = dqn_loss(*online_, *target_, batch, config_.double_q, config_.huber_delta);
+  }
   flat_grad_.zero_();
-  out.loss.backward();
+  scaler_.scale_loss(out.loss).backward();
   return out;
 }
 
@@ -149,33 +156,47 @@ void DqnLearner::average_gradient_over_ranks() {
   if (!grads.at(0).is_same(flat_grad_)) flat_grad_.copy_(grads.at(0));
 }
 
-void DqnLearner::clip_and_apply_gradient(const torch::Tensor& loss, const torch::Tensor& grad_norm) {
+bool DqnLearner::clip_and_apply_gradient(const torch::Tensor& loss, const torch::Tensor& grad_norm) {
   if (device_.is_cpu()) {
     // The same checks and clipping with host scalars: a few ops fewer on the CPU.
     const double norm = grad_norm.item<double>();
     const double loss_value = hooks_.world_size > 1 ? 0.0 : loss.item<double>();
-    if (!std::isfinite(norm) || !std::isfinite(loss_value)) throw_non_finite(loss, grad_norm);
+    if (!admit_step(std::isfinite(norm) && std::isfinite(loss_value), loss, grad_norm)) return false;
     const double scale = config_.grad_clip / (norm + 1e-6);
     if (config_.grad_clip > 0.0 && scale < 1.0) flat_grad_.mul_(scale);
     flat_adam_step(*optimizer_, flat_online_, flat_grad_);
   } else {
     // The norm is global when data-parallel (the same on every rank), the loss this rank's: a
-    // data-parallel step checks the norm alone so that every rank decides alike.
-    if (!all_finite(hooks_.world_size > 1 ? grad_norm : torch::stack({grad_norm, loss.detach().to(grad_norm.dtype())}))) {
-      throw_non_finite(loss, grad_norm);
-    }
+    // data-parallel step checks the norm alone so that every rank decides (and scales) alike.
+    const bool finite =
+        all_finite(hooks_.world_size > 1 ? grad_norm : torch::stack({grad_norm, loss.detach().to(grad_norm.dtype())}));
+    if (!admit_step(finite, loss, grad_norm)) return false;
     if (config_.grad_clip > 0.0) {
       flat_grad_.mul_(torch::clamp_max(config_.grad_clip / (grad_norm + 1e-6), 1.0));
     }
     optimizer_->step();
   }
+  return true;
+}
+
+bool DqnLearner::admit_step(bool finite, const torch::Tensor& loss, const torch::Tensor& grad_norm) {
+  switch (scaler_.update(finite)) {
+    case ScaledStep::kApply: return true;
+    case ScaledStep::kSkip: return false;
+    case ScaledStep::kNonFinite: break;
+  }
+  throw_non_finite(loss, grad_norm);
 }
 
 void DqnLearner::throw_non_finite(const torch::Tensor& loss, const torch::Tensor& grad_norm) const {
+  const std::string fp16 = scaler_.enabled()
+                               ? ", or precision bf16 or fp32: fp16 at loss scale " + std::to_string(scaler_.scale())
+                               : std::string();
   throw NonFiniteLearnerError("DQN gradient step " + std::to_string(num_gradient_steps_ + 1) + ": loss " +
                               std::to_string(loss.item<double>()) + ", gradient norm " +
                               std::to_string(grad_norm.item<double>()) +
-                              " (not finite); stopped before the step, no weight changed (try a smaller lr or grad_clip)");
+                              " (not finite); stopped before the step, no weight changed (try a smaller lr or grad_clip" +
+                              fp16 + ")");
 }
 
 void DqnLearner::clear_step_records() {

@@ -49,7 +49,10 @@ PpoLearner::PpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t
       seed_(seed),
       device_(device),
       obs_stats_(std::max<int64_t>(model_config.obs_size, 1)),
-      reward_scaler_(config_.gamma) {
+      reward_scaler_(config_.gamma),
+      precision_(parse_precision(config_.precision)),
+      scaler_(precision_ == Precision::kFp16) {
+  check_precision(precision_, device_);
   model_ = make_seeded_model(model_config_, seed_);
   model_->to(device_);
   model_->train();
@@ -61,8 +64,10 @@ PpoLearner::PpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t
 }
 
 void PpoLearner::refresh_backprop() {
-  // The KL term's gradient reaches the whole distribution: autograd computes it.
-  if (config_.analytic_gradients && config_.kl_coeff == 0.0 && ActorCriticBackprop::supports(*model_)) {
+  // The KL term's gradient reaches the whole distribution: autograd computes it. So it does with
+  // a precision other than fp32: autocast reaches autograd's ops, not the float32 hand-written pass.
+  if (config_.analytic_gradients && config_.kl_coeff == 0.0 && precision_ == Precision::kFp32 &&
+      ActorCriticBackprop::supports(*model_)) {
     if (!backprop_) backprop_ = std::make_unique<ActorCriticBackprop>(*model_, flat_grads_);
   } else {
     backprop_.reset();
@@ -97,8 +102,14 @@ torch::Tensor PpoLearner::normalize(const torch::Tensor& obs) const {
 
 void PpoLearner::set_config(PpoConfig config) {
   validate_ppo_config(config);
+  const Precision precision = parse_precision(config.precision);
+  check_precision(precision, device_);
   const bool normalizing_changed = config.normalize_observations != config_.normalize_observations;
   config_ = std::move(config);
+  if (precision != precision_) {
+    precision_ = precision;
+    if (scaler_.enabled() != (precision_ == Precision::kFp16)) scaler_ = LossScaler(precision_ == Precision::kFp16);
+  }
   reward_scaler_.set_gamma(config_.gamma);
   auto& options = static_cast<torch::optim::AdamOptions&>(optimizer_->param_groups()[0].options());
   options.eps(config_.adam_eps);

@@ -10,15 +10,15 @@
 // the statistics moved; they move slowly, and this way the policy that is optimised is exactly
 // the policy (weights + statistics) that is shipped to the workers next.
 //
-// Speed: gradients come from ActorCriticBackprop (a hand-written backward, no autograd) unless
-// the config turns that off or the model shares a trunk. The model's parameters live in one
-// flat buffer (each parameter a view of it) with one flat gradient buffer, so Adam, gradient
-// clipping and zeroing are a handful of ops per step regardless of the number of layers, and a
-// data-parallel all-reduce sees one tensor. Hence: optimizer() holds that single flat tensor;
-// model() must not be moved to another device or have its parameters replaced; and never call
-// zero_grad() on either (the learner manages the gradient buffer). On a small CPU machine run
-// the learner with one intra-op thread (set_inference_threads(1)): tiny GEMMs do not gain from
-// two, and contend with the samplers.
+// Speed: gradients come from ActorCriticBackprop (a hand-written backward, no autograd) unless the
+// config turns that off, the precision is not fp32 or the model shares a trunk. The model's
+// parameters live in one flat buffer (each parameter a view of it) with one flat gradient buffer,
+// so Adam, gradient clipping and zeroing are a handful of ops per step regardless of the number of
+// layers, and a data-parallel all-reduce sees one tensor. Hence: optimizer() holds that single flat
+// tensor; model() must not be moved to another device or have its parameters replaced; and never
+// call zero_grad() on either (the learner manages the gradient buffer). On a small CPU machine run
+// the learner with one intra-op thread (set_inference_threads(1)): tiny GEMMs do not gain from two,
+// and contend with the samplers.
 //
 // APPO (config.vtrace, config.kl_coeff; see core/algorithm_config.h): V-trace replaces GAE,
 // with pi the network at the start of the update and mu the workers' policy (the batch's
@@ -28,6 +28,15 @@
 // behaviour_ratio off (APPO's vtrace: false, an ablation) the ratio is pi over the learner's own
 // policy at the start of the update: no correction for the workers' lag at all. The target is not
 // checkpointed: a restored learner takes its weights as the target.
+//
+// Precision (config.precision, learner/mixed_precision.h): bf16 and fp16 run each minibatch step's
+// forward pass and loss under autocast, the network's outputs cast back to float32 before the
+// distribution and the loss; the parameters, gradients, Adam and the gradient all-reduce stay
+// float32, and so does the pass that computes the update's values and targets (GAE, V-trace: no
+// gradient, once per update). Gradients come from autograd then (autocast does not reach the
+// hand-written backward). fp16 (CUDA only; the constructor refuses it on the CPU) scales the loss
+// dynamically: a step whose unscaled gradient is not finite is skipped (metrics.skipped_steps) and
+// the scale backs off; the scale is part of state_json.
 //
 // Minibatch order: each update shuffles with an rlx::Rng seeded from (seed, num_updates), so a
 // checkpoint needs only num_updates (in state_json) to reproduce the next permutations.
@@ -51,6 +60,7 @@
 #include "core/algorithm_config.h"
 #include "core/rng.h"
 #include "core/sample_batch.h"
+#include "learner/mixed_precision.h"
 #include "learner/policy_networks.h"
 #include "learner/ppo_loss.h"
 #include "models/model_spec.h"
@@ -108,7 +118,8 @@ struct PpoShard {
 class PpoLearner {
  public:
   // Builds the ActorCritic on device, Adam over its parameters and the statistics; seed fixes
-  // the model's initial weights and the minibatch permutations. Throws on a bad config.
+  // the model's initial weights and the minibatch permutations. Throws on a bad config
+  // (ConfigError for precision fp16 on the CPU).
   PpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t seed,
              torch::Device device = torch::kCPU);
   ~PpoLearner();
@@ -147,7 +158,8 @@ class PpoLearner {
   // restores bit-identical subsequent updates.
   void save(std::ostream& out) const;
   void load(std::istream& in);
-  // Statistics and counters as JSON: {"obs_stats", "reward_scaler", "num_updates", "seed"}.
+  // Statistics and counters as JSON: {"obs_stats", "reward_scaler", "num_updates", "seed"}, and
+  // with precision fp16 "loss_scaler" (LossScaler::to_json).
   nlohmann::json state_json() const;
   // Restores state_json()'s form; throws std::invalid_argument on a malformed or mismatched state.
   void load_state_json(const nlohmann::json& state);
@@ -170,6 +182,8 @@ class PpoLearner {
   torch::Device device() const { return device_; }
   // Updates done so far (restored by load_state_json).
   int64_t num_updates() const { return num_updates_; }
+  // The dynamic loss scale (enabled with precision fp16 only).
+  const LossScaler& loss_scaler() const { return scaler_; }
 
  private:
   // One update's samples on the device, rows in native/ppo_fragments.h's order (this rank's N).
@@ -200,6 +214,7 @@ class PpoLearner {
     RunningMeanStd obs_stats;
     RewardScaler reward_scaler;
     int64_t num_updates = 0;
+    LossScaler loss_scaler;
   };
   struct StepSums;       // sums over one update's minibatch steps (ppo_update.cc)
   struct MinibatchSlot;  // where one minibatch step lies (ppo_update.cc)
@@ -312,6 +327,8 @@ class PpoLearner {
   torch::Tensor obs_mean_, obs_var_;  // float32 [O] on device, what normalize() uses
   PpoDataParallelHooks hooks_;
   int64_t num_updates_ = 0;
+  Precision precision_ = Precision::kFp32;  // config_.precision
+  LossScaler scaler_;                       // enabled for fp16
 
   // Host staging buffers, reused across updates.
   std::vector<float> obs_host_;        // [N + E, O] raw: samples, then extra (final / bootstrap) observations

@@ -36,7 +36,7 @@ void put_adam_state(StateMap& state, const torch::Tensor& param, std::unique_ptr
 }  // namespace
 
 PpoLearner::Snapshot PpoLearner::take_snapshot() const {
-  Snapshot snapshot{flat_params_.detach().clone(), {}, 0, obs_stats_, reward_scaler_, num_updates_};
+  Snapshot snapshot{flat_params_.detach().clone(), {}, 0, obs_stats_, reward_scaler_, num_updates_, scaler_};
   for (const auto& entry : optimizer_->state()) {
     const auto& adam = static_cast<const torch::optim::AdamParamState&>(*entry.second);
     snapshot.adam = {adam.exp_avg().clone(), adam.exp_avg_sq().clone()};
@@ -63,6 +63,7 @@ void PpoLearner::restore_snapshot(const Snapshot& snapshot) {
   obs_stats_ = snapshot.obs_stats;
   reward_scaler_ = snapshot.reward_scaler;
   num_updates_ = snapshot.num_updates;
+  scaler_ = snapshot.loss_scaler;
   refresh_obs_tensors();
 }
 
@@ -129,11 +130,17 @@ void PpoLearner::load_torch_archive(std::istream& in) {
 }
 
 nlohmann::json PpoLearner::state_json() const {
-  return ppo_statistics_json({obs_stats_, reward_scaler_, num_updates_, seed_});
+  nlohmann::json state = ppo_statistics_json({obs_stats_, reward_scaler_, num_updates_, seed_});
+  if (scaler_.enabled()) state["loss_scaler"] = scaler_.to_json();
+  return state;
 }
 
 void PpoLearner::load_state_json(const nlohmann::json& state) {
   PpoStatistics statistics = parse_ppo_statistics(state, obs_stats_.size(), config_.gamma, seed_);
+  // A resumed fp16 run goes on with its scale (a state without one, e.g. of fp32, keeps the fresh scale).
+  LossScaler scaler = scaler_;
+  if (scaler.enabled() && state.contains("loss_scaler")) scaler.load_json(state.at("loss_scaler"));
+  scaler_ = scaler;
   obs_stats_ = std::move(statistics.obs_stats);
   reward_scaler_ = std::move(statistics.reward_scaler);
   num_updates_ = statistics.num_updates;

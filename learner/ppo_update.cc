@@ -78,6 +78,14 @@ torch::Tensor advantage_moments_per_minibatch(const torch::Tensor& advantages, c
   return moments;
 }
 
+// The network's outputs in float32: under autocast they come out in the low dtype, and the
+// distribution (log-softmax), the value loss and the entropy run in float32, as AMP keeps them.
+PolicyOutput float_outputs(PolicyOutput out) {
+  out.policy = to_float32(out.policy);
+  out.value = to_float32(out.value);
+  return out;
+}
+
 // A sharded update normalising advantages with global moments: every minibatch's moments over
 // all ranks (one collective for the epoch, not one per minibatch: the advantages are fixed for
 // the whole update); else undefined.
@@ -94,7 +102,8 @@ torch::Tensor epoch_advantage_moments(const torch::Tensor& advantages, const std
 struct PpoLearner::StepSums {
   torch::Tensor loss;       // [PpoLossStat::kCount] the steps' loss statistics, on the device
   torch::Tensor grad_norm;  // scalar: the steps' gradient norms before clipping, on the device
-  int64_t steps = 0;
+  int64_t steps = 0;        // applied steps (the sums are theirs)
+  int64_t skipped = 0;      // fp16: steps skipped for a non-finite gradient
 };
 
 struct PpoLearner::MinibatchSlot {
@@ -305,16 +314,25 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
     hooks_.allreduce_gradients(grads);
     if (!grads.at(0).is_same(flat_grads_)) flat_grads_.copy_(grads.at(0));
   }
+  scaler_.unscale(flat_grads_);  // fp16: after the all-reduce of the scaled gradients, as under DDP
   const torch::Tensor norm = flat_grads_.norm();
   // The norm is global (the same on every rank); the loss statistics are this rank's, so a
-  // sharded update checks the norm alone and every rank decides alike.
-  if (!all_finite(sharded ? norm : torch::cat({norm.view({1}), loss_stats.to(norm.dtype())}))) {
+  // sharded update checks the norm alone and every rank decides (and scales) alike.
+  const bool finite = all_finite(sharded ? norm : torch::cat({norm.view({1}), loss_stats.to(norm.dtype())}));
+  const ScaledStep outcome = scaler_.update(finite);
+  if (outcome == ScaledStep::kSkip) {
+    ++sums.skipped;
+    return;
+  }
+  if (outcome == ScaledStep::kNonFinite) {
     const torch::Tensor stats = loss_stats.to(torch::kCPU, torch::kDouble);
     const NonFiniteLearnerError error =
         ppo_non_finite_error(num_updates_, slot.epoch, slot.index, norm.item<double>(),
                              stats[PpoLossStat::kPolicyLoss].item<double>(), stats[PpoLossStat::kVfLoss].item<double>());
     restore_snapshot(before);
-    throw error;
+    if (!scaler_.enabled()) throw error;
+    throw NonFiniteLearnerError(std::string(error.what()) + "; precision fp16 at loss scale " +
+                                std::to_string(scaler_.scale()) + ": try precision bf16 or fp32");
   }
   sums.grad_norm.add_(norm);
   if (config_.grad_clip > 0.0) {
@@ -329,30 +347,34 @@ torch::Tensor PpoLearner::minibatch_gradients(const torch::Tensor& obs, const to
                                               const torch::Tensor& masks, const torch::Tensor& columns,
                                               const torch::Tensor& target_policy, const PpoLossOptions& options,
                                               const MinibatchSequences* sequences) {
-  if (backprop_ && sequences == nullptr) {
+  if (backprop_ && sequences == nullptr) {  // never with a precision other than fp32 (refresh_backprop)
     return backprop_->ppo_gradients(obs, actions, masks, columns[TrainBatch::kOldLogProbs], columns[TrainBatch::kAdvantages],
                                     columns[TrainBatch::kReturns], columns[TrainBatch::kOldValues], options);
   }
-  const PolicyOutput out = minibatch_outputs(obs, sequences);
-  const ActionDistribution dist = model_->distribution(out.policy, masks);
-  PpoLossInputs in;
-  in.log_probs = dist.log_prob(actions);
-  in.values = out.value;
-  set_column_inputs(columns, in);
-  if (target_policy.defined()) {
-    // The target's distribution: the same segments and mask, the target network's outputs.
-    const ActionDistribution target = target_model_->distribution(target_policy, masks, /*constant=*/true);
-    in.kl_to_target = target.kl_divergence_to(dist);
+  PpoLoss loss;
+  {
+    const AutocastGuard autocast(precision_, device_);  // the forward and the loss; backward outside, as AMP's
+    const PolicyOutput out = float_outputs(minibatch_outputs(obs, sequences));
+    const ActionDistribution dist = model_->distribution(out.policy, masks);
+    PpoLossInputs in;
+    in.log_probs = dist.log_prob(actions);
+    in.values = out.value;
+    set_column_inputs(columns, in);
+    if (target_policy.defined()) {
+      // The target's distribution: the same segments and mask, the target network's outputs.
+      const ActionDistribution target = target_model_->distribution(target_policy, masks, /*constant=*/true);
+      in.kl_to_target = target.kl_divergence_to(dist);
+    }
+    if (options.entropy_coeff != 0.0) {
+      in.entropy = dist.entropy();
+    } else {
+      torch::NoGradGuard no_grad;  // only a statistic: keep it out of the graph
+      in.entropy = dist.entropy();
+    }
+    loss = ppo_loss(in, options);
   }
-  if (options.entropy_coeff != 0.0) {
-    in.entropy = dist.entropy();
-  } else {
-    torch::NoGradGuard no_grad;  // only a statistic: keep it out of the graph
-    in.entropy = dist.entropy();
-  }
-  const PpoLoss loss = ppo_loss(in, options);
   flat_grads_.zero_();
-  loss.total.backward();
+  scaler_.scale_loss(loss.total).backward();
   return loss.stats;
 }
 
@@ -374,6 +396,8 @@ void PpoLearner::set_step_means(const StepSums& sums, bool sharded, PpoUpdateMet
     std::copy(loss_sums.begin(), loss_sums.end(), s.begin());
   }
   set_ppo_step_means(s.data(), s[PpoLossStat::kCount], sums.steps, metrics);
+  metrics.skipped_steps = sums.skipped;
+  metrics.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;
 }
 
 PpoUpdateMetrics PpoLearner::evaluate(const std::vector<SampleBatch>& batches, int64_t timesteps_done) {
@@ -381,9 +405,10 @@ PpoUpdateMetrics PpoLearner::evaluate(const std::vector<SampleBatch>& batches, i
   TrainBatch data = prepare(batches, /*update_statistics=*/false);
   PpoUpdateMetrics metrics = scheduled_metrics(timesteps_done, data, data.num_samples);
   torch::NoGradGuard no_grad;
+  const AutocastGuard autocast(precision_, device_);  // the loss as update() computes it
   MinibatchSequences sequences;
   if (data.plan) data = all_sequences(data, sequences);
-  const PolicyOutput out = minibatch_outputs(data.obs, data.plan ? &sequences : nullptr);
+  const PolicyOutput out = float_outputs(minibatch_outputs(data.obs, data.plan ? &sequences : nullptr));
   const ActionDistribution dist = model_->distribution(out.policy, data.masks);
   PpoLossInputs in;
   in.log_probs = dist.log_prob(data.actions);

@@ -19,7 +19,11 @@ struct PpoUpdateMetrics {
   double clip_param = 0.0;          // used in this update
   double grad_norm = 0.0;           // before clipping
   int64_t num_samples = 0;
-  int64_t num_minibatch_steps = 0;
+  int64_t num_minibatch_steps = 0;  // applied (the means are over these)
+  // LibTorch's learner with precision fp16 (learner/mixed_precision.h): minibatch steps skipped
+  // for an inf or NaN gradient, and the dynamic loss scale after the update; else 0 and 0.
+  int64_t skipped_steps = 0;
+  double loss_scale = 0.0;
 };
 
 }  // namespace rlx
