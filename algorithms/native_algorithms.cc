@@ -26,6 +26,11 @@ std::optional<std::string> config_refusal(const Experiment& experiment, const st
     return std::string("the native learners train PPO and SAC only; ") + algorithm_name(experiment.algorithm) +
            " needs learner_backend: torch";
   }
+  const std::string& precision = experiment.config.ppo().precision;
+  if (precision != "fp32") {
+    return "the native learner computes in float32, but precision is " + precision +
+           " (autocast is LibTorch's: use learner_backend: torch)";
+  }
   if (common.device != "cpu") {
     return "the native learner learns on the CPU, but device is " + common.device + " (use learner_backend: torch)";
   }

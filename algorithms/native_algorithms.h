@@ -12,10 +12,11 @@
 namespace rlx {
 
 // Why the native learner cannot train the experiment (naming the key and what it needs), or
-// nullopt when it can: PPO, device cpu, num_learners 1, separate policy and value networks, an
-// MLP encoder (under encoder: auto it is chosen from the env's observation space: the experiment's
-// env is loaded, and a ConfigError of the model thrown); or SAC (algorithms/sac_algorithm.h checks
-// its own). (The env's action space, Discrete or Box, is checked when the learner is built.)
+// nullopt when it can: PPO, precision fp32, device cpu, num_learners 1, separate policy and value
+// networks, an MLP encoder (under encoder: auto it is chosen from the env's observation space: the
+// experiment's env is loaded, and a ConfigError of the model thrown); or SAC (algorithms/sac_algorithm.h
+// checks its own; precision is no SAC key). (The env's action space, Discrete or Box, is checked
+// when the learner is built.)
 std::optional<std::string> native_learner_refusal(const Experiment& experiment);
 
 // Whether the experiment trains with the native learner: always for SAC (its only learner);
