@@ -42,6 +42,8 @@ LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& opti
   PpoConfig config;
   config.minibatch_size = options.minibatch_size;
   config.num_epochs = options.num_epochs;
+  config.precision = options.precision;
+  config.analytic_gradients = options.analytic_gradients;
 
   // One batch of real fragments from the untrained policy.
   std::vector<SampleBatch> batches(static_cast<size_t>(options.num_fragments));
@@ -94,9 +96,10 @@ LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& opti
       if (host) host->barrier();
       clock = AllreduceClock{};
       const auto start = std::chrono::steady_clock::now();
-      learner.update(mine, 0, shard_ptr);
+      const PpoUpdateMetrics metrics = learner.update(mine, 0, shard_ptr);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (rank == 0) {
+        result.skipped_steps += metrics.skipped_steps;
         LearnerBenchmarkRun& run = result.runs[static_cast<size_t>(r)];
         run.seconds = seconds;
         run.samples_per_s = static_cast<double>(total) / seconds;

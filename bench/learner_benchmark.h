@@ -1,7 +1,8 @@
 // The data-parallel PPO learner benchmark behind `rlx bench learner`: M ranks (threads, each
 // with its own learner, device and Gloo/NCCL group over one c10d HashStore) run full PPO
 // updates on their shards of one batch of real env fragments; reports samples learned per
-// second and the share of update time spent in gradient all-reduces.
+// second and the share of update time spent in gradient all-reduces. The learners compute in
+// `precision` (learner/mixed_precision.h).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,8 @@ namespace rlx {
 struct LearnerBenchmarkOptions {
   int num_learners = 1;
   std::string device = "cpu";   // "cpu" or "cuda" (rank r on cuda:r)
+  std::string precision = "fp32";  // "fp32", "bf16" or "fp16" (cuda)
+  bool analytic_gradients = true;  // fp32's hand-written backward (bf16 and fp16 always take autograd's)
   std::string env_id = "CartPole-v1";
   std::vector<int64_t> hidden_sizes = {64, 64};
   int num_envs = 16;            // K of each fragment
@@ -35,10 +38,11 @@ struct LearnerBenchmarkResult {
   double allreduce_share = 0.0;
   int64_t batch_samples = 0;
   int64_t num_parameters = 0;
+  int64_t skipped_steps = 0;     // fp16: minibatch steps skipped for an inf/NaN gradient, rank 0, timed updates
 };
 
-// Runs the benchmark; throws std::invalid_argument on bad options, CommunicatorError when a
-// group fails (e.g. cuda without the NCCL backend).
+// Runs the benchmark; throws std::invalid_argument on bad options, ConfigError on a precision the
+// device cannot run, CommunicatorError when a group fails (e.g. cuda without the NCCL backend).
 LearnerBenchmarkResult run_learner_benchmark(const LearnerBenchmarkOptions& options);
 
 }  // namespace rlx

@@ -1,5 +1,6 @@
 #include "cli/number_list.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -26,6 +27,24 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
     start = comma + 1;
   }
   return numbers;
+}
+
+std::vector<std::string> parse_word_list(const std::string& text, const std::string& option,
+                                         const std::vector<std::string>& choices) {
+  std::string expected;
+  for (const std::string& choice : choices) expected += (expected.empty() ? "" : ", ") + choice;
+  std::vector<std::string> words;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (std::find(choices.begin(), choices.end(), item) == choices.end()) {
+      throw UsageError("--" + option + " takes " + expected + ", comma-separated; got '" + text + "'");
+    }
+    words.push_back(std::move(item));
+    if (comma == std::string::npos) return words;
+    start = comma + 1;
+  }
 }
 
 }  // namespace rlx::cli

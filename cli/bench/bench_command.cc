@@ -27,7 +27,8 @@ const char* const kBenchUsage =
     "  scale --workers N,..  receiver CPU per fragment with N workers streaming (synthetic, or\n"
     "                        --real-workers: rlx worker processes, with their memory)\n"
     "  sampling --env ID     raw stepping vs local sampling vs the worker-process pipeline\n"
-    "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share\n"
+    "  learner --learners M  data-parallel PPO updates: samples/s and the all-reduce share (--precision\n"
+    "                        fp32,bf16: side by side)\n"
     "  learner --native      LibTorch vs native PPO learner: update times as JSON lines\n"
     "  recurrent --width H   LSTM/GRU vs MLP policy: worker act() and learner update times (JSON)\n"
     "  startup               rlx --version and envs list exec-to-exit, an idle worker's memory\n"
@@ -117,6 +118,11 @@ int run_bench_learner(const std::vector<std::string>& args) {
       "learners", po::value<std::string>()->default_value("1,2"),
       "data-parallel learners M, or a list (1,2): each runs in turn, then their throughput ratios to the first")(
       "device", po::value<std::string>()->default_value("cpu"), "cpu or cuda (rank r on cuda:r)")(
+      "precision", po::value<std::string>()->default_value("fp32"),
+      "the learners' precision: fp32, bf16, fp16 (cuda), or a list (fp32,bf16): each runs in turn, then their "
+      "throughput ratios to the first")(
+      "autograd", po::bool_switch(), "fp32 through autograd as well, not the hand-written backward (bf16 and fp16 always "
+      "take autograd's)")(
       "env", po::value<std::string>()->default_value("CartPole-v1"), "environment of the fragments")(
       "hidden", po::value<std::vector<std::string>>()->composing(), "network hidden sizes, e.g. 64,64 (repeatable; default 64,64 and 256,256)")(
       "fragments", po::value<int>()->default_value(8), "fragments of 16 envs x 64 steps in the train batch")(
@@ -129,12 +135,16 @@ int run_bench_learner(const std::vector<std::string>& args) {
       "updates", po::value<int>()->default_value(10), "--native: timed updates per learner (medians)");
   const po::variables_map values = parse_command_line(args, options, {});
   if (values.count("help")) {
-    std::cout << "usage: rlx bench learner [--learners M[,M...]] [--device cpu|cuda] [--hidden 64,64 ...]\n"
+    std::cout << "usage: rlx bench learner [--learners M[,M...]] [--device cpu|cuda] [--precision P[,P...]] [--autograd] [--hidden 64,64 ...]\n"
                  "       rlx bench learner --native [--hidden 64,64 ...] [--batch N] [--epochs E] [--updates U]\n\n"
               << options;
     return kExitOk;
   }
-  if (values["native"].as<bool>()) return run_bench_native_learner(values);
+  if (values["native"].as<bool>()) {
+    if (!values["precision"].defaulted()) throw UsageError("--precision is the LibTorch learners'; --native compares fp32 learners");
+    return run_bench_native_learner(values);
+  }
+  const std::vector<std::string> precisions = parse_word_list(values["precision"].as<std::string>(), "precision", {"fp32", "bf16", "fp16"});
   std::vector<std::string> hidden = {"64,64", "256,256"};
   if (values.count("hidden")) hidden = values["hidden"].as<std::vector<std::string>>();
   std::vector<int> learner_counts;
@@ -144,6 +154,7 @@ int run_bench_learner(const std::vector<std::string>& args) {
   }
   LearnerBenchmarkOptions bench;
   bench.device = values["device"].as<std::string>();
+  bench.analytic_gradients = !values["autograd"].as<bool>();
   bench.env_id = values["env"].as<std::string>();
   bench.num_fragments = values["fragments"].as<int>();
   bench.minibatch_size = values["minibatch"].as<int64_t>();
@@ -155,21 +166,35 @@ int run_bench_learner(const std::vector<std::string>& args) {
       if (h < 1 || h != static_cast<double>(static_cast<int64_t>(h))) throw UsageError("--hidden sizes must be positive integers, got '" + sizes + "'");
       bench.hidden_sizes.push_back(static_cast<int64_t>(h));
     }
-    double first_samples_per_s = 0.0;
+    std::map<std::string, double> first_learners_rate;  // per precision: the first learner count's samples/s
     for (int learners : learner_counts) {
-      bench.num_learners = learners;
-      const LearnerBenchmarkResult result = run_learner_benchmark(bench);
-      const std::string prefix = "learners=" + std::to_string(learners) + " device=" + bench.device + " hidden=" + sizes;
-      for (size_t r = 0; r < result.runs.size(); ++r) {
-        std::cout << prefix << " repeat=" << r + 1 << " seconds=" << result.runs[r].seconds
-                  << " samples_per_s=" << result.runs[r].samples_per_s << " allreduce_share=" << result.runs[r].allreduce_share << "\n";
-      }
-      std::cout << prefix << " batch=" << result.batch_samples << " params=" << result.num_parameters
-                << " samples_per_s=" << result.samples_per_s << " allreduce_share=" << result.allreduce_share << std::endl;
-      if (first_samples_per_s == 0.0) first_samples_per_s = result.samples_per_s;
-      if (learner_counts.size() > 1 && learners != learner_counts.front()) {
-        std::cout << "hidden=" << sizes << " device=" << bench.device << " samples_per_s_ratio_" << learners << "_over_"
-                  << learner_counts.front() << "=" << result.samples_per_s / first_samples_per_s << std::endl;
+      double first_precision_rate = 0.0;  // the first precision's samples/s at this learner count
+      for (const std::string& precision : precisions) {
+        bench.num_learners = learners;
+        bench.precision = precision;
+        const LearnerBenchmarkResult result = run_learner_benchmark(bench);
+        const std::string prefix = "learners=" + std::to_string(learners) + " device=" + bench.device +
+                                   " precision=" + precision + (bench.analytic_gradients ? "" : " autograd=1") +
+                                   " hidden=" + sizes;
+        for (size_t r = 0; r < result.runs.size(); ++r) {
+          std::cout << prefix << " repeat=" << r + 1 << " seconds=" << result.runs[r].seconds
+                    << " samples_per_s=" << result.runs[r].samples_per_s << " allreduce_share=" << result.runs[r].allreduce_share << "\n";
+        }
+        std::cout << prefix << " batch=" << result.batch_samples << " params=" << result.num_parameters
+                  << " samples_per_s=" << result.samples_per_s << " allreduce_share=" << result.allreduce_share
+                  << (precision == "fp16" ? " skipped_steps=" + std::to_string(result.skipped_steps) : std::string()) << std::endl;
+        if (!first_learners_rate.count(precision)) first_learners_rate[precision] = result.samples_per_s;
+        if (learners != learner_counts.front()) {
+          std::cout << "hidden=" << sizes << " device=" << bench.device << " precision=" << precision << " samples_per_s_ratio_"
+                    << learners << "_over_" << learner_counts.front() << "=" << result.samples_per_s / first_learners_rate[precision]
+                    << std::endl;
+        }
+        if (first_precision_rate == 0.0) first_precision_rate = result.samples_per_s;
+        if (precision != precisions.front()) {
+          std::cout << "hidden=" << sizes << " device=" << bench.device << " learners=" << learners << " samples_per_s_ratio_"
+                    << precision << "_over_" << precisions.front() << "=" << result.samples_per_s / first_precision_rate
+                    << std::endl;
+        }
       }
     }
   }

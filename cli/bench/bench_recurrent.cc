@@ -2,7 +2,6 @@
 // one run (bench/recurrent_benchmark.h). JSON lines: one per measurement ("repeat": r), then one
 // per stage and model with the median ("median": true) and its ratio to the MLP's.
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,24 +10,13 @@
 #include "bench/recurrent_benchmark.h"
 #include "cli/bench/bench_subcommands.h"
 #include "cli/command.h"
+#include "cli/number_list.h"
 
 namespace po = boost::program_options;
 
 namespace rlx::cli {
 
 namespace {
-
-// The cores of a comma-separated list ("lstm,gru"); UsageError on anything else.
-std::vector<std::string> parse_cores(const std::string& text) {
-  std::vector<std::string> cores;
-  std::stringstream in(text);
-  for (std::string core; std::getline(in, core, ',');) {
-    if (core != "lstm" && core != "gru") throw UsageError("--cores takes lstm and gru, comma-separated; got '" + text + "'");
-    cores.push_back(core);
-  }
-  if (cores.empty()) throw UsageError("--cores needs at least one of lstm, gru");
-  return cores;
-}
 
 // Throws UsageError unless lo <= value <= hi.
 void check_range(const char* option, int64_t value, int64_t lo, int64_t hi) {
@@ -42,7 +30,7 @@ RecurrentBenchmarkOptions options_from(const po::variables_map& values) {
   RecurrentBenchmarkOptions bench;
   bench.env_id = values["env"].as<std::string>();
   bench.width = values["width"].as<int64_t>();
-  bench.cores = parse_cores(values["cores"].as<std::string>());
+  bench.cores = parse_word_list(values["cores"].as<std::string>(), "cores", {"lstm", "gru"});
   bench.activation = values["activation"].as<std::string>();
   bench.envs = values["envs"].as<int>();
   bench.values = values["values"].as<bool>();
