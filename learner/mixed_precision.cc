@@ -9,13 +9,6 @@
 
 #include "core/config_error.h"
 
-// LibTorch 2.4 made the autocast calls take a device type and deprecated the per-device ones.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define RLX_AUTOCAST_BY_DEVICE_TYPE 1
-#else
-#define RLX_AUTOCAST_BY_DEVICE_TYPE 0
-#endif
-
 namespace rlx {
 
 namespace {
@@ -27,29 +20,24 @@ void check_autocast_device(c10::DeviceType device_type) {
   }
 }
 
-void set_enabled(c10::DeviceType device_type, bool enabled) {
-#if RLX_AUTOCAST_BY_DEVICE_TYPE
-  at::autocast::set_autocast_enabled(device_type, enabled);
+// Autocast's thread-local state of one device type (CPU or CUDA). LibTorch 2.4 made the calls
+// take a device type and deprecated the per-device ones that 1.13 has.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool is_on(c10::DeviceType type) { return at::autocast::is_autocast_enabled(type); }
+void turn(c10::DeviceType type, bool on) { at::autocast::set_autocast_enabled(type, on); }
+torch::ScalarType dtype_of(c10::DeviceType type) { return at::autocast::get_autocast_dtype(type); }
+void set_dtype(c10::DeviceType type, torch::ScalarType dtype) { at::autocast::set_autocast_dtype(type, dtype); }
 #else
-  if (device_type == c10::DeviceType::CUDA) {
-    at::autocast::set_enabled(enabled);
-  } else {
-    at::autocast::set_cpu_enabled(enabled);
-  }
-#endif
+constexpr bool is_cuda(c10::DeviceType type) { return type == c10::DeviceType::CUDA; }
+bool is_on(c10::DeviceType type) { return is_cuda(type) ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled(); }
+void turn(c10::DeviceType type, bool on) { is_cuda(type) ? at::autocast::set_enabled(on) : at::autocast::set_cpu_enabled(on); }
+torch::ScalarType dtype_of(c10::DeviceType type) {
+  return is_cuda(type) ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
 }
-
-void set_dtype(c10::DeviceType device_type, torch::ScalarType dtype) {
-#if RLX_AUTOCAST_BY_DEVICE_TYPE
-  at::autocast::set_autocast_dtype(device_type, dtype);
-#else
-  if (device_type == c10::DeviceType::CUDA) {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-  } else {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-  }
-#endif
+void set_dtype(c10::DeviceType type, torch::ScalarType dtype) {
+  is_cuda(type) ? at::autocast::set_autocast_gpu_dtype(dtype) : at::autocast::set_autocast_cpu_dtype(dtype);
 }
+#endif
 
 }  // namespace
 
@@ -92,21 +80,12 @@ torch::Tensor to_float32(const torch::Tensor& tensor) {
 
 bool autocast_enabled(c10::DeviceType device_type) {
   check_autocast_device(device_type);
-#if RLX_AUTOCAST_BY_DEVICE_TYPE
-  return at::autocast::is_autocast_enabled(device_type);
-#else
-  return device_type == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-#endif
+  return is_on(device_type);
 }
 
 torch::ScalarType current_autocast_dtype(c10::DeviceType device_type) {
   check_autocast_device(device_type);
-#if RLX_AUTOCAST_BY_DEVICE_TYPE
-  return at::autocast::get_autocast_dtype(device_type);
-#else
-  return device_type == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
-                                              : at::autocast::get_autocast_cpu_dtype();
-#endif
+  return dtype_of(device_type);
 }
 
 AutocastGuard::AutocastGuard(Precision precision, torch::Device device) : device_type_(device.type()) {
@@ -116,7 +95,7 @@ AutocastGuard::AutocastGuard(Precision precision, torch::Device device) : device
   previous_dtype_ = current_autocast_dtype(device_type_);
   previous_cache_enabled_ = at::autocast::is_autocast_cache_enabled();
   set_dtype(device_type_, autocast_dtype(precision));
-  set_enabled(device_type_, true);
+  turn(device_type_, true);
   at::autocast::set_autocast_cache_enabled(false);
   at::autocast::increment_nesting();
   active_ = true;
@@ -127,7 +106,7 @@ AutocastGuard::~AutocastGuard() {
   at::autocast::decrement_nesting();
   at::autocast::clear_cache();
   at::autocast::set_autocast_cache_enabled(previous_cache_enabled_);
-  set_enabled(device_type_, previous_enabled_);
+  turn(device_type_, previous_enabled_);
   set_dtype(device_type_, previous_dtype_);
 }
 

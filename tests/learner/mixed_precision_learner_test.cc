@@ -57,11 +57,26 @@ ModelSpec probed_model() {
   return spec;
 }
 
+// Two CartPole fragments of 4 envs x 64 steps from the model's untrained policy.
+std::vector<SampleBatch> cartpole_fragments(const ModelSpec& model) {
+  Sampler sampler("CartPole-v1", model, 4, 64, 3);
+  return sampler.collect(2);
+}
+
 PpoConfig small_ppo(const char* precision) {
   PpoConfig config = test::ppo_test_config();
   config.num_epochs = 2;
   config.minibatch_size = 128;
   config.entropy_coeff = 0.01;
+  config.precision = precision;
+  return config;
+}
+
+DqnConfig small_dqn(const char* precision) {
+  DqnConfig config = test::dqn_test_config();
+  config.lr = 1e-3;
+  config.learning_starts = 0;
+  config.total_timesteps = 10000;
   config.precision = precision;
   return config;
 }
@@ -75,6 +90,15 @@ double relative_difference(const std::vector<float>& a, const std::vector<float>
     ref = std::max(ref, std::abs(static_cast<double>(b[i])));
   }
   return diff / ref;
+}
+
+// A low-precision result against fp32's: different (else no low precision ran), by less than
+// `bound` of the reference's largest element (else more than rounding differs).
+void check_rounded_like(const std::vector<float>& low, const std::vector<float>& reference, double bound) {
+  const double difference = relative_difference(low, reference);
+  INFO("differs from fp32's by " << difference << " of its largest element");
+  CHECK(difference > 0.0);
+  CHECK(difference < bound);
 }
 
 // The parameters' change from `start` to `end`, per scalar.
@@ -103,8 +127,7 @@ TEST_CASE("PpoLearner in bf16: a layer inside the network sees bfloat16 in the m
           "[learner][precision]") {
   set_inference_threads(1);
   const ModelSpec model = probed_model();
-  Sampler sampler("CartPole-v1", model, 4, 64, 3);
-  const std::vector<SampleBatch> batches = sampler.collect(2);
+  const std::vector<SampleBatch> batches = cartpole_fragments(model);
   for (const char* precision : {"fp32", "bf16"}) {
     INFO(precision);
     g_training_dtype = g_no_grad_dtype = -1;
@@ -121,8 +144,7 @@ TEST_CASE("PpoLearner in bf16 on the CPU: autograd's update, close to fp32's, wi
           "[learner][precision]") {
   set_inference_threads(1);
   const ModelSpec model = model_config_for("CartPole-v1", {64, 64});
-  Sampler sampler("CartPole-v1", model, 4, 64, 3);
-  const std::vector<SampleBatch> batches = sampler.collect(2);
+  const std::vector<SampleBatch> batches = cartpole_fragments(model);
   PpoLearner fp32(model, small_ppo("fp32"), 1);
   const std::vector<float> start = fp32.model().flat_parameters();
   const PpoUpdateMetrics m32 = fp32.update(batches, 0);
@@ -140,12 +162,7 @@ TEST_CASE("PpoLearner in bf16 on the CPU: autograd's update, close to fp32's, wi
   CHECK(m16.loss_scale == 0.0);
   CHECK(m16.num_minibatch_steps == m32.num_minibatch_steps);
   // bfloat16 keeps 8 bits of mantissa: the update differs from fp32's, by a few percent at most.
-  const std::vector<float> step32 = change(start, fp32.model().flat_parameters());
-  const std::vector<float> step16 = change(start, bf16.model().flat_parameters());
-  const double difference = relative_difference(step16, step32);
-  INFO("the bf16 update differs from fp32's by " << difference << " of its largest change");
-  CHECK(difference > 0.0);
-  CHECK(difference < 0.1);
+  check_rounded_like(change(start, bf16.model().flat_parameters()), change(start, fp32.model().flat_parameters()), 0.1);
   CHECK(m16.policy_loss == Approx(m32.policy_loss).margin(0.01));
   CHECK(m16.vf_loss == Approx(m32.vf_loss).epsilon(0.05));
   CHECK(m16.entropy == Approx(m32.entropy).epsilon(0.01));
@@ -182,11 +199,7 @@ TEST_CASE("recurrent PpoLearner in bf16: LSTM and GRU cores train on sequences c
     config.precision = "fp32";
     PpoLearner fp32(model, config, 3);
     fp32.update(batches, 0);
-    const double difference =
-        relative_difference(change(start, bf16.model().flat_parameters()), change(start, fp32.model().flat_parameters()));
-    INFO("the bf16 update differs from fp32's by " << difference << " of its largest change");
-    CHECK(difference > 0.0);
-    CHECK(difference < 0.1);
+    check_rounded_like(change(start, bf16.model().flat_parameters()), change(start, fp32.model().flat_parameters()), 0.1);
   }
 }
 
@@ -231,12 +244,8 @@ TEST_CASE("Data-parallel PPO and DQN in bf16: the gradient all-reduce sees float
     seen[rank].clear();
   }
 
-  DqnConfig dqn = test::dqn_test_config();
-  dqn.batch_size = 32;
+  DqnConfig dqn = small_dqn("bf16");
   dqn.buffer_size = 4000;
-  dqn.learning_starts = 0;
-  dqn.total_timesteps = 10000;
-  dqn.precision = "bf16";
   std::vector<std::unique_ptr<DqnLearner>> dqn_ranks;  // built here: construction seeds torch's global generator
   for (int r = 0; r < 2; ++r) dqn_ranks.push_back(std::make_unique<DqnLearner>(model, dqn, 3));
   rlx_test::run_ranks(2, [&](int rank, Communicator& comm) {
@@ -254,15 +263,10 @@ TEST_CASE("DqnLearner in bf16 on the CPU: autograd's steps, close to fp32's, wit
           "[learner][precision]") {
   set_inference_threads(1);
   const ModelSpec model = model_config_for("CartPole-v1", {64, 64});
-  Sampler sampler("CartPole-v1", model, 4, 64, 3);
-  const std::vector<SampleBatch> batches = sampler.collect(2);
-  DqnConfig config = test::dqn_test_config();
-  config.lr = 1e-3;
-  config.learning_starts = 0;
-  config.total_timesteps = 10000;
-  DqnLearner fp32(model, config, 4);
+  const std::vector<SampleBatch> batches = cartpole_fragments(model);
+  const DqnConfig config = small_dqn("bf16");
+  DqnLearner fp32(model, small_dqn("fp32"), 4);
   fp32.use_hand_written_gradients(false);  // the same gradient code, in float32
-  config.precision = "bf16";
   DqnLearner bf16(model, config, 4);
   CHECK_FALSE(bf16.hand_written_gradients());
   CHECK_THROWS_WITH(bf16.use_hand_written_gradients(true), Catch::Contains("precision bf16 trains through autograd"));
@@ -285,10 +289,7 @@ TEST_CASE("DqnLearner in bf16 on the CPU: autograd's steps, close to fp32's, wit
     }
     return out;
   };
-  const double difference = relative_difference(gradient(bf16.online()), gradient(fp32.online()));
-  INFO("the bf16 gradient differs from fp32's by " << difference << " of its largest element");
-  CHECK(difference > 0.0);
-  CHECK(difference < 0.05);
+  check_rounded_like(gradient(bf16.online()), gradient(fp32.online()), 0.05);
   CHECK(m16.loss == Approx(m32.loss).epsilon(0.05));
   CHECK(m16.q_mean == Approx(m32.q_mean).margin(0.01));
   CHECK(m16.grad_norm == Approx(m32.grad_norm).epsilon(0.05));
@@ -311,8 +312,7 @@ TEST_CASE("fp16 on CUDA: PPO and DQN train with a loss scale that state_json car
   }
   const torch::Device cuda(torch::kCUDA, 0);
   const ModelSpec model = model_config_for("CartPole-v1", {64, 64});
-  Sampler sampler("CartPole-v1", model, 4, 64, 3);
-  const std::vector<SampleBatch> batches = sampler.collect(2);
+  const std::vector<SampleBatch> batches = cartpole_fragments(model);
   PpoLearner fp32(model, small_ppo("fp32"), 1, cuda);
   PpoLearner fp16(model, small_ppo("fp16"), 1, cuda);
   const std::vector<float> start = fp32.model().flat_parameters();
@@ -322,7 +322,7 @@ TEST_CASE("fp16 on CUDA: PPO and DQN train with a loss scale that state_json car
   CHECK(m16.num_minibatch_steps + m16.skipped_steps == m32.num_minibatch_steps);
   CHECK(m16.loss_scale == fp16.loss_scaler().scale());
   CHECK(m16.loss_scale == 65536.0 / std::pow(2.0, static_cast<double>(m16.skipped_steps)));
-  CHECK(relative_difference(change(start, fp16.model().flat_parameters()), change(start, fp32.model().flat_parameters())) < 0.1);
+  check_rounded_like(change(start, fp16.model().flat_parameters()), change(start, fp32.model().flat_parameters()), 0.1);
   const nlohmann::json state = fp16.state_json();
   REQUIRE(state.contains("loss_scaler"));
   PpoLearner resumed(model, small_ppo("fp16"), 1, cuda);
@@ -330,10 +330,7 @@ TEST_CASE("fp16 on CUDA: PPO and DQN train with a loss scale that state_json car
   CHECK(resumed.loss_scaler().scale() == fp16.loss_scaler().scale());
   CHECK(resumed.loss_scaler().skipped_steps() == fp16.loss_scaler().skipped_steps());
 
-  DqnConfig config = test::dqn_test_config();
-  config.learning_starts = 0;
-  config.total_timesteps = 10000;
-  config.precision = "fp16";
+  const DqnConfig config = small_dqn("fp16");
   DqnLearner dqn(model, config, 4, cuda);
   for (const SampleBatch& batch : batches) dqn.add(batch);
   const DqnUpdateMetrics m = dqn.train(8, 0);
