@@ -18,7 +18,7 @@ std::vector<Subcommand> rlx_commands(const TorchCommands& torch) {
       {"keys", "CURVE keys for authenticated remote workers (init, add-worker)", run_keys_command},
       {"plot", "draw learning curves of runs and PBT family trees (PNG, SVG)", forward_to_plot},
       {"bench", "benchmarks: transport, sampling, scale, learner, recurrent, startup, serve", torch.bench},
-      {"learner", "", torch.learner},
+      {"learner", "a data-parallel learner rank that joins a running elastic group (--join HOST:PORT)", torch.learner},
   };
 }
 
