@@ -75,6 +75,17 @@ cluster_exec() { timeout -k 5 "$RLX_CLUSTER_TIMEOUT" "$RLX_CLUSTER" exec "$@"; }
 # node_exec I CMD...: run CMD on node I (outside Slurm), bounded like cluster_exec.
 node_exec() { timeout -k 5 "$RLX_CLUSTER_TIMEOUT" "$RLX_CLUSTER" node-exec "$@"; }
 
+# node_pids I NAME: the pids of node I's processes called NAME (/proc/PID/comm), e.g. to kill
+# one node's: `kill -9 $(node_pids 2 rlx-torch)`. The nodes share one process table, so
+# `node_exec I pkill NAME` would reach every node's NAME; a node's processes are those in its
+# network namespace.
+node_pids() {
+  local pid
+  for pid in $(ip netns pids "$RLX_SLURM_PREFIX-node$1"); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "$2" ] || echo "$pid"
+  done
+}
+
 # job_field JOBID FIELD: FIELD's value in `scontrol show job` (empty once the job is gone); of
 # the first component for a heterogeneous job.
 job_field() {
