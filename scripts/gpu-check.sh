@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of the data-parallel learners, for a machine with NVIDIA GPUs and PyTorch (a CUDA
 # build) installed: configures and builds rlx against PyTorch's LibTorch in build-gpu/, runs the
-# [gpu] tests and `rlx bench learner --device cuda` with 1 learner (and 2 with >1 GPU), printing
-# the figures to stdout.
+# [gpu] tests and `rlx bench learner --device cuda` with 1 learner (and 2 with >1 GPU) in fp32,
+# bf16 and fp16, printing the figures to stdout.
 #   scripts/gpu-check.sh [--prefix DIR] [--build-dir DIR] [--jobs N]
 # --prefix DIR (or RLX_DEPS_PREFIX): Debian packages unpacked with `dpkg -x PKG.deb DIR` (Boost,
 # ZeroMQ/cppzmq, nlohmann-json, Catch2, MuJoCo, ...) when they are not installed system-wide.
@@ -62,11 +62,11 @@ cmake --build "$build_dir" -j "$jobs" --target rlx rlx_learner_tests >&2
 echo "== [gpu] tests"
 "$build_dir/tests/rlx_learner_tests" "[gpu]" --success --reporter compact | tail -n 20
 if [ "${gpus:-0}" -gt 1 ]; then
-  echo "== rlx bench learner --device cuda --learners 1,2"
-  "$build_dir/rlx" bench learner --device cuda --learners 1,2
+  echo "== rlx bench learner --device cuda --learners 1,2 --precision fp32,bf16,fp16"
+  "$build_dir/rlx" bench learner --device cuda --learners 1,2 --precision fp32,bf16,fp16
 else
-  echo "== rlx bench learner --device cuda --learners 1 (one GPU: no --learners 2)"
-  "$build_dir/rlx" bench learner --device cuda --learners 1
+  echo "== rlx bench learner --device cuda --learners 1 --precision fp32,bf16,fp16 (one GPU: no --learners 2)"
+  "$build_dir/rlx" bench learner --device cuda --learners 1 --precision fp32,bf16,fp16
 fi
 echo "== rlx bench learner --device cpu --learners 1 (same machine, for comparison)"
 "$build_dir/rlx" bench learner --device cpu --learners 1
