@@ -329,10 +329,11 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
     const NonFiniteLearnerError error =
         ppo_non_finite_error(num_updates_, slot.epoch, slot.index, norm.item<double>(),
                              stats[PpoLossStat::kPolicyLoss].item<double>(), stats[PpoLossStat::kVfLoss].item<double>());
+    const std::string fp16 = scaler_.enabled() ? "; precision fp16 at loss scale " + std::to_string(scaler_.scale()) +
+                                                     ": try precision bf16 or fp32"
+                                               : std::string();
     restore_snapshot(before);
-    if (!scaler_.enabled()) throw error;
-    throw NonFiniteLearnerError(std::string(error.what()) + "; precision fp16 at loss scale " +
-                                std::to_string(scaler_.scale()) + ": try precision bf16 or fp32");
+    throw NonFiniteLearnerError(error.what() + fp16);
   }
   sums.grad_norm.add_(norm);
   if (config_.grad_clip > 0.0) {
