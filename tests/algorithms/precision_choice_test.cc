@@ -6,6 +6,7 @@
 #include <string>
 
 #include "algorithms/native_algorithms.h"
+#include "algorithms/ppo_results.h"
 #include "core/config_error.h"
 #include "tests/algorithms/train_util.h"
 
@@ -40,6 +41,18 @@ TEST_CASE("SAC refuses the precision key: its learner is the native one", "[algo
   Experiment dqn = experiment_on("CartPole-v1", AlgorithmKind::kDQN);
   CHECK_NOTHROW(apply_overrides(dqn, {"precision=bf16"}));
   CHECK(dqn.config.dqn().precision == "bf16");
+}
+
+TEST_CASE("a PPO results row carries the loss scale and skipped steps with fp16 only", "[algorithms][precision]") {
+  PpoUpdateMetrics metrics;
+  metrics.num_minibatch_steps = 78;
+  CHECK_FALSE(ppo_learner_columns(metrics, 3).contains("loss_scale"));  // fp32, bf16: no scale
+  metrics.loss_scale = 32768.0;
+  metrics.skipped_steps = 2;
+  const nlohmann::json columns = ppo_learner_columns(metrics, 3);
+  CHECK(columns.at("loss_scale") == 32768.0);
+  CHECK(columns.at("skipped_steps") == 2);
+  CHECK(columns.at("num_minibatch_steps") == 78);
 }
 
 }  // namespace
