@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/stop_signal.h"
 #include "core/file_read.h"
+#include "core/parse_number.h"
 #include "core/version.h"
 #include "learner/learner_group.h"
 
@@ -34,18 +35,9 @@ std::string trimmed(const std::string& text) {
 // HOST:PORT split; UsageError naming `flag` otherwise.
 std::pair<std::string, int> host_and_port(const std::string& text, const std::string& flag) {
   const size_t colon = text.rfind(':');
-  int port = -1;
-  if (colon != std::string::npos && colon > 0) {
-    try {
-      size_t used = 0;
-      port = std::stoi(text.substr(colon + 1), &used);
-      if (used != text.size() - colon - 1) port = -1;
-    } catch (const std::exception&) {
-      port = -1;
-    }
-  }
+  const int64_t port = colon != std::string::npos && colon > 0 ? parse_whole_int64(text.substr(colon + 1)).value_or(-1) : -1;
   if (port < 1 || port > 65535) throw UsageError(flag + " must be HOST:PORT, got '" + text + "'");
-  return {text.substr(0, colon), port};
+  return {text.substr(0, colon), static_cast<int>(port)};
 }
 
 // The rank that picks this process's GPU when it joins by hand: --local-rank, else torchrun's

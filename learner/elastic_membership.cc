@@ -8,6 +8,7 @@
 
 #include "core/error_text.h"
 #include "core/log.h"
+#include "core/parse_number.h"
 
 namespace rlx {
 
@@ -27,15 +28,9 @@ std::optional<std::string> read(c10d::Store& store, const std::string& name) {
 }
 
 int64_t parse_count(const std::string& text, const std::string& name) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 0) throw std::runtime_error("elastic group: key " + name + " holds '" + text + "', not a count");
-  return value;
+  const std::optional<int64_t> value = parse_whole_int64(text);
+  if (!value || *value < 0) throw std::runtime_error("elastic group: key " + name + " holds '" + text + "', not a count");
+  return *value;
 }
 
 }  // namespace

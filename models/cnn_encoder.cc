@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/observation_layout.h"
+#include "core/parse_number.h"
 #include "models/conv2d_layer.h"
 
 namespace rlx {
@@ -14,14 +15,8 @@ namespace {
 constexpr int64_t kNatureCnnMinSide = 36;
 
 int64_t parse_filter_number(const std::string& text, const std::string& entry, const char* what) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || value < 1 || value > kMaxConv2dAttribute) {
+  const int64_t value = parse_whole_int64(text).value_or(0);
+  if (value < 1 || value > kMaxConv2dAttribute) {
     throw std::invalid_argument("conv filter '" + entry + "': " + what + " '" + text + "' is not an integer in [1, " +
                                 std::to_string(kMaxConv2dAttribute) + "] (filters are OUT:KERNEL:STRIDE, e.g. 32:8:4)");
   }
