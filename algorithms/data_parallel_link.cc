@@ -103,7 +103,17 @@ ElasticGroupStats DataParallelLink::elastic_stats() const { return group_ ? grou
 void check_data_parallel_settings(const Experiment& experiment) {
   const CommonConfig& config = experiment.config.common();
   if (config.learner_sync == "parameter_server") {
-    throw ConfigError("learner_sync: parameter_server is not built yet in this version of rlx; use allreduce");
+    const auto refuse = [](const std::string& what) {
+      return ConfigError("learner_sync: parameter_server " + what + "; use learner_sync: allreduce");
+    };
+    if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO) {
+      throw refuse(std::string("serves PPO's and APPO's minibatch steps, not ") + algorithm_name(experiment.algorithm) + "'s");
+    }
+    if (is_multi_agent_experiment(experiment)) throw refuse("trains one policy");
+    if (config.elastic) throw refuse("is not elastic (set elastic: false)");
+    if (config.recurrent()) throw refuse("trains no recurrent model (use_lstm, use_gru)");
+    if (experiment.config.ppo().precision == "fp16") throw refuse("does not train in precision fp16 (bf16 works)");
+    if (config.device != "cpu") throw refuse("runs its server on the CPU: device must be cpu");
   }
   if (!config.elastic) return;
   if (experiment.algorithm != AlgorithmKind::kPPO && experiment.algorithm != AlgorithmKind::kAPPO) {

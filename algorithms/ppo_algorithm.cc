@@ -34,15 +34,25 @@ PpoAlgorithm::PpoAlgorithm(const Experiment& experiment, const DataParallelOptio
   learner_ = std::make_unique<PpoLearner>(setup_.model, config, setup_.seed, link_->device());
   if (link_->active()) {
     const CommonConfig& common = experiment.config.common();
-    const Straggler straggler{static_cast<int>(common.debug_slow_rank), common.debug_slow_factor};
-    learner_->set_data_parallel_hooks(
-        make_ppo_hooks(link_->member().device_comm(), link_->member().host(), nullptr, straggler));
+    straggler_ = Straggler{static_cast<int>(common.debug_slow_rank), common.debug_slow_factor};
+    parameter_server_ = common.learner_sync == "parameter_server";
+    remote_ranks_ = options.placement.has_value();
+    if (options.placement) server_host_ = options.placement->master_addr;
+    max_staleness_ = common.max_staleness;
+    timeout_ = std::chrono::milliseconds(static_cast<int64_t>(common.learner_timeout_s * 1000.0));
+    learner_config_ = config;
+    // A parameter server's ranks each compute whole minibatches: no collective inside an update.
+    if (!parameter_server_) {
+      learner_->set_data_parallel_hooks(
+          make_ppo_hooks(link_->member().device_comm(), link_->member().host(), nullptr, straggler_));
+    }
   }
 }
 
 PpoUpdateMetrics PpoAlgorithm::data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
                                                     double& scatter_s) {
   // Rewards are scaled on the whole fragments, in order (the scaler keeps per-env returns), once.
+  if (parameter_server_) return server_update(batches, timesteps_done, scatter_s);
   std::vector<SampleBatch> scaled = batches;
   learner_->scale_rewards(scaled);
   PpoUpdateMetrics m;
@@ -104,6 +114,8 @@ PpoUpdateMetrics PpoAlgorithm::sharded_update(const std::vector<SampleBatch>& sc
 void PpoAlgorithm::follow(const LearnerCommand& command) {
   if (std::holds_alternative<SyncLearnerState>(command.command)) {
     broadcast_learner_state(link_->member().host(), *learner_);
+  } else if (const auto* ps = std::get_if<PsUpdateCommand>(&command.command)) {
+    run_server_tasks(*learner_, command.fragments, ps->timesteps_done, ps->iteration);
   } else if (const auto* update = std::get_if<PpoUpdateCommand>(&command.command)) {
     PpoShard shard;
     shard.global_samples = update->global_samples;
@@ -140,6 +152,15 @@ nlohmann::json PpoAlgorithm::learner_columns(const PpoUpdateMetrics& m, double s
   if (link_->driver()) {
     columns["num_learners"] = link_->world();
     columns["scatter_s"] = scatter_s;
+    if (parameter_server_) {
+      columns["learner_sync"] = "parameter_server";
+      columns["staleness_mean"] = last_iteration_.staleness_mean;
+      columns["staleness_max"] = last_iteration_.staleness_max;
+      columns["staleness_counts"] = last_iteration_.staleness_counts;
+      columns["tasks_per_rank"] = last_iteration_.tasks_per_rank;
+      columns["held_back"] = last_iteration_.held_back;
+      columns["ps_refused"] = last_iteration_.refused;
+    }
     if (link_->elastic()) {
       const ElasticGroupStats stats = link_->elastic_stats();
       columns["generation"] = stats.generation;

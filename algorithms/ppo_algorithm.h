@@ -2,10 +2,13 @@
 // of num_epochs over minibatches, publish the new weights) and its checkpoint state.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/data_parallel_link.h"
+#include "learner/data_parallel.h"
+#include "learner/parameter_server.h"
 #include "learner/ppo_learner.h"
 
 namespace rlx {
@@ -47,6 +50,16 @@ class PpoAlgorithm : public Algorithm {
   // The driver's side of a data-parallel update (scatter_s: time to shard and send); an elastic
   // group's is redone on the re-formed group after a rank is lost.
   PpoUpdateMetrics data_parallel_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
+  // learner_sync: parameter_server (ppo_server_update.cc): the driver serves the update's tasks
+  // to every rank (itself too, from a thread with a learner of its own) and applies each gradient
+  // to its learner, the master, as it arrives.
+  PpoUpdateMetrics server_update(const std::vector<SampleBatch>& batches, int64_t timesteps_done, double& scatter_s);
+  // Any rank: computes the tasks the server hands out for `iteration` on `learner`.
+  void run_server_tasks(PpoLearner& learner, const std::vector<SampleBatch>& batches, int64_t timesteps_done,
+                        int64_t iteration);
+  // The server (driver) or this rank's client, made on first use.
+  void start_parameter_server();
+  ParameterClient& parameter_client();
   // One attempt: the ranks synced to this generation, the scaled batch sharded, sent and trained on.
   PpoUpdateMetrics sharded_update(const std::vector<SampleBatch>& scaled, int64_t timesteps_done, double& scatter_s);
 
@@ -58,6 +71,20 @@ class PpoAlgorithm : public Algorithm {
   std::unique_ptr<DataParallelLink> link_;
   int64_t synced_generation_ = -1;  // the group generation whose ranks hold the driver's weights and state
   int64_t elastic_retries_ = 0;     // updates redone after the elastic group lost a rank
+  // learner_sync: parameter_server.
+  bool parameter_server_ = false;
+  bool remote_ranks_ = false;       // an engine placed the ranks on hosts of their own
+  std::string server_host_;         // then: rank 0's address, where the server listens
+  int64_t max_staleness_ = 0;
+  std::chrono::milliseconds timeout_{60000};
+  PpoConfig learner_config_;        // the learners' (the driver's own computing rank gets one too)
+  Straggler straggler_;
+  std::unique_ptr<zmq::context_t> ps_context_;
+  std::unique_ptr<ParameterServer> server_;
+  std::unique_ptr<PpoLearner> task_learner_;  // the driver's own computing rank
+  std::unique_ptr<ParameterClient> client_;
+  int64_t ps_iteration_ = 0;
+  ParameterServerIteration last_iteration_;
   bool mid_update_ = false;  // an update began and neither finished nor was undone
 };
 

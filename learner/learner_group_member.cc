@@ -63,6 +63,18 @@ std::string LearnerGroupMember::log_dir() const {
   return store_->check({group_keys::kLogDir}) ? read_key(*store_, group_keys::kLogDir) : "";
 }
 
+void LearnerGroupMember::publish(const std::string& key, const std::string& value) {
+  store_->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+}
+
+std::string LearnerGroupMember::read(const std::string& key) {
+  try {
+    return read_key(*store_, key);
+  } catch (const std::exception& e) {
+    throw CommunicatorError("rank 0 did not publish " + key + ": " + std::string(e.what()));
+  }
+}
+
 void LearnerGroupMember::form(const GenerationPlan& plan) {
   if (!elastic_) throw std::logic_error("LearnerGroupMember::form: a fixed group is formed once");
   const int rank = plan.rank_of(ticket_);

@@ -56,6 +56,10 @@ class LearnerGroupMember {
   std::string payload() const;
   // The folder rank 0 keeps the ranks' logs in ("" when it published none).
   std::string log_dir() const;
+  // Writes `value` under `key` in rank 0's store (e.g. an endpoint the other ranks read).
+  void publish(const std::string& key, const std::string& value);
+  // The value under `key`, waiting for it up to the store's timeout (CommunicatorError then).
+  std::string read(const std::string& key);
   // The store's elastic membership keys.
   ElasticMembership& membership() { return membership_; }
 

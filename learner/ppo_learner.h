@@ -185,7 +185,27 @@ class PpoLearner {
   // The dynamic loss scale (enabled with precision fp16 only).
   const LossScaler& loss_scaler() const { return scaler_; }
 
+  // The parameter-server strategy (ppo_task_update.cc): an update as numbered tasks, task t the
+  // minibatch step t % M of epoch t / M in one learner's order (M minibatches per epoch).
+  // Prepares the whole batch as update() does (statistics, targets at the current weights; the
+  // rewards already scaled by the driver) and fixes every epoch's order; returns the task count.
+  // std::invalid_argument for a recurrent model or precision fp16.
+  int64_t begin_tasks(const std::vector<SampleBatch>& batches, int64_t timesteps_done);
+  // Task `task`'s gradient of the minibatch loss (not clipped) at weights `params`, which this
+  // learner takes; its loss statistics ([PpoLossStat::kCount]) in `statistics`.
+  void task_gradient(int64_t task, const std::vector<float>& params, std::vector<float>& gradient,
+                     std::vector<float>& statistics);
+  // The server's step: clips `gradient` by its norm as update() does, then one Adam step at the
+  // update's lr. NonFiniteLearnerError for a non-finite gradient (nothing is changed).
+  void apply_task_gradient(const std::vector<float>& gradient);
+  // Ends the tasks' update: the update counter moves on; metrics from the pushed statistics'
+  // sums over `steps` applied gradients (the server's; a rank that only computed passes {}, 0).
+  PpoUpdateMetrics end_tasks(const std::vector<double>& statistic_sums, int64_t steps);
+  // The flat parameters now.
+  std::vector<float> flat_parameters() const;
+
  private:
+
   // One update's samples on the device, rows in native/ppo_fragments.h's order (this rank's N).
   struct TrainBatch {
     enum Column : int64_t { kOldLogProbs = 0, kAdvantages, kReturns, kOldValues, kNumColumns };  // rows of columns
@@ -200,6 +220,15 @@ class PpoLearner {
     // state each sequence starts from, [sequences, S] on the device; else null and undefined.
     std::shared_ptr<const SequencePlan> plan;
     torch::Tensor sequence_states;
+  };
+  // begin_tasks' prepared batch and epoch orders, until end_tasks (ppo_task_update.cc).
+  struct TaskUpdate {
+    TrainBatch data;
+    std::vector<std::vector<int64_t>> orders;  // each epoch's permutation of the batch
+    int64_t minibatches = 0;                   // per epoch
+    PpoLossOptions options;
+    PpoUpdateMetrics metrics;
+    double grad_norm_sum = 0.0;                // the server's: norms of the gradients it applied
   };
   // The sequences one recurrent minibatch holds, its rows one sequence after another.
   struct MinibatchSequences {
@@ -339,6 +368,8 @@ class PpoLearner {
   std::vector<float> scaled_rewards_;
   std::vector<float> log_ratios_;      // V-trace's log pi - log mu per sample
   PpoMinibatchOrder minibatches_;      // each epoch's permutation of the global batch
+  std::unique_ptr<TaskUpdate> tasks_;  // between begin_tasks and end_tasks
+  bool rewards_prescaled_ = false;     // begin_tasks' prepare: the driver scaled the rewards
 };
 
 }  // namespace rlx

@@ -105,7 +105,7 @@ PpoLearner::TrainBatch PpoLearner::prepare(const std::vector<SampleBatch>& batch
 
   const bool fold_statistics = update_statistics && config_.normalize_observations;
   if (fold_statistics && !config_.obs_stats_after_update) update_obs_stats(batches, shard);
-  stage_samples(batches, rows, update_statistics, shard != nullptr && shard->rewards_prescaled);
+  stage_samples(batches, rows, update_statistics, (shard != nullptr && shard->rewards_prescaled) || rewards_prescaled_);
 
   // Values of every observation (samples, final and bootstrap) in one pass of the current network.
   torch::Tensor obs_all = normalize(device_copy(obs_host_.data(), {n + rows.extra, o}, torch::kFloat, device_));

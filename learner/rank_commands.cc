@@ -24,6 +24,7 @@ constexpr CommandInfo kCommands[] = {
     {RankCommandKind::kDqnStep, "dqn_step", true},
     {RankCommandKind::kSelectPolicy, "select_policy", false},
     {RankCommandKind::kRegroup, "regroup", false},
+    {RankCommandKind::kPsUpdate, "ps_update", true},
 };
 static_assert(std::size(kCommands) == std::variant_size_v<RankCommand>);
 
@@ -148,6 +149,9 @@ void check_fields(const RankCommand& command, uint64_t fragments, const Where& a
     at_least(select->policy, 0, "policy");
   } else if (const auto* regroup = std::get_if<RegroupCommand>(&command)) {
     at_least(regroup->generation, 1, "generation");
+  } else if (const auto* ps = std::get_if<PsUpdateCommand>(&command)) {
+    at_least(ps->timesteps_done, 0, "timesteps_done");
+    at_least(ps->iteration, 1, "iteration");
   }
 }
 
@@ -186,6 +190,9 @@ std::string encode_rank_command(const RankCommand& command, size_t fragments) {
     out.put<int64_t>(select->policy);
   } else if (const auto* regroup = std::get_if<RegroupCommand>(&command)) {
     out.put<int64_t>(regroup->generation);
+  } else if (const auto* ps = std::get_if<PsUpdateCommand>(&command)) {
+    out.put<int64_t>(ps->timesteps_done);
+    out.put<int64_t>(ps->iteration);
   }
   return out.take();
 }
@@ -231,6 +238,13 @@ DecodedRankCommand decode_rank_command(const std::string& bytes) {
     }
     case RankCommandKind::kSelectPolicy: decoded.command = SelectPolicyCommand{in.get<int64_t>("policy")}; break;
     case RankCommandKind::kRegroup: decoded.command = RegroupCommand{in.get<int64_t>("generation")}; break;
+    case RankCommandKind::kPsUpdate: {
+      PsUpdateCommand ps;
+      ps.timesteps_done = in.get<int64_t>("timesteps_done");
+      ps.iteration = in.get<int64_t>("iteration");
+      decoded.command = ps;
+      break;
+    }
   }
   in.expect_end();
   check_fields(decoded.command, fragments, in.where());

@@ -26,6 +26,7 @@ enum class RankCommandKind : uint8_t {
   kDqnStep = 4,
   kSelectPolicy = 5,
   kRegroup = 6,
+  kPsUpdate = 7,
 };
 
 // Leave the group: the rank returns from run_learner_rank. No fragments.
@@ -60,8 +61,15 @@ struct RegroupCommand {
   int64_t generation = 0;  // > 0
 };
 
-using RankCommand =
-    std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand, SelectPolicyCommand, RegroupCommand>;
+// learner_sync: parameter_server: compute the gradients of the tasks the parameter server hands
+// out for this iteration's update of the whole batch (the fragments that follow).
+struct PsUpdateCommand {
+  int64_t timesteps_done = 0;  // the schedules' clock, >= 0
+  int64_t iteration = 0;       // the server's iteration, > 0
+};
+
+using RankCommand = std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand, SelectPolicyCommand,
+                                 RegroupCommand, PsUpdateCommand>;
 
 // A header that is not a valid rank command: its message names the field and what was expected.
 class RankProtocolError : public std::invalid_argument {
@@ -71,7 +79,7 @@ class RankProtocolError : public std::invalid_argument {
 
 // The command's kind.
 RankCommandKind rank_command_kind(const RankCommand& command);
-// "stop", "sync", "ppo_update", "dqn_step", "select_policy" or "regroup"; "unknown" for a value outside the enum.
+// "stop", "sync", "ppo_update", "dqn_step", "select_policy", "regroup" or "ps_update"; "unknown" for a value outside the enum.
 const char* rank_command_name(RankCommandKind kind);
 const char* rank_command_name(const RankCommand& command);
 

@@ -81,6 +81,11 @@ TEST_CASE("Every rank command survives encode and decode unchanged", "[learner][
   REQUIRE(std::holds_alternative<rlx::RegroupCommand>(regroup.command));
   CHECK(std::get<rlx::RegroupCommand>(regroup.command).generation == 7);
   CHECK(std::string(rlx::rank_command_name(regroup.command)) == "regroup");
+  const auto ps = rlx::decode_rank_command(rlx::encode_rank_command(rlx::PsUpdateCommand{4096, 3}, 2));
+  REQUIRE(std::holds_alternative<rlx::PsUpdateCommand>(ps.command));
+  CHECK(std::get<rlx::PsUpdateCommand>(ps.command).timesteps_done == 4096);
+  CHECK(std::get<rlx::PsUpdateCommand>(ps.command).iteration == 3);
+  CHECK(ps.fragments == 2);
   CHECK(rlx::rank_command_kind(update.command) == rlx::RankCommandKind::kPpoUpdate);
   CHECK(std::string(rlx::rank_command_name(static_cast<rlx::RankCommandKind>(77))) == "unknown");
 }
@@ -93,7 +98,7 @@ TEST_CASE("A header that is not a rank command is refused, naming the field", "[
   CHECK_THAT(refusal(patched<uint16_t>(stop, 4, 2)),
              Catch::Contains("field version: 2, expected 1") && Catch::Contains("different rlx builds"));
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset, 9)) ==
-        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy, 6 regroup)");
+        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy, 6 regroup, 7 ps_update)");
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset + 1, 1)) == "rank command stop: field reserved: 1, expected 0");
   CHECK(refusal(patched<uint64_t>(stop, kFragmentsOffset, 2)) == "rank command stop: field fragments: 2, expected none");
   CHECK(refusal(stop + "x") == "rank command stop: 1 bytes after its last field");
