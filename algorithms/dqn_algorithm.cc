@@ -117,6 +117,10 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
                     {"training_rounds", rounds_run},
                     {"buffer_size", learner_->buffer().size()},
                     {"policy_version", version_}};
+  if (last.loss_scale > 0.0) {  // precision fp16
+    result.learner["loss_scale"] = last.loss_scale;
+    result.learner["skipped_steps"] = last.skipped_steps;
+  }
   return result;
 }
 
