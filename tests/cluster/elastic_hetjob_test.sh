@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # ctest cluster.elastic_hetjob: an elastic learner group on Slurm, as docs/cluster.md says to run
 # one: `sbatch --no-kill deploy/slurm/train-hetjob.sbatch ... --set elastic=true --set
-# min_learners=1`, 2 learner ranks on node1 and node2, the worker fleet on node3. Two jobs, one
+# min_learners=1`, 2 learner ranks on node1 and node2, the worker fleet on node3. Three jobs, one
 # for each way node2's rank is lost:
 #  - kill: its process gets SIGKILL (rank 0's next collective fails at once);
 #  - cut: node2's link drops everything for good and the rank dies behind it, as on a host that
 #    went away (rank 0 hears nothing: the update's all-reduce times out after learner_timeout_s,
-#    or, between updates, the rank's heartbeat stops).
+#    or, between updates, the rank's heartbeat stops);
+#  - down: Slurm marks node2 DOWN, as slurmctld does once a node is silent for SlurmdTimeout;
+#    with --no-kill the job goes on without node2 (its rank is killed, the node leaves the job).
 # Either way rank 0 trains on alone within seconds. A replacement that
-# deploy/slurm/rejoin-learner.sh starts on node2 (the link back first) is taken in at the next
-# iteration boundary: generation 3. The job completes with exit 0 and a return >= 475;
-# result.json counts one rank lost and one joined; progress.csv has every iteration once; every
-# fragment is accounted for. FIGUREs: the longest gap between iterations around the loss, the
-# median gap, the seconds from the loss to the re-formed group, and the iteration at which the
-# replacement joined.
+# deploy/slurm/rejoin-learner.sh starts on node2 (the link back first), or on node3 when node2
+# has left the job, is taken in at the next iteration boundary: generation 3. The job completes
+# with exit 0 and a return >= 475; result.json counts one rank lost and one joined; progress.csv
+# has every iteration once; every fragment is accounted for. FIGUREs: the longest gap between
+# iterations around the loss, the median gap, the seconds from the loss to the re-formed group,
+# and the iteration at which the replacement joined.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -30,9 +32,9 @@ wait_for_line() {
   done
 }
 
-# elastic_case kill|cut: one job that loses node2's rank that way and takes a replacement in.
+# elastic_case kill|cut|down: one job that loses node2's rank that way and takes a replacement in.
 elastic_case() {
-  local how=$1 trial=runs/cartpole-ppo/elastic-$1 jid rank1 lost_at rejoin status driver
+  local how=$1 trial=runs/cartpole-ppo/elastic-$1 jid rank1 lost_at rejoin status driver spare=node2
   # Rank 0 is a straggler (its minibatch steps take 12 times as long): an iteration takes about
   # a second, nearly all of it in the update, so that the loss lands mid-update and CartPole is
   # far from 475 (25 iterations at the least) when the replacement joins, about 5 in.
@@ -48,6 +50,7 @@ elastic_case() {
   case $how in
     kill) kill -9 "$rank1" ;;
     cut) cut_link 2 86400 >/dev/null ;;   # for good: until `shape_link 2 off`
+    down) cluster_exec scontrol update NodeName=node2 State=DOWN Reason=elastic-test ;;
   esac
   echo "$how: node2's rank (pid $rank1) lost after iteration $(rows "$trial/progress.csv")"
   wait_for_line "$driver" "learner group generation 2: 1 ranks" 40 ||
@@ -59,11 +62,21 @@ elastic_case() {
     kill -9 "$rank1"
     shape_link 2 off >/dev/null
   fi
+  if [ "$how" = down ]; then   # node2 has left the job: rejoin-learner.sh says so, and names the others
+    status=0
+    RLX="$RLX_BIN" RLX_TRIAL=elastic-$how cluster_exec "$RLX_SOURCE_DIR/deploy/slurm/rejoin-learner.sh" "$jid" node2 \
+      >refused.out 2>&1 || status=$?
+    if [ "$status" != 2 ] || ! grep -q "node2 is not a node of job $jid.*its nodes: node1 node3" refused.out; then
+      fail "down: rejoin-learner.sh on node2, which left the job, exited $status: $(cat refused.out)"
+    fi
+    echo "ok: down: $(cat refused.out)"
+    spare=node3
+  fi
   RLX="$RLX_BIN" RLX_TRIAL=elastic-$how RLX_CLUSTER_TIMEOUT=240 cluster_exec \
-    "$RLX_SOURCE_DIR/deploy/slurm/rejoin-learner.sh" "$jid" node2 >"rejoin-$how.out" 2>&1 &
+    "$RLX_SOURCE_DIR/deploy/slurm/rejoin-learner.sh" "$jid" "$spare" >"rejoin-$how.out" 2>&1 &
   rejoin=$!
   wait_for_line "$driver" "learner group generation 3: 2 ranks" 60 ||
-    fail "$how: the replacement on node2 was not taken in within 60 s: $(tail -n 3 "rejoin-$how.out")"
+    fail "$how: the replacement on $spare was not taken in within 60 s: $(tail -n 3 "rejoin-$how.out")"
   wait_job_state "$jid" COMPLETED 200 || fail "$how: job $jid did not complete"
   [ "$(job_exit_code "$jid")" = 0 ] || fail "$how: job $jid exited $(job_exit_code "$jid")"
   status=0
@@ -115,3 +128,4 @@ PY
 
 elastic_case kill
 elastic_case cut
+elastic_case down
