@@ -35,13 +35,13 @@ wait_for_line() {
 # elastic_case kill|cut|down: one job that loses node2's rank that way and takes a replacement in.
 elastic_case() {
   local how=$1 trial=runs/cartpole-ppo/elastic-$1 jid rank1 lost_at rejoin status driver spare=node2
-  # Rank 0 is a straggler (its minibatch steps take 12 times as long): an iteration takes about
-  # a second, nearly all of it in the update, so that the loss lands mid-update and CartPole is
-  # far from 475 (25 iterations at the least) when the replacement joins, about 5 in.
+  # Rank 0 is a straggler (its minibatch steps take 6 times as long): an iteration takes about
+  # 0.6 s, most of it in the update, so that the loss lands mid-update and CartPole is far from
+  # 475 (25 iterations at the least) when the replacement joins, at most 10 in.
   jid=$(RLX="$RLX_BIN" RLX_KEYS=$PWD/keys RLX_TRIAL=elastic-$how cluster_exec sbatch --parsable --export=ALL \
     --no-kill "$RLX_SOURCE_DIR/deploy/slurm/train-hetjob.sbatch" "$RLX_SOURCE_DIR/experiments/cartpole-ppo.yaml" \
     --set elastic=true --set min_learners=1 --set learner_timeout_s=10 --set stop.timesteps_total=300000 \
-    --set debug_slow_rank=0 --set debug_slow_factor=12)
+    --set debug_slow_rank=0 --set debug_slow_factor=6)
   driver=$trial/logs/driver.log
   wait_for_rows "$trial/progress.csv" 3 60 || fail "$how: no 3 iterations within 60 s of sbatch"
   rank1=$(node_pids 2 rlx-torch)
