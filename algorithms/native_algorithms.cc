@@ -38,6 +38,10 @@ std::optional<std::string> config_refusal(const Experiment& experiment, const st
     return "the native learner is one learner, but num_learners is " + std::to_string(common.num_learners) +
            " (use learner_backend: torch for data-parallel learners)";
   }
+  if (common.elastic && common.max_learners > 1) {
+    return "the native learner is one learner, but an elastic group may grow to max_learners " +
+           std::to_string(common.max_learners) + " (use learner_backend: torch for data-parallel learners)";
+  }
   if (common.vf_share_layers) {
     return "the native learner trains separate policy and value networks, but vf_share_layers is true (a shared "
            "trunk; use learner_backend: torch)";

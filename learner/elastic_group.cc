@@ -95,7 +95,7 @@ std::vector<int64_t> LearnerGroup::waiting_joiners() {
       dead_tickets_.insert(ticket);  // waited, then went away
       continue;
     }
-    waiting.push_back(ticket);
+    if (watch_->seen_beating(ticket)) waiting.push_back(ticket);  // else: not yet seen to beat
   }
   return waiting;
 }

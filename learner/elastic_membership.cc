@@ -152,8 +152,17 @@ bool HeartbeatWatch::alive(ElasticMembership& membership, int64_t ticket) {
   const auto now = std::chrono::steady_clock::now();
   const int64_t beats = membership.beats(ticket);
   auto [seen, first] = seen_.try_emplace(ticket);
-  if (first || seen->second.beats != beats) seen->second = Seen{beats, now};
+  if (first) {
+    seen->second = Seen{beats, now, false};
+  } else if (seen->second.beats != beats) {
+    seen->second = Seen{beats, now, true};
+  }
   return now - seen->second.changed < stale_after_;
+}
+
+bool HeartbeatWatch::seen_beating(int64_t ticket) const {
+  const auto seen = seen_.find(ticket);
+  return seen != seen_.end() && seen->second.moved;
 }
 
 }  // namespace rlx

@@ -124,11 +124,15 @@ class HeartbeatWatch {
   // Reads ticket's counter; true while it moved within stale_after of now (or was first seen
   // less than stale_after ago).
   bool alive(ElasticMembership& membership, int64_t ticket);
+  // True once ticket's counter was seen to move (after alive() read it twice): a rank whose
+  // heartbeat connection is still stuck (TCP backoff after a cut) is not taken in before it beats.
+  bool seen_beating(int64_t ticket) const;
 
  private:
   struct Seen {
     int64_t beats = -1;
     std::chrono::steady_clock::time_point changed;
+    bool moved = false;
   };
   std::chrono::milliseconds stale_after_;
   std::map<int64_t, Seen> seen_;

@@ -115,7 +115,7 @@ class LearnerGroup {
   void start_elastic(int port);
   // Elastic: the first generation, of the ranks that joined within the timeout.
   void form_first_generation();
-  // Tickets waiting to join: holders written, heartbeats beating, in no generation yet.
+  // Tickets waiting to join: holders written, heartbeats seen to move, in no generation yet.
   std::vector<int64_t> waiting_joiners();
   // Forms `plan` on this rank; stats and the current plan follow it.
   void form(const GenerationPlan& plan);

@@ -76,10 +76,12 @@ TEST_CASE("A heartbeat watch counts a ticket lost once its beats stop for the st
   ElasticMembership membership(store);
   rlx::HeartbeatWatch watch(std::chrono::milliseconds(150));
   CHECK(watch.alive(membership, 1));  // first seen: alive for the stale time
+  CHECK_FALSE(watch.seen_beating(1));  // but not yet seen to beat: no rank 0 takes it in
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   CHECK_FALSE(watch.alive(membership, 1));
   membership.beat(1);
   CHECK(watch.alive(membership, 1));
+  CHECK(watch.seen_beating(1));
   for (int i = 0; i < 4; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     membership.beat(1);
