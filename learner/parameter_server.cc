@@ -135,7 +135,8 @@ ParameterServerIteration ParameterServer::serve(int64_t iteration, int64_t tasks
     if (zmq::poll(&item, 1, options_.timeout) == 0) {
       throw CommunicatorError("parameter server: no learner rank sent anything for " +
                               std::to_string(options_.timeout.count() / 1000) + " s in iteration " + std::to_string(iteration) +
-                              " (" + std::to_string(round.result.applied) + " of " + std::to_string(tasks) + " gradients applied)");
+                              " (" + std::to_string(round.result.applied) + " of " + std::to_string(tasks) +
+                              " gradients applied; " + silent_ranks(round) + ")");
     }
     zmq::message_t identity, payload;
     if (!socket_.recv(identity) || !identity.more() || !socket_.recv(payload)) continue;
@@ -147,6 +148,21 @@ ParameterServerIteration ParameterServer::serve(int64_t iteration, int64_t tasks
   }
   if (round.result.applied > 0) round.result.staleness_mean = round.staleness_sum / static_cast<double>(round.result.applied);
   return round.result;
+}
+
+std::string ParameterServer::silent_ranks(const Round& round) const {
+  std::map<int, int64_t> holding;  // rank -> tasks handed to it and not pushed back
+  for (const auto& [task, rank] : round.handed) ++holding[rank];
+  std::string out;
+  for (int rank = 0; rank < options_.ranks; ++rank) {
+    const auto r = static_cast<size_t>(rank);
+    if (round.done[r]) continue;
+    out += (out.empty() ? "waiting on rank " : ", rank ") + std::to_string(rank);
+    if (round.identity[r].empty()) out += " (no request this iteration)";
+    else if (holding.count(rank) > 0) out += " (holds " + std::to_string(holding[rank]) + " task(s))";
+    else if (round.held_back.count(rank) > 0) out += " (held back)";
+  }
+  return out.empty() ? "every rank is done" : out;
 }
 
 void ParameterServer::handle(Round& round, const std::string& identity, const std::string& bytes) {

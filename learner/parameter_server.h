@@ -96,6 +96,8 @@ class ParameterServer {
   void handle(Round& round, const std::string& identity, const std::string& bytes);
   // Hands `rank` its next task, "done", or holds its request back (SSP).
   void assign(Round& round, int rank);
+  // "waiting on rank 1 (holds 2 task(s)), rank 3 (no request this iteration)": for a timeout.
+  std::string silent_ranks(const Round& round) const;
   void reply(const std::string& identity, const PsReply& reply);
 
   ParameterServerOptions options_;

@@ -23,13 +23,14 @@ struct Master {
   std::vector<std::vector<float>> applied;
 };
 
-ParameterServer make_server(zmq::context_t& context, Master& master, int ranks, int64_t max_staleness) {
+ParameterServer make_server(zmq::context_t& context, Master& master, int ranks, int64_t max_staleness,
+                            std::chrono::milliseconds timeout = kTimeout) {
   rlx::ParameterServerOptions options;
   options.ranks = ranks;
   options.max_staleness = max_staleness;
   options.num_params = 1;
   options.num_statistics = 1;
-  options.timeout = kTimeout;
+  options.timeout = timeout;
   return ParameterServer(
       context, options,
       [&master](const std::vector<float>& gradient) {
@@ -161,4 +162,22 @@ TEST_CASE("A parameter server refuses and counts a push of a task that is not th
   CHECK(rank.get() == 5);
   CHECK(result.refused == 1);
   CHECK(result.applied == 5);
+}
+
+TEST_CASE("A parameter server that hears nothing names the ranks it waits on and what each holds", "[learner][parameter_server]") {
+  zmq::context_t context;
+  Master master;
+  ParameterServer server = make_server(context, master, 2, 4, std::chrono::milliseconds(400));
+  auto silent = std::async(std::launch::async, [&] {  // rank 1 takes a task and goes quiet; rank 0 never asks
+    ParameterClient client(context, server.endpoint(), 1, kTimeout, 16);
+    return client.pull(1).has_value();
+  });
+  try {
+    server.serve(1, 5);
+    FAIL("serve returned although no rank pushed anything");
+  } catch (const rlx::CommunicatorError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("0 of 5 gradients applied; waiting on rank 0 (no request this iteration), "
+                                         "rank 1 (holds 1 task(s))"));
+  }
+  CHECK(silent.get());
 }
