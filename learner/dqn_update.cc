@@ -11,6 +11,7 @@
 #include "learner/dqn_loss.h"
 #include "learner/dqn_replay.h"
 #include "learner/flat_adam.h"
+#include "learner/gradient_clip.h"
 #include "learner/non_finite.h"
 #include "learner/q_network_backprop.h"
 
@@ -162,7 +163,7 @@ bool DqnLearner::clip_and_apply_gradient(const torch::Tensor& loss, const torch:
     const double norm = grad_norm.item<double>();
     const double loss_value = hooks_.world_size > 1 ? 0.0 : loss.item<double>();
     if (!admit_step(std::isfinite(norm) && std::isfinite(loss_value), loss, grad_norm)) return false;
-    const double scale = config_.grad_clip / (norm + 1e-6);
+    const double scale = clip_scale(norm, config_.grad_clip);
     if (config_.grad_clip > 0.0 && scale < 1.0) flat_grad_.mul_(scale);
     flat_adam_step(*optimizer_, flat_online_, flat_grad_);
   } else {
@@ -172,7 +173,8 @@ bool DqnLearner::clip_and_apply_gradient(const torch::Tensor& loss, const torch:
         all_finite(hooks_.world_size > 1 ? grad_norm : torch::stack({grad_norm, loss.detach().to(grad_norm.dtype())}));
     if (!admit_step(finite, loss, grad_norm)) return false;
     if (config_.grad_clip > 0.0) {
-      flat_grad_.mul_(torch::clamp_max(config_.grad_clip / (grad_norm + 1e-6), 1.0));
+      torch::Tensor flat = flat_grad_;
+      clip_flat_gradient(flat, grad_norm, config_.grad_clip);
     }
     optimizer_->step();
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "learner/gradient_clip.h"
 #include "learner/non_finite.h"
 #include "learner/ppo_learner.h"
 #include "learner/tensor_copies.h"
@@ -14,7 +15,6 @@ namespace rlx {
 
 namespace {
 
-constexpr double kTaskClipEpsilon = 1e-6;  // as torch::nn::utils::clip_grad_norm_ (and update())
 
 }  // namespace
 
@@ -82,7 +82,7 @@ void PpoLearner::apply_task_gradient(const std::vector<float>& gradient) {
     throw ppo_non_finite_error(num_updates_, 0, 0, norm, 0.0, 0.0);
   }
   tasks_->grad_norm_sum += norm;
-  if (config_.grad_clip > 0.0) flat_grads_.mul_(std::min(1.0, config_.grad_clip / (norm + kTaskClipEpsilon)));
+  if (config_.grad_clip > 0.0) flat_grads_.mul_(clip_scale(norm, config_.grad_clip));
   optimizer_->step();
 }
 

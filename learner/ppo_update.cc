@@ -9,6 +9,7 @@
 #include <string>
 
 #include "learner/actor_critic_backprop.h"
+#include "learner/gradient_clip.h"
 #include "learner/non_finite.h"
 #include "learner/sequence_shards.h"
 #include "learner/tensor_copies.h"
@@ -19,7 +20,6 @@ namespace rlx {
 
 namespace {
 
-constexpr double kClipGradEpsilon = 1e-6;  // as torch::nn::utils::clip_grad_norm_
 static_assert(PpoLossStat::kCount == kPpoLossSums, "native/ppo_update_steps.h sums PpoLossStat's statistics");
 
 // Local row of every global sample of a shard (-1: held by another rank); throws
@@ -337,7 +337,7 @@ void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& sl
   }
   sums.grad_norm.add_(norm);
   if (config_.grad_clip > 0.0) {
-    flat_grads_.mul_((config_.grad_clip / (norm + kClipGradEpsilon)).clamp_max_(1.0));
+    clip_flat_gradient(flat_grads_, norm, config_.grad_clip);
   }
   optimizer_->step();
   sums.loss.add_(loss_stats);

@@ -14,6 +14,7 @@
 #include "models/network_kernel.h"
 #include "native/chain_backprop.h"
 #include "native/dense_backprop.h"
+#include "native/gradient_clip.h"
 #include "native/ppo_checks.h"
 #include "native/ppo_fragments.h"
 #include "native/ppo_objective.h"
@@ -24,7 +25,6 @@ namespace rlx {
 
 namespace {
 
-constexpr float kClipGradEpsilon = 1e-6f;     // as torch::nn::utils::clip_grad_norm_
 constexpr float kAdvantageEpsilon = 1e-8f;    // as learner/ppo_loss.cc
 
 // PpoLearner's checks: the schema's, and the members no key sets.
@@ -270,7 +270,7 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
       }
       grad_norm_sum += norm;
       if (config_.grad_clip > 0.0) {
-        scale_in_place(grads_.data(), num_params, std::min(static_cast<float>(config_.grad_clip) / (norm + kClipGradEpsilon), 1.0f));
+        scale_in_place(grads_.data(), num_params, clip_scale(norm, static_cast<float>(config_.grad_clip)));
       }
       ++adam_step_;
       adam_step(params_.data(), grads_.data(), exp_avg_.data(), exp_avg_sq_.data(), num_params, adam_step_, metrics.lr,

@@ -11,13 +11,13 @@
 #include "core/config_schema.h"
 #include "core/non_finite_error.h"
 #include "native/dense_backprop.h"
+#include "native/gradient_clip.h"
 
 namespace rlx {
 
 namespace {
 
 constexpr uint64_t kSacStateMagic = 0x31305341534c5852ULL;  // "RLXSAS01"
-constexpr float kClipGradEpsilon = 1e-6f;                   // as torch::nn::utils::clip_grad_norm_
 constexpr uint64_t kLearnerStream = 0x5ac1ea57e5ULL;        // the learner's draws differ from the workers'
 
 SacConfig validated(SacConfig config) {
@@ -29,7 +29,7 @@ SacConfig validated(SacConfig config) {
 double clip_gradients(std::vector<float>& grads, double max_norm) {
   const double norm = std::sqrt(sum_of_squares(grads.data(), static_cast<int64_t>(grads.size())));
   if (max_norm > 0 && norm > max_norm) {
-    scale_in_place(grads.data(), static_cast<int64_t>(grads.size()), static_cast<float>(max_norm / (norm + kClipGradEpsilon)));
+    scale_in_place(grads.data(), static_cast<int64_t>(grads.size()), static_cast<float>(clip_scale(norm, max_norm)));
   }
   return norm;
 }
