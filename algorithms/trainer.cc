@@ -266,8 +266,8 @@ class TrainingRun {
     } catch (const std::exception& write_error) {
       logger().error("cannot write result.json: {}", write_error.what());
     }
-    logger().error("the run failed at iteration {} ({} timesteps); results: {}; last checkpoint: {}{}; logs: {}",
-                   counters_.iteration, counters_.timesteps, outcome_.trial_dir.string(),
+    logger().error("the run failed in iteration {} (after {} complete, {} timesteps); results: {}; last checkpoint: {}{}; logs: {}",
+                   counters_.iteration + 1, counters_.iteration, counters_.timesteps, outcome_.trial_dir.string(),
                    outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none"),
                    checkpoint_note.empty() ? "" : " (" + checkpoint_note + ")",
                    (outcome_.trial_dir / kLogsDirName).string());

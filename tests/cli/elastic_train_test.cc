@@ -89,15 +89,23 @@ TEST_CASE("An elastic rlx train survives a killed learner rank and takes a joini
   INFO(reference.out << reference.err);
   REQUIRE(reference.exit_code == 3);  // the iteration budget ended it
 
-  // Rank 1 is a straggler (debug_slow_factor 20), so it spends most of its time inside updates:
-  // the kill lands in the middle of iteration 3's.
+  // Rank 1 is a straggler (debug_slow_factor 20): its share of an update (160 minibatch steps)
+  // takes seconds. Its log (debug level) says when it takes iteration 3's update command, so the
+  // kill lands inside that update however long sampling took on a loaded machine.
   const std::string trial = out + "/cartpole-ppo/interrupted";
   const auto train = rlx::test::start_rlx(
-      elastic_run(out, "interrupted", kIterations, {"--set", "debug_slow_rank=1", "--set", "debug_slow_factor=20"}),
+      elastic_run(out, "interrupted", kIterations,
+                  {"--set", "debug_slow_rank=1", "--set", "debug_slow_factor=20", "--log-level", "debug"}),
       out + "/train.log");
-  REQUIRE(rlx::test::wait_for([&] { return rlx::test::lines_in(trial + "/result.jsonl") >= 2; }, std::chrono::seconds(120)));
-  // Iteration 3 samples for ~0.2 s, then updates for seconds (rank 1's 160 minibatch steps).
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const auto updates_taken = [&] {
+    const std::string text = read_text_file(trial + "/logs/learner_rank_1.log");
+    size_t count = 0;
+    for (size_t at = text.find("ppo_update command"); at != std::string::npos; at = text.find("ppo_update command", at + 1)) ++count;
+    return count;
+  };
+  REQUIRE(rlx::test::wait_for([&] { return updates_taken() >= 3; }, std::chrono::seconds(120)));
+  REQUIRE(rlx::test::lines_in(trial + "/result.jsonl") == 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const pid_t rank1 = rank_child(train->pid(), 1);
   REQUIRE(rank1 > 0);
   ::kill(rank1, SIGKILL);
