@@ -238,6 +238,7 @@ SamplerStats RemoteSampler::stats() const {
   s.fragments_queued = r.queued;
   s.workers_joined = r.workers_joined;
   s.workers_lost = r.workers_lost;
+  s.workers_left = r.workers_left;
   s.workers_rejoined = r.workers_restarted;
   s.handshakes_refused = r.handshakes_refused;
   s.worker_ready_s = r.worker_ready_s;

@@ -32,6 +32,7 @@ struct SamplerStats {
   uint64_t fragments_queued = 0;    // received, not yet taken
   uint64_t workers_joined = 0;
   uint64_t workers_lost = 0;        // silent past the heartbeat timeout (a crashed host, a cut link)
+  uint64_t workers_left = 0;        // said goodbye after their last fragment (a SIGTERM, a finished run)
   uint64_t workers_rejoined = 0;    // came back on the same connection after going quiet
   uint64_t handshakes_refused = 0;  // a key the run does not authorize
   // Summed over workers: seconds since their hello, and of those the seconds they held no credit

@@ -20,6 +20,7 @@ nlohmann::json sampler_json(const SamplerStats& sampling) {
           {"fragments_queued", sampling.fragments_queued},
           {"workers_joined", sampling.workers_joined},
           {"workers_lost", sampling.workers_lost},
+          {"workers_left", sampling.workers_left},
           {"workers_rejoined", sampling.workers_rejoined},
           {"handshakes_refused", sampling.handshakes_refused},
           {"worker_idle_share", sampling.worker_ready_s > 0 ? nlohmann::json(sampling.worker_idle_s / sampling.worker_ready_s)

@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "core/log.h"
+#include "core/stop_signal.h"
 #include "core/version.h"
 #include "envs/env.h"
 #include "envs/python_env.h"
@@ -106,6 +107,9 @@ int run_worker_command(const std::vector<std::string>& args) {
     worker_options.curve_client = load_curve_keypair(dir / "client");
     worker_options.curve_server_public_key = load_curve_public_key(dir / "server.pub");
   }
+  // SIGTERM (a scheduler ending the job step) or SIGINT: goodbye to the learner and the last line
+  // below, so that the job's output still adds up; before the context's threads start.
+  const StopSignals stop_signals(stop_grace_from_env(), "saying goodbye to the learner, then exiting");
   zmq::context_t context(1);
   RolloutWorker worker(context, worker_options);
   const std::string id = std::to_string(worker.worker_id());
@@ -133,6 +137,10 @@ int run_worker_command(const std::vector<std::string>& args) {
   if (exit == WorkerExit::kLearnerGone) {
     logger().warn("the learner is gone, exiting {}", counts);
     return kExitLearnerGone;
+  }
+  if (exit == WorkerExit::kSignalled) {
+    logger().warn("stopped by {} {}", stop_signal_name(stop_signal()), counts);
+    return kExitStopped;
   }
   logger().info("stopped by the learner {}", counts);
   return kExitOk;

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "core/log.h"
+#include "core/stop_signal.h"
 #include "rollout/worker_sampling.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
@@ -160,6 +161,11 @@ bool RolloutWorker::handshake_refused() {
   return !stats_.refusal.empty();
 }
 
+void RolloutWorker::say_goodbye() {
+  send(encode_stop(options_.worker_id, ++sequence_));
+  socket_.set(zmq::sockopt::linger, 2000);
+}
+
 WorkerExit RolloutWorker::run() {
   auto last_heard = Clock::now();
   auto last_join = Clock::now() - options_.rejoin_after;
@@ -205,16 +211,17 @@ WorkerExit RolloutWorker::run() {
           awaiting_hello_answer = false;
           credits_ = std::min(credits_ + grant->credits, kMaxHeldCredits);
         } else if (std::holds_alternative<Stop>(message)) {
-          // Goodbye after every fragment sent (one connection keeps their order); linger so
-          // the queued frames leave before the socket closes.
-          send(encode_stop(options_.worker_id, ++sequence_));
-          socket_.set(zmq::sockopt::linger, 2000);
+          say_goodbye();
           return WorkerExit::kStopped;
         }
       }
       frames = recv_frames(socket_, std::chrono::milliseconds(0));
     }
 
+    if (stop_requested()) {  // a scheduler's SIGTERM: the learner hears that we left, not that we vanished
+      say_goodbye();
+      return WorkerExit::kSignalled;
+    }
     const auto after = Clock::now();
     if (handshake_refused()) return WorkerExit::kRefusedByLearner;
     if (after - last_heard > options_.learner_timeout) return WorkerExit::kLearnerGone;

@@ -44,7 +44,8 @@ struct RolloutWorkerOptions {
 enum class WorkerExit {
   kStopped,          // the learner said stop
   kLearnerGone,      // silent past learner_timeout
-  kRefusedByLearner  // the learner's handshake refused this worker (its key, or keys on one side only)
+  kRefusedByLearner,  // the learner's handshake refused this worker (its key, or keys on one side only)
+  kSignalled          // a SIGTERM or SIGINT (with a StopSignals installed): said goodbye to the learner
 };
 
 // Counts for tests and logs.
@@ -86,6 +87,9 @@ class RolloutWorker {
   // Follows endpoint_source to a new endpoint, if it names one.
   void follow_endpoint();
   void send_fragment();
+  // The last message, after every fragment sent (one connection keeps their order); the socket
+  // lingers so that the queued frames leave before it closes.
+  void say_goodbye();
   // False when the connection's queue stayed full for 100 ms (the message is then dropped).
   bool send(std::vector<zmq::message_t> frames);
   std::shared_ptr<SampleBatch> free_batch();

@@ -3,7 +3,8 @@
 # (2 learner ranks on node1 and node2, the fleet on node3); `scancel --signal=TERM` makes rank 0
 # write a final checkpoint and the job exit 6; `scontrol requeue` runs the same job again,
 # which continues from that checkpoint (--resume auto) and reaches the target. Counters never
-# go backwards: progress.csv's iterations rise by one from the first row to the last.
+# go backwards: progress.csv's iterations rise by one from the first row to the last. The job's
+# output file keeps both attempts' lines.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -25,6 +26,9 @@ checkpoint=$(json "$trial/result.json" 'j["last_checkpoint"]')
 [ -f "$checkpoint/checkpoint.json" ] || fail "no final checkpoint at $checkpoint"
 echo "ok: SIGTERM stopped job $jid at iteration $stopped_at with exit 6 and checkpoint $checkpoint"
 cp "rlx-train-$jid.out" first-attempt.out
+# The 2 workers got the SIGTERM too, and each still wrote its last line with what it sent.
+[ "$(grep -c 'fragments_sent=' first-attempt.out)" = 2 ] ||
+  fail "after SIGTERM, $(grep -c 'fragments_sent=' first-attempt.out) of the 2 workers wrote their last line"
 
 requeue_job "$jid"
 wait_job_state "$jid" RUNNING 60 || fail "requeued job $jid did not start again"
@@ -32,6 +36,11 @@ wait_job_state "$jid" COMPLETED 240 || fail "requeued job $jid did not complete"
 [ "$(job_exit_code "$jid")" = 0 ] || fail "requeued job $jid exited $(job_exit_code "$jid")"
 grep -q "resume auto: continuing from .*$(basename "$checkpoint")" "rlx-train-$jid.out" ||
   fail "the requeued job did not continue from $checkpoint"
+# One record across attempts (#SBATCH --open-mode=append): the first attempt's lines are still
+# there, the second's after them.
+head -c "$(stat -c %s first-attempt.out)" "rlx-train-$jid.out" | cmp -s - first-attempt.out ||
+  fail "the requeued job's output does not begin with the first attempt's: its lines were lost"
+echo "ok: rlx-train-$jid.out keeps the first attempt's $(wc -l <first-attempt.out) lines before the second's"
 return_mean=$(json "$trial/result.json" 'j["episode_return_mean"]')
 python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 475 else 1)" "$return_mean" ||
   fail "episode_return_mean $return_mean < 475 after the requeue"
