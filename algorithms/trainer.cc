@@ -81,7 +81,8 @@ class TrainingRun {
         // (exploit_checkpoint keeps the trial's counters and brings the donor's episode window,
         // which scored the weights now held).
         held_weights_ = held_weights_json(*resumed_, counters_json(counters_, window_, sampler_stats()));
-        progress_logger(options_.progress).info("the checkpoint already meets {}; nothing to train", reason);
+        // Said even with -q: a resubmitted job of a finished trial ends at once, and says why.
+        logger().warn("{} already meets {}; nothing to train", resumed_->path.string(), reason);
         return finish();
       }
     }
@@ -103,7 +104,7 @@ class TrainingRun {
   void make_trial_dir() {
     if (options_.resume) {
       resumed_ = read_checkpoint_dir(*options_.resume);
-      outcome_.trial_dir = std::filesystem::absolute(*options_.resume).parent_path().parent_path();
+      outcome_.trial_dir = trial_dir_of_checkpoint(*options_.resume);
     } else if (options_.trial_name.empty()) {
       outcome_.trial_dir = claim_trial_dir(options_.output_root / experiment_.name,
                                            default_trial_name(experiment_, std::time(nullptr)));

@@ -166,6 +166,14 @@ fs::path checkpoint_path(const fs::path& trial_dir, int64_t iteration) {
   return trial_dir / "checkpoints" / checkpoint_dir_name(iteration);
 }
 
+fs::path trial_dir_of_checkpoint(const fs::path& checkpoint) {
+  fs::path normal = checkpoint.lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();  // a trailing separator
+  const fs::path trial = normal.parent_path().parent_path();
+  if (trial.empty() || trial.filename() == "..") return fs::absolute(normal).lexically_normal().parent_path().parent_path();
+  return trial;
+}
+
 std::optional<int64_t> checkpoint_iteration(const std::string& dir_name) {
   const std::string prefix = "checkpoint_";
   if (dir_name.rfind(prefix, 0) != 0) return std::nullopt;

@@ -67,6 +67,10 @@ Checkpoint read_checkpoint_dir(const std::filesystem::path& dir);
 std::string checkpoint_dir_name(int64_t iteration);
 // TRIAL_DIR/checkpoints/checkpoint_NNNNNN.
 std::filesystem::path checkpoint_path(const std::filesystem::path& trial_dir, int64_t iteration);
+// The trial a checkpoint belongs to (TRIAL/checkpoints/CHECKPOINT), written as `checkpoint` is:
+// relative stays relative (to the same directory), so that a resumed run's paths read as a fresh
+// run's; absolute only where a relative path cannot climb that far ("checkpoint_000004").
+std::filesystem::path trial_dir_of_checkpoint(const std::filesystem::path& checkpoint);
 // The iteration a checkpoint_NNNNNN directory name stands for; nullopt for any other name.
 std::optional<int64_t> checkpoint_iteration(const std::string& dir_name);
 // TRIAL_DIR/checkpoints/checkpoint_* directories holding a checkpoint.json, by iteration.

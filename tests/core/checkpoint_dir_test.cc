@@ -283,3 +283,14 @@ TEST_CASE("A trial whose checkpoints are all damaged has no newest valid checkpo
   CHECK_THAT(skipped[1].reason, Contains("checkpoint_000010") && Contains("file model.pt truncated (0 of 1 bytes)"));
   CHECK_THAT(skipped[2].reason, Contains("checkpoint_000005") && Contains("file model.pt missing"));
 }
+
+TEST_CASE("A checkpoint's trial directory is written as the checkpoint's path is", "[core][checkpoint]") {
+  CHECK(trial_dir_of_checkpoint("runs/cartpole-ppo/t/checkpoints/checkpoint_000004") == "runs/cartpole-ppo/t");
+  CHECK(trial_dir_of_checkpoint("runs/cartpole-ppo/t/checkpoints/checkpoint_000004/") == "runs/cartpole-ppo/t");
+  CHECK(trial_dir_of_checkpoint("./runs/x/t/checkpoints/./checkpoint_000004") == "runs/x/t");
+  CHECK(trial_dir_of_checkpoint("/shared/runs/x/t/checkpoints/checkpoint_000004") == "/shared/runs/x/t");
+  // Too short to climb: from the current directory.
+  const std::filesystem::path here = std::filesystem::current_path();
+  CHECK(trial_dir_of_checkpoint("checkpoints/checkpoint_000004") == here);
+  CHECK(trial_dir_of_checkpoint("../checkpoints/checkpoint_000004") == here.parent_path());
+}

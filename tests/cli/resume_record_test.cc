@@ -1,0 +1,71 @@
+// One record across attempts, as a requeued Slurm job makes them: a run resumed with --resume
+// auto writes its paths (the "results:" line, result.json's last_checkpoint) as the fresh run
+// did, relative to the directory --output is relative to; and a finished trial submitted again
+// says that it has nothing to train, even with -q, and exits as it did.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../core/test_util.h"
+#include "run_rlx.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rlx::test::read_text_file;
+
+struct Attempt {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// `rlx train cartpole-ppo.yaml --output runs --trial-name t --resume auto -q` run in `dir` (so
+// --output is relative) with a budget of `steps`.
+Attempt attempt(const fs::path& dir, int steps) {
+  const std::string command = "cd " + dir.string() + " && " + RLX_BINARY_DIR + "/rlx train " + RLX_SOURCE_DIR +
+                              "/experiments/cartpole-ppo.yaml --output runs --trial-name t --resume auto -q --set "
+                              "stop.episode_return_mean=null --set stop.timesteps_total=" +
+                              std::to_string(steps) + " >attempt.out 2>attempt.err";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text_file((dir / "attempt.out").string()),
+          read_text_file((dir / "attempt.err").string())};
+}
+
+std::string last_checkpoint(const fs::path& dir) {
+  return nlohmann::json::parse(read_text_file((dir / "runs/cartpole-ppo/t/result.json").string()))
+      .at("last_checkpoint")
+      .get<std::string>();
+}
+
+}  // namespace
+
+TEST_CASE("A resumed run writes its paths as the fresh run did and a finished trial submitted again says so",
+          "[cli][resume]") {
+  rlx::test::TempDir tmp;
+  const Attempt first = attempt(tmp.path(), 2048);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 3);
+  CHECK_THAT(first.out, Catch::Contains("results: runs/cartpole-ppo/t\n"));
+  CHECK(last_checkpoint(tmp.path()) == "runs/cartpole-ppo/t/checkpoints/checkpoint_000002");
+
+  const Attempt second = attempt(tmp.path(), 4096);
+  INFO(second.out << second.err);
+  REQUIRE(second.exit_code == 3);
+  CHECK_THAT(second.err, Catch::Contains("continuing from runs/cartpole-ppo/t/checkpoints/checkpoint_000002"));
+  CHECK_THAT(second.out, Catch::Contains("results: runs/cartpole-ppo/t\n") &&
+                             Catch::Contains("checkpoint: runs/cartpole-ppo/t/checkpoints/checkpoint_000004\n"));
+  CHECK(last_checkpoint(tmp.path()) == "runs/cartpole-ppo/t/checkpoints/checkpoint_000004");
+
+  const Attempt again = attempt(tmp.path(), 4096);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 3);
+  CHECK_THAT(again.err, Catch::Contains("runs/cartpole-ppo/t/checkpoints/checkpoint_000004 already meets "
+                                        "timesteps_total; nothing to train"));
+  CHECK(last_checkpoint(tmp.path()) == "runs/cartpole-ppo/t/checkpoints/checkpoint_000004");
+}
