@@ -124,6 +124,8 @@ class TrainingRun {
     if (resumed_) {
       ResumePoint point = restore_training(*resumed_, experiment_, *algorithm_, options_.resume->string());
       counters_ = point.counters;
+      ++counters_.attempt;
+      earlier_sampling_ = point.earlier_sampling;
       window_ = std::move(point.window);
       // What a killed run left half-written: checkpoint_*.tmp-* directories, temp result files.
       recover_interrupted_writes(outcome_.trial_dir / "checkpoints");
@@ -193,7 +195,9 @@ class TrainingRun {
     }
   }
 
-  SamplerStats sampler_stats() const { return sampler_ ? sampler_->stats() : SamplerStats{}; }
+  // The sampler's counts over every attempt of the trial (this one's added to the checkpoint's).
+  SamplerStats sampler_stats() const { return sampler_totals(this_attempt_sampling(), earlier_sampling_); }
+  SamplerStats this_attempt_sampling() const { return sampler_ ? sampler_->stats() : SamplerStats{}; }
 
   // The reason the run ends now ("" to go on): a stop criterion, or the pause point.
   std::string stop_or_pause_reason() {
@@ -210,7 +214,7 @@ class TrainingRun {
   // the last good checkpoint instead).
   void write_checkpoint(bool with_sampler_state) {
     const nlohmann::json manifest =
-        training_manifest(experiment_, spec_, *algorithm_, counters_, window_,
+        training_manifest(experiment_, spec_, *algorithm_, counters_, sampler_stats(), window_,
                           with_sampler_state && sampler_ ? sampler_->checkpoint_state() : nlohmann::json());
     const std::filesystem::path dir = checkpoint_path(outcome_.trial_dir, counters_.iteration);
     write_training_checkpoint(dir, manifest, algorithm_->checkpoint_files(), algorithm_->non_finite_weights(),
@@ -282,6 +286,7 @@ class TrainingRun {
     for (const auto& [key, value] : held_weights_.items()) outcome_.final_row[key] = extra[key] = value;
     extra["stopped_by"] = outcome_.stopped_by;
     extra["paused"] = outcome_.paused;
+    extra["sampler_this_attempt"] = sampler_json(this_attempt_sampling());
     if (outcome_.stopped_by == kStoppedBySignal) {
       outcome_.stop_signal = stop_signal();
       extra["signal"] = stop_signal_name(outcome_.stop_signal);
@@ -301,6 +306,7 @@ class TrainingRun {
   std::unique_ptr<Algorithm> algorithm_;
   std::optional<Checkpoint> resumed_;
   TrainingCounters counters_;
+  SamplerStats earlier_sampling_;  // a resumed trial's counts from its earlier attempts
   EpisodeWindow window_;
   std::optional<ResultsWriter> results_;
   std::optional<TensorBoardLogger> tensorboard_;  // unset with tensorboard: false

@@ -2,32 +2,69 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace rlx {
 
 namespace {
 
-nlohmann::json sampler_json(const SamplerStats& sampling) {
-  return {{"fragments_dropped_stale", sampling.fragments_dropped_stale},
-          {"fragments_dropped_other", sampling.fragments_dropped_other},
-          {"fragments_refused", sampling.fragments_refused},
-          {"messages_rejected", sampling.messages_rejected},
-          {"worker_restarts", sampling.worker_restarts},
-          {"workers_active", sampling.workers_active},
-          {"episodes_dropped_nonfinite", sampling.episodes_dropped_nonfinite},
-          {"fragments_received", sampling.fragments_received},
-          {"fragments_consumed", sampling.fragments_consumed},
-          {"fragments_queued", sampling.fragments_queued},
-          {"workers_joined", sampling.workers_joined},
-          {"workers_lost", sampling.workers_lost},
-          {"workers_left", sampling.workers_left},
-          {"workers_rejoined", sampling.workers_rejoined},
-          {"handshakes_refused", sampling.handshakes_refused},
-          {"worker_idle_share", sampling.worker_ready_s > 0 ? nlohmann::json(sampling.worker_idle_s / sampling.worker_ready_s)
-                                                            : nlohmann::json()}};
-}
+// The counts that add up over attempts, by their names in rows and manifests.
+struct SamplerCount {
+  const char* name;
+  uint64_t SamplerStats::*member;
+};
+constexpr SamplerCount kSamplerCounts[] = {
+    {"fragments_dropped_stale", &SamplerStats::fragments_dropped_stale},
+    {"fragments_dropped_other", &SamplerStats::fragments_dropped_other},
+    {"fragments_refused", &SamplerStats::fragments_refused},
+    {"messages_rejected", &SamplerStats::messages_rejected},
+    {"worker_restarts", &SamplerStats::worker_restarts},
+    {"episodes_dropped_nonfinite", &SamplerStats::episodes_dropped_nonfinite},
+    {"fragments_received", &SamplerStats::fragments_received},
+    {"fragments_consumed", &SamplerStats::fragments_consumed},
+    {"workers_joined", &SamplerStats::workers_joined},
+    {"workers_lost", &SamplerStats::workers_lost},
+    {"workers_left", &SamplerStats::workers_left},
+    {"workers_rejoined", &SamplerStats::workers_rejoined},
+    {"handshakes_refused", &SamplerStats::handshakes_refused},
+};
+constexpr std::pair<const char*, double SamplerStats::*> kSamplerSeconds[] = {
+    {"worker_ready_s", &SamplerStats::worker_ready_s},
+    {"worker_idle_s", &SamplerStats::worker_idle_s},
+};
 
 }  // namespace
+
+nlohmann::json sampler_json(const SamplerStats& sampling) {
+  nlohmann::json out = sampler_counts_json(sampling);
+  for (const auto& [name, member] : kSamplerSeconds) out.erase(name);
+  out["workers_active"] = sampling.workers_active;
+  out["fragments_queued"] = sampling.fragments_queued;
+  out["worker_idle_share"] = sampling.worker_ready_s > 0 ? nlohmann::json(sampling.worker_idle_s / sampling.worker_ready_s)
+                                                         : nlohmann::json();
+  return out;
+}
+
+SamplerStats sampler_totals(const SamplerStats& this_attempt, const SamplerStats& earlier) {
+  SamplerStats total = this_attempt;
+  for (const SamplerCount& count : kSamplerCounts) total.*count.member += earlier.*count.member;
+  for (const auto& [name, member] : kSamplerSeconds) total.*member += earlier.*member;
+  return total;
+}
+
+nlohmann::json sampler_counts_json(const SamplerStats& sampling) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const SamplerCount& count : kSamplerCounts) out[count.name] = sampling.*count.member;
+  for (const auto& [name, member] : kSamplerSeconds) out[name] = sampling.*member;
+  return out;
+}
+
+SamplerStats sampler_counts_from_json(const nlohmann::json& counts) {
+  SamplerStats sampling;
+  for (const SamplerCount& count : kSamplerCounts) sampling.*count.member = counts.value(count.name, uint64_t{0});
+  for (const auto& [name, member] : kSamplerSeconds) sampling.*member = counts.value(name, 0.0);
+  return sampling;
+}
 
 const std::vector<std::string>& pause_counter_names() {
   static const std::vector<std::string> names = {"training_iteration", "timesteps_total", "time_total_s"};
@@ -57,6 +94,7 @@ nlohmann::json counters_json(const TrainingCounters& counters, const EpisodeWind
           {"timesteps_total", counters.timesteps},
           {"time_total_s", counters.time_s},
           {"episodes_total", counters.episodes},
+          {"attempt", counters.attempt},
           {"episode_return_mean", or_null(window.return_mean())},
           {"episode_return_min", or_null(window.return_min())},
           {"episode_return_max", or_null(window.return_max())},

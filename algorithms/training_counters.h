@@ -20,6 +20,7 @@ struct TrainingCounters {
   int64_t timesteps = 0;  // timesteps_total
   int64_t episodes = 0;   // episodes_total
   double time_s = 0.0;    // time_total_s
+  int64_t attempt = 1;    // the runs of this trial so far, this one included (each resume adds one)
 };
 
 // The counters pause_at may name.
@@ -35,5 +36,17 @@ std::string stop_reason(const StopCriteria& stop, const TrainingCounters& counte
 // The counters, the window's means (null while it is empty) and the sampler's health: what
 // every results row and result.json carry.
 nlohmann::json counters_json(const TrainingCounters& counters, const EpisodeWindow& window, const SamplerStats& sampling);
+
+// The sampler's health as rows carry it (counts, workers_active, worker_idle_share).
+nlohmann::json sampler_json(const SamplerStats& sampling);
+
+// Counts over a trial's attempts: `earlier`'s counts (earlier attempts', from the checkpoint)
+// plus `this_attempt`'s; what is state rather than a count (workers_active, fragments_queued)
+// is this attempt's.
+SamplerStats sampler_totals(const SamplerStats& this_attempt, const SamplerStats& earlier);
+// The counts of sampler_totals for a checkpoint's manifest, and back (0 for a missing key: a
+// checkpoint from before they were kept).
+nlohmann::json sampler_counts_json(const SamplerStats& sampling);
+SamplerStats sampler_counts_from_json(const nlohmann::json& counts);
 
 }  // namespace rlx

@@ -13,11 +13,14 @@ namespace rlx {
 
 namespace {
 
-nlohmann::json counters_manifest(const TrainingCounters& counters) {
+// In the manifest's "counters", which a PBT exploit keeps as the receiving trial's own.
+nlohmann::json counters_manifest(const TrainingCounters& counters, const SamplerStats& sampling) {
   return {{"training_iteration", counters.iteration},
           {"timesteps_total", counters.timesteps},
           {"episodes_total", counters.episodes},
-          {"time_total_s", counters.time_s}};
+          {"time_total_s", counters.time_s},
+          {"attempt", counters.attempt},
+          {"sampler", sampler_counts_json(sampling)}};
 }
 
 TrainingCounters counters_from_manifest(const nlohmann::json& counters) {
@@ -26,19 +29,20 @@ TrainingCounters counters_from_manifest(const nlohmann::json& counters) {
   c.timesteps = counters.at("timesteps_total").get<int64_t>();
   c.episodes = counters.at("episodes_total").get<int64_t>();
   c.time_s = counters.at("time_total_s").get<double>();
+  c.attempt = counters.value("attempt", int64_t{1});  // checkpoints from before attempts were counted
   return c;
 }
 
 }  // namespace
 
 nlohmann::json training_manifest(const Experiment& experiment, const nlohmann::json& env_spec, const Algorithm& algorithm,
-                                 const TrainingCounters& counters, const EpisodeWindow& window,
-                                 const nlohmann::json& sampler_state) {
+                                 const TrainingCounters& counters, const SamplerStats& sampling,
+                                 const EpisodeWindow& window, const nlohmann::json& sampler_state) {
   return {{"algorithm", algorithm_name(experiment.algorithm)},
           {"env_spec", env_spec},
           {"model", algorithm.model_json()},
           {"experiment", experiment_to_json(experiment)},
-          {"counters", counters_manifest(counters)},
+          {"counters", counters_manifest(counters, sampling)},
           {"episode_window", window.to_json()},
           {"algorithm_state", algorithm.checkpoint_state()},
           {"sampler_state", sampler_state}};
@@ -73,7 +77,11 @@ ResumePoint restore_training(const Checkpoint& checkpoint, const Experiment& exp
                             "); resume from an earlier checkpoint");
   }
   ResumePoint point;
-  point.counters = counters_from_manifest(checkpoint.manifest.at("counters"));
+  const nlohmann::json& counters = checkpoint.manifest.at("counters");
+  point.counters = counters_from_manifest(counters);
+  if (const auto sampling = counters.find("sampler"); sampling != counters.end() && sampling->is_object()) {
+    point.earlier_sampling = sampler_counts_from_json(*sampling);
+  }
   // The episode window travels with the checkpoint, so the reward criterion and the metric
   // continue across resumes (a tuner's segments) instead of starting empty.
   if (const auto window = checkpoint.manifest.find("episode_window"); window != checkpoint.manifest.end()) {

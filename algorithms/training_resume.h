@@ -18,11 +18,11 @@
 namespace rlx {
 
 // The manifest of a training run's checkpoint: algorithm, env_spec (check_experiment_env's), model,
-// experiment, counters, episode_window, algorithm_state and sampler_state (null when the
-// checkpoint holds none).
+// experiment, counters (with the attempt and `sampling`'s counts over every attempt so far),
+// episode_window, algorithm_state and sampler_state (null when the checkpoint holds none).
 nlohmann::json training_manifest(const Experiment& experiment, const nlohmann::json& env_spec, const Algorithm& algorithm,
-                                 const TrainingCounters& counters, const EpisodeWindow& window,
-                                 const nlohmann::json& sampler_state);
+                                 const TrainingCounters& counters, const SamplerStats& sampling,
+                                 const EpisodeWindow& window, const nlohmann::json& sampler_state);
 
 // ConfigError naming the first setting that shapes the learner (algorithm, env, network) and
 // differs between the checkpoint and this run: its weights cannot be loaded into another shape.
@@ -30,7 +30,8 @@ void check_resume_compatible(const Checkpoint& checkpoint, const Experiment& exp
 
 // Where a resumed run continues from.
 struct ResumePoint {
-  TrainingCounters counters;
+  TrainingCounters counters;  // the checkpoint's: its attempt is the one that wrote it
+  SamplerStats earlier_sampling;  // the sampler's counts over the attempts up to the checkpoint
   EpisodeWindow window;
 };
 

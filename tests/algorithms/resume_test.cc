@@ -32,26 +32,28 @@ namespace {
 namespace fs = std::filesystem;
 using test::train_quietly;
 
-// result.jsonl's rows without the wall-clock columns.
+// result.jsonl's rows without the wall-clock columns and the attempt (a resumed run is the
+// trial's second).
 std::vector<nlohmann::json> rows_without_times(const fs::path& trial) {
   std::ifstream in(trial / "result.jsonl");
   std::vector<nlohmann::json> rows;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     nlohmann::json row = nlohmann::json::parse(line);
-    for (const char* key : {"time_total_s", "time_this_iter_s", "env_steps_per_s"}) row.erase(key);
+    for (const char* key : {"time_total_s", "time_this_iter_s", "env_steps_per_s", "attempt"}) row.erase(key);
     rows.push_back(row);
   }
   return rows;
 }
 
-// A checkpoint's manifest without its times and file hashes (torch archives name optimizer state
-// by tensor addresses, so their bytes differ between processes).
+// A checkpoint's manifest without its times, attempt and file hashes (torch archives name
+// optimizer state by tensor addresses, so their bytes differ between processes).
 nlohmann::json manifest_without_files(const Checkpoint& checkpoint) {
   nlohmann::json manifest = checkpoint.manifest;
   manifest.erase("created_at");
   manifest.erase("files");
   manifest["counters"].erase("time_total_s");
+  manifest["counters"].erase("attempt");
   return manifest;
 }
 

@@ -1,7 +1,9 @@
 // One record across attempts, as a requeued Slurm job makes them: a run resumed with --resume
 // auto writes its paths (the "results:" line, result.json's last_checkpoint) as the fresh run
 // did, relative to the directory --output is relative to; and a finished trial submitted again
-// says that it has nothing to train, even with -q, and exits as it did.
+// says that it has nothing to train, even with -q, and exits as it did. Counters add up over the
+// attempts: result.json's attempt, and its sampler counts are the earlier attempts' (as the
+// checkpoint it continued from kept them) plus this one's (sampler_this_attempt).
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -37,11 +39,11 @@ Attempt attempt(const fs::path& dir, int steps) {
           read_text_file((dir / "attempt.err").string())};
 }
 
-std::string last_checkpoint(const fs::path& dir) {
-  return nlohmann::json::parse(read_text_file((dir / "runs/cartpole-ppo/t/result.json").string()))
-      .at("last_checkpoint")
-      .get<std::string>();
+nlohmann::json result_of(const fs::path& dir) {
+  return nlohmann::json::parse(read_text_file((dir / "runs/cartpole-ppo/t/result.json").string()));
 }
+
+std::string last_checkpoint(const fs::path& dir) { return result_of(dir).at("last_checkpoint").get<std::string>(); }
 
 }  // namespace
 
@@ -53,6 +55,10 @@ TEST_CASE("A resumed run writes its paths as the fresh run did and a finished tr
   REQUIRE(first.exit_code == 3);
   CHECK_THAT(first.out, Catch::Contains("results: runs/cartpole-ppo/t\n"));
   CHECK(last_checkpoint(tmp.path()) == "runs/cartpole-ppo/t/checkpoints/checkpoint_000002");
+  const nlohmann::json first_result = result_of(tmp.path());
+  CHECK(first_result.at("attempt") == 1);
+  CHECK(first_result.at("sampler").at("workers_joined") == 2);  // the experiment's 2 local workers
+  CHECK(first_result.at("sampler_this_attempt").at("workers_joined") == 2);
 
   const Attempt second = attempt(tmp.path(), 4096);
   INFO(second.out << second.err);
@@ -61,6 +67,19 @@ TEST_CASE("A resumed run writes its paths as the fresh run did and a finished tr
   CHECK_THAT(second.out, Catch::Contains("results: runs/cartpole-ppo/t\n") &&
                              Catch::Contains("checkpoint: runs/cartpole-ppo/t/checkpoints/checkpoint_000004\n"));
   CHECK(last_checkpoint(tmp.path()) == "runs/cartpole-ppo/t/checkpoints/checkpoint_000004");
+  const nlohmann::json second_result = result_of(tmp.path());
+  const nlohmann::json kept = nlohmann::json::parse(read_text_file(
+      (tmp / "runs/cartpole-ppo/t/checkpoints/checkpoint_000002/checkpoint.json").string()))["counters"];
+  INFO(second_result.dump() << "\n" << kept.dump());
+  CHECK(second_result.at("attempt") == 2);
+  CHECK(second_result.at("training_iteration") == 4);
+  CHECK(second_result.at("sampler_this_attempt").at("workers_joined") == 2);
+  CHECK(second_result.at("sampler").at("workers_joined") == 4);
+  for (const char* count : {"fragments_received", "fragments_consumed", "fragments_dropped_stale"}) {
+    INFO(count);
+    CHECK(second_result.at("sampler").at(count) ==
+          kept.at("sampler").at(count).get<uint64_t>() + second_result.at("sampler_this_attempt").at(count).get<uint64_t>());
+  }
 
   const Attempt again = attempt(tmp.path(), 4096);
   INFO(again.out << again.err);
