@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/rank_placement.h"
 #include "core/stop_signal.h"
+#include "core/temp_dir_owner.h"
 #include "core/version.h"
 #include "transport/sockets.h"
 
@@ -221,6 +222,12 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
   set_log_role("driver", "rlx train");
   if (resume && !resume_auto) say_checkpoint_taken(values["resume"].as<std::string>(), resume->path);  // past hand-over
   const StopSignals stop_signals(stop_grace_from_env(), "finishing the current iteration, then writing a checkpoint");
+  // What runs that died unannounced (SIGKILL, a crash) left: their workers' keys, their sockets.
+  const std::vector<std::filesystem::path> swept =
+      sweep_dead_temp_dirs({std::filesystem::temp_directory_path(), "/tmp"}, kRunTempDirPrefixes);
+  for (const std::filesystem::path& dir : swept) {
+    logger().info("removed {}, which a run that died left behind", dir.string());
+  }
   if (resume_auto) resume = auto_resume_checkpoint(values, overrides);
   TrainOptions train;
   train.make_algorithm = backend.make_algorithm;

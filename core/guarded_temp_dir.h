@@ -1,6 +1,7 @@
 // GuardedTempDir: a TempDir (removed with everything in it when the object goes) whose contents
 // are also removed on the exits that unwind nothing: a second stop signal, the stop watchdog,
-// an abort (core/stop_signal.h). For secret keys and private sockets.
+// an abort (core/stop_signal.h). For secret keys and private sockets. Its owner file names this
+// process (core/temp_dir_owner.h), so that a later run removes it if a SIGKILL left it behind.
 #pragma once
 
 #include <filesystem>
@@ -9,15 +10,18 @@
 
 #include "core/stop_signal.h"
 #include "core/temp_dir.h"
+#include "core/temp_dir_owner.h"
 
 namespace rlx {
 
 class GuardedTempDir {
  public:
-  // Makes <parent>/<prefix>XXXXXX (parent: the system's temp dir), mode 0700, registered for
-  // removal on a signal; std::runtime_error when it cannot be made.
-  explicit GuardedTempDir(const std::string& prefix, const std::filesystem::path& parent = {})
-      : dir_(prefix, parent), removal_(std::make_unique<RemoveOnSignal>(dir_.path())) {}
+  // Makes <parent>/<prefix>XXXXXX (parent: the system's temp dir), mode 0700, with its owner
+  // file, registered for removal on a signal; std::runtime_error when it cannot be made.
+  explicit GuardedTempDir(const std::string& prefix, const std::filesystem::path& parent = {}) : dir_(prefix, parent) {
+    stamp_temp_dir_owner(dir_.path());
+    removal_ = std::make_unique<RemoveOnSignal>(dir_.path());
+  }
   GuardedTempDir(const GuardedTempDir&) = delete;
   GuardedTempDir& operator=(const GuardedTempDir&) = delete;
 
