@@ -33,11 +33,17 @@ constexpr std::pair<const char*, double SamplerStats::*> kSamplerSeconds[] = {
     {"worker_idle_s", &SamplerStats::worker_idle_s},
 };
 
+// The counts alone, by name.
+nlohmann::json counts_json(const SamplerStats& sampling) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const SamplerCount& count : kSamplerCounts) out[count.name] = sampling.*count.member;
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json sampler_json(const SamplerStats& sampling) {
-  nlohmann::json out = sampler_counts_json(sampling);
-  for (const auto& [name, member] : kSamplerSeconds) out.erase(name);
+  nlohmann::json out = counts_json(sampling);
   out["workers_active"] = sampling.workers_active;
   out["fragments_queued"] = sampling.fragments_queued;
   out["worker_idle_share"] = sampling.worker_ready_s > 0 ? nlohmann::json(sampling.worker_idle_s / sampling.worker_ready_s)
@@ -53,8 +59,7 @@ SamplerStats sampler_totals(const SamplerStats& this_attempt, const SamplerStats
 }
 
 nlohmann::json sampler_counts_json(const SamplerStats& sampling) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const SamplerCount& count : kSamplerCounts) out[count.name] = sampling.*count.member;
+  nlohmann::json out = counts_json(sampling);
   for (const auto& [name, member] : kSamplerSeconds) out[name] = sampling.*member;
   return out;
 }
