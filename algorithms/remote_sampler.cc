@@ -149,7 +149,18 @@ void RemoteSampler::report_notices() {
     if (notices_printed_++ >= kMaxNoticesPrinted) continue;
     logger().warn("{}", notice);
   }
+  // The reasons workers gave for stopping, once each (the receiver bounds them): a failure is
+  // worth a warning wherever the worker ran; a signal is a scheduler's doing.
+  for (const std::string& notice : receiver_->take_stop_notices()) {
+    if (notice.find(" stopped: signal: ") != std::string::npos) {
+      logger().info("{}", notice);
+    } else {
+      logger().warn("{}", notice);
+    }
+  }
 }
+
+std::vector<std::string> RemoteSampler::worker_failure_summary() const { return receiver_->worker_failure_summary(); }
 
 void RemoteSampler::watch_workers() {
   for (WorkerExitReport& report : pool_->poll()) {
@@ -239,6 +250,8 @@ SamplerStats RemoteSampler::stats() const {
   s.workers_joined = r.workers_joined;
   s.workers_lost = r.workers_lost;
   s.workers_left = r.workers_left;
+  s.workers_failed = r.workers_failed;
+  s.worker_failures = r.worker_failures;
   s.workers_rejoined = r.workers_restarted;
   s.handshakes_refused = r.handshakes_refused;
   s.worker_ready_s = r.worker_ready_s;

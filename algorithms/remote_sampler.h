@@ -70,6 +70,7 @@ class RemoteSampler : public Sampler {
   // each agent's return and the env steps its workers reported).
   EpisodeReport take_episode_report() { return receiver_->take_episodes(); }
   SamplerStats stats() const override;
+  std::vector<std::string> worker_failure_summary() const override;
 
   const std::string& endpoint() const { return receiver_->endpoint(); }
   // The most memory the receiver's queued fragments can take (max_workers x credits x largest).

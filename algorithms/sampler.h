@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ struct SamplerStats {
   uint64_t workers_joined = 0;
   uint64_t workers_lost = 0;        // silent past the heartbeat timeout (a crashed host, a cut link)
   uint64_t workers_left = 0;        // said goodbye after their last fragment (a SIGTERM, a finished run)
+  uint64_t workers_failed = 0;      // said goodbye giving a failure (env contract, Python error, ...)
+  std::map<std::string, uint64_t> worker_failures;  // those by cause (transport/stop_reason.h's names)
   uint64_t workers_rejoined = 0;    // came back on the same connection after going quiet
   uint64_t handshakes_refused = 0;  // a key the run does not authorize
   // Summed over workers: seconds since their hello, and of those the seconds they held no credit
@@ -53,6 +56,9 @@ class Sampler {
   // Episodes that finished since the last call, in no particular order.
   virtual std::vector<FinishedEpisode> take_episodes() = 0;
   virtual SamplerStats stats() const = 0;
+  // The workers' failures, a line per distinct reason with its count and first worker
+  // (transport/worker_stops.h); empty when none failed, and for samplers without workers.
+  virtual std::vector<std::string> worker_failure_summary() const { return {}; }
   // The sampler's own state for an exact resume (envs mid-episode, observations, action
   // sampling), taken between iterations; null when it has none to give (worker processes, or
   // envs that cannot snapshot themselves).

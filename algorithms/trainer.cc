@@ -276,6 +276,19 @@ class TrainingRun {
                    outcome_.last_checkpoint ? outcome_.last_checkpoint->string() : std::string("none"),
                    checkpoint_note.empty() ? "" : " (" + checkpoint_note + ")",
                    (outcome_.trial_dir / kLogsDirName).string());
+    report_worker_failures();
+  }
+
+  // The end of a run's record on stderr: why workers failed in this attempt, a line per distinct
+  // reason (their counts are in the results' sampler.worker_failures).
+  void report_worker_failures() const {
+    if (!sampler_) return;
+    const std::vector<std::string> reasons = sampler_->worker_failure_summary();
+    if (reasons.empty()) return;
+    const uint64_t failed = this_attempt_sampling().workers_failed;
+    logger().warn("{} worker{} failed in this run, for {} distinct reason{}:", failed, failed == 1 ? "" : "s",
+                  reasons.size(), reasons.size() == 1 ? "" : "s");
+    for (const std::string& reason : reasons) logger().warn("  {}", reason);
   }
 
   TrainOutcome finish() {
@@ -295,6 +308,7 @@ class TrainingRun {
     file_logger().info("stopped by {} at iteration {} ({} timesteps)",
                        outcome_.stopped_by == kStoppedBySignal ? stop_signal_name(outcome_.stop_signal) : outcome_.stopped_by,
                        counters_.iteration, counters_.timesteps);
+    report_worker_failures();
     sampler_.reset();
     return outcome_;
   }

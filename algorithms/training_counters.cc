@@ -25,6 +25,7 @@ constexpr SamplerCount kSamplerCounts[] = {
     {"workers_joined", &SamplerStats::workers_joined},
     {"workers_lost", &SamplerStats::workers_lost},
     {"workers_left", &SamplerStats::workers_left},
+    {"workers_failed", &SamplerStats::workers_failed},
     {"workers_rejoined", &SamplerStats::workers_rejoined},
     {"handshakes_refused", &SamplerStats::handshakes_refused},
 };
@@ -37,6 +38,7 @@ constexpr std::pair<const char*, double SamplerStats::*> kSamplerSeconds[] = {
 nlohmann::json counts_json(const SamplerStats& sampling) {
   nlohmann::json out = nlohmann::json::object();
   for (const SamplerCount& count : kSamplerCounts) out[count.name] = sampling.*count.member;
+  out["worker_failures"] = sampling.worker_failures;
   return out;
 }
 
@@ -55,6 +57,7 @@ SamplerStats sampler_totals(const SamplerStats& this_attempt, const SamplerStats
   SamplerStats total = this_attempt;
   for (const SamplerCount& count : kSamplerCounts) total.*count.member += earlier.*count.member;
   for (const auto& [name, member] : kSamplerSeconds) total.*member += earlier.*member;
+  for (const auto& [cause, count] : earlier.worker_failures) total.worker_failures[cause] += count;
   return total;
 }
 
@@ -68,6 +71,7 @@ SamplerStats sampler_counts_from_json(const nlohmann::json& counts) {
   SamplerStats sampling;
   for (const SamplerCount& count : kSamplerCounts) sampling.*count.member = counts.value(count.name, uint64_t{0});
   for (const auto& [name, member] : kSamplerSeconds) sampling.*member = counts.value(name, 0.0);
+  sampling.worker_failures = counts.value("worker_failures", std::map<std::string, uint64_t>{});
   return sampling;
 }
 

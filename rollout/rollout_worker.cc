@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <random>
 #include <stdexcept>
 #include <variant>
 
+#include "core/config_error.h"
 #include "core/log.h"
 #include "core/stop_signal.h"
+#include "envs/env.h"
+#include "envs/python_env.h"
 #include "rollout/worker_sampling.h"
 #include "transport/encode.h"
 #include "transport/sockets.h"
@@ -161,12 +165,37 @@ bool RolloutWorker::handshake_refused() {
   return !stats_.refusal.empty();
 }
 
-void RolloutWorker::say_goodbye() {
-  send(encode_stop(options_.worker_id, ++sequence_));
+void RolloutWorker::say_goodbye(const std::optional<StopReason>& reason) {
+  send(reason ? encode_stop(options_.worker_id, ++sequence_, *reason) : encode_stop(options_.worker_id, ++sequence_));
   socket_.set(zmq::sockopt::linger, 2000);
 }
 
+StopReason stop_reason_of(const std::exception& error, bool setting_up) {
+  StopCause cause = setting_up ? StopCause::kBadConfig : StopCause::kError;
+  if (dynamic_cast<const std::bad_alloc*>(&error)) {
+    cause = StopCause::kOutOfMemory;
+  } else if (dynamic_cast<const PythonEnvError*>(&error)) {
+    cause = StopCause::kPythonError;
+  } else if (dynamic_cast<const EnvContractError*>(&error)) {
+    cause = StopCause::kEnvContract;
+  } else if (dynamic_cast<const ConfigError*>(&error)) {
+    cause = StopCause::kBadConfig;
+  }
+  return StopReason{cause, sanitize_stop_detail(error.what()), local_host_name(), ::getpid()};
+}
+
 WorkerExit RolloutWorker::run() {
+  try {
+    return run_until_stopped();
+  } catch (const std::exception& error) {
+    // The learner hears why this worker is going away (its id and host are known there), then
+    // the error goes on to the caller, which exits with it.
+    say_goodbye(stop_reason_of(error, setting_up_));
+    throw;
+  }
+}
+
+WorkerExit RolloutWorker::run_until_stopped() {
   auto last_heard = Clock::now();
   auto last_join = Clock::now() - options_.rejoin_after;
   auto next_heartbeat = Clock::now();
@@ -198,7 +227,9 @@ WorkerExit RolloutWorker::run() {
           }
           awaiting_hello_answer = true;
           ++stats_.welcomes;
+          setting_up_ = true;
           apply_setup(WorkerSetup::from_json(welcome->setup_json));
+          setting_up_ = false;
           logger().info("{} the learner at {}: {}, fragments of {} steps", stats_.welcomes == 1 ? "joined" : "joined again",
                         options_.endpoint, sampling_->describe(), setup_->fragment_length);
           joined = true;
@@ -219,7 +250,8 @@ WorkerExit RolloutWorker::run() {
     }
 
     if (stop_requested()) {  // a scheduler's SIGTERM: the learner hears that we left, not that we vanished
-      say_goodbye();
+      say_goodbye(StopReason{StopCause::kSignal, std::string("stopped by ") + stop_signal_name(stop_signal()),
+                             local_host_name(), ::getpid()});
       return WorkerExit::kSignalled;
     }
     const auto after = Clock::now();

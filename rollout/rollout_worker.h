@@ -19,6 +19,7 @@
 #include "rollout/worker_setup.h"
 #include "transport/curve.h"
 #include "transport/decode.h"
+#include "transport/stop_reason.h"
 
 namespace rlx {
 
@@ -71,7 +72,8 @@ class RolloutWorker {
 
   // Runs until the learner says stop, has been silent longer than learner_timeout, or refused
   // this worker's handshake (a key it does not authorize, or CURVE on one side only). Throws
-  // std::invalid_argument when the learner's setup names an unknown env or bad network.
+  // std::invalid_argument when the learner's setup names an unknown env or bad network, and
+  // whatever its envs throw; before it does, its goodbye tells the learner why (stop_reason_of).
   WorkerExit run();
 
   const RolloutWorkerStats& stats() const { return stats_; }
@@ -87,9 +89,11 @@ class RolloutWorker {
   // Follows endpoint_source to a new endpoint, if it names one.
   void follow_endpoint();
   void send_fragment();
-  // The last message, after every fragment sent (one connection keeps their order); the socket
-  // lingers so that the queued frames leave before it closes.
-  void say_goodbye();
+  WorkerExit run_until_stopped();
+  // The last message, after every fragment sent (one connection keeps their order), with the
+  // reason this worker stops unless the learner asked it to; the socket lingers so that the
+  // queued frames leave before it closes.
+  void say_goodbye(const std::optional<StopReason>& reason = std::nullopt);
   // False when the connection's queue stayed full for 100 ms (the message is then dropped).
   bool send(std::vector<zmq::message_t> frames);
   std::shared_ptr<SampleBatch> free_batch();
@@ -105,6 +109,12 @@ class RolloutWorker {
   int64_t credits_ = 0;
   std::vector<std::shared_ptr<SampleBatch>> batches_;  // reused once ZeroMQ has released them
   RolloutWorkerStats stats_;
+  bool setting_up_ = false;  // building the sampling of a Welcome's setup (an error there is bad_config)
 };
+
+// The reason a worker gives its learner for stopping with `error`: its cause by the error's type
+// (env contract, Python env, config, out of memory; else bad_config while `setting_up`, error
+// otherwise), its message as one sanitised line, this host and pid.
+StopReason stop_reason_of(const std::exception& error, bool setting_up);
 
 }  // namespace rlx

@@ -499,6 +499,23 @@ Check decode_welcome(const Columns& columns, const DecodeLimits& limits, std::op
   return std::nullopt;
 }
 
+// A Stop, with the reason of a worker's goodbye when it carries stop_info.
+Check decode_stop(const Columns& columns, std::optional<Message>& out) {
+  if (auto bad = columns.allow_only({ColumnId::kStopInfo})) return bad;
+  const ColumnDescriptor* text_column = nullptr;
+  if (auto bad = columns.get(ColumnId::kStopInfo, DType::kUInt8, 1, false, text_column)) return bad;
+  Stop stop;
+  if (text_column) {
+    if (text_column->bytes > kMaxStopInfoBytes) return reject(RejectReason::kLimitExceeded, "stop info too long");
+    std::vector<uint8_t> text;
+    columns.copy(text_column, text);
+    stop.reason = parse_stop_info(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
+    if (!stop.reason) return reject(RejectReason::kBadHelloInfo, "stop info is not a valid stop reason");
+  }
+  out = std::move(stop);
+  return std::nullopt;
+}
+
 Check decode_body(const Columns& columns, const MessageInfo& info, const DecodeLimits& limits,
                   std::optional<Message>& out) {
   switch (info.type) {
@@ -511,10 +528,7 @@ Check decode_body(const Columns& columns, const MessageInfo& info, const DecodeL
     case MessageType::kEpisodeStats: return decode_episode_stats(columns, limits, out);
     case MessageType::kWeights: return decode_weights(columns, info, limits, out);
     case MessageType::kCreditGrant: return decode_credit_grant(columns, limits, out);
-    case MessageType::kStop:
-      if (auto bad = decode_no_columns(columns)) return bad;
-      out = Stop{};
-      return std::nullopt;
+    case MessageType::kStop: return decode_stop(columns, out);
     case MessageType::kWelcome: return decode_welcome(columns, limits, out);
     case MessageType::kJoin:
       if (auto bad = decode_no_columns(columns)) return bad;

@@ -163,6 +163,13 @@ std::vector<zmq::message_t> encode_stop(uint64_t sender_id, uint64_t sequence) {
   return FrameBuilder(MessageType::kStop, sender_id, sequence, 0).finish();
 }
 
+std::vector<zmq::message_t> encode_stop(uint64_t sender_id, uint64_t sequence, const StopReason& reason) {
+  const std::string info = stop_info_json(reason);
+  FrameBuilder builder(MessageType::kStop, sender_id, sequence, 0);
+  builder.add_copied(ColumnId::kStopInfo, DType::kUInt8, {static_cast<int64_t>(info.size())}, info.data(), info.size());
+  return builder.finish();
+}
+
 std::vector<zmq::message_t> encode_welcome(const Welcome& welcome, uint64_t sender_id, uint64_t sequence) {
   require(welcome.setup_json.size() <= kMaxWelcomeInfoBytes, "Welcome info exceeds 16384 bytes");
   const nlohmann::json parsed = nlohmann::json::parse(welcome.setup_json, nullptr, /*allow_exceptions=*/false);

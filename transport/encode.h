@@ -40,6 +40,9 @@ std::vector<zmq::message_t> encode_credit_grant(const CreditGrant& grant, uint64
 // Stop from sender_id.
 std::vector<zmq::message_t> encode_stop(uint64_t sender_id, uint64_t sequence);
 
+// A worker's goodbye from sender_id that says why it stops (stop_info_json of the reason).
+std::vector<zmq::message_t> encode_stop(uint64_t sender_id, uint64_t sequence, const StopReason& reason);
+
 // Join from sender_id.
 std::vector<zmq::message_t> encode_join(uint64_t sender_id, uint64_t sequence);
 

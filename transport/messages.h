@@ -11,6 +11,7 @@
 
 #include "core/sample_batch.h"
 #include "models/weights.h"
+#include "transport/stop_reason.h"
 #include "transport/wire_format.h"
 
 namespace rlx {
@@ -51,8 +52,11 @@ struct CreditGrant {
   int64_t credits = 0;
 };
 
-// Either direction: stop and disconnect.
-struct Stop {};
+// Either direction: stop and disconnect. A worker's goodbye may say why it stops (a signal, or
+// the failure it is about to exit with); a learner's Stop carries no reason.
+struct Stop {
+  std::optional<StopReason> reason;
+};
 
 // Learner -> worker, the answer to a heartbeat from a worker it does not know: how to set up
 // (a JSON object; rollout/worker_setup.h gives its keys and checks them).

@@ -37,7 +37,7 @@ enum class RejectReason : uint8_t {
   kInconsistentDims,    // columns disagree on T, K, O, A, D or E
   kLimitExceeded,       // a dimension over its DecodeLimits bound
   kValueOutOfRange,     // an index, flag, count or credit outside its range
-  kBadHelloInfo,        // hello JSON unparsable, missing or mistyped fields
+  kBadHelloInfo,        // hello or stop info JSON unparsable, missing or mistyped fields
 };
 
 constexpr size_t kNumRejectReasons = static_cast<size_t>(RejectReason::kBadHelloInfo) + 1;

@@ -19,7 +19,6 @@ constexpr size_t kMaxMessagesPerPoll = 256;   // then look at commands and timer
 // the SYNs of a thousand workers connecting at once (a fleet starting, or re-joining a restarted
 // learner), and TCP retries them only after 1, 3, 7, 15 s; the kernel caps this at somaxconn.
 constexpr int kListenBacklog = 4096;
-constexpr size_t kMaxEpisodesKept = 1 << 20;
 constexpr size_t kMaxNoticesKept = 256;
 // Room beyond the largest fragment for the header, descriptors and a hello's JSON.
 constexpr uint64_t kMessageSlackBytes = 64 * 1024;
@@ -135,13 +134,6 @@ std::optional<SampleBatch> SampleReceiver::pop(std::chrono::milliseconds timeout
   }
 }
 
-EpisodeReport SampleReceiver::take_episodes() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  EpisodeReport taken = std::move(episodes_);
-  episodes_ = {};
-  return taken;
-}
-
 std::vector<std::string> SampleReceiver::take_notices() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::string> taken = std::move(notices_);
@@ -251,14 +243,8 @@ void SampleReceiver::handle_message(const std::string& identity, std::vector<zmq
     handle_fragment(identity, std::move(*batch), result.info.sequence);
   } else if (auto* stats = std::get_if<EpisodeStats>(&message)) {
     handle_episode_stats(identity, *stats);
-  } else if (std::holds_alternative<Stop>(message)) {
-    // The worker is leaving (its last message, after all its fragments): forget it.
-    const bool was_ready = it != workers_.end() && it->second.ready;
-    if (it != workers_.end()) close_clock(it->second, Clock::now());
-    workers_.erase(identity);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (was_ready) ++stats_.workers_left;
-    stats_.workers_active = workers_.size();
+  } else if (auto* stop = std::get_if<Stop>(&message)) {
+    handle_stop(identity, *stop);
   } else {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.unexpected_messages;
@@ -435,49 +421,6 @@ void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& 
   ++stats_.queued;
   lock.unlock();
   queue_ready_.notify_one();
-}
-
-void SampleReceiver::handle_episode_stats(const std::string& identity, const EpisodeStats& stats) {
-  // Only the count of episodes a worker dropped for a non-finite step is taken from it; returns
-  // and lengths come from the fragments. The count is bounded by the steps a fragment holds.
-  auto it = workers_.find(identity);
-  if (it == workers_.end() || !it->second.ready) return;
-  const FragmentContract& contract = it->second.contracts[0];
-  const int64_t most = contract.num_steps * int64_t{contract.num_envs};
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (stats.dropped < 0 || stats.dropped > most || multi_agent() != (stats.num_agents > 0) ||
-      (multi_agent() && !take_agent_episodes(stats))) {
-    ++stats_.unexpected_messages;
-    return;
-  }
-  stats_.episodes_dropped += static_cast<uint64_t>(stats.dropped);
-}
-
-bool SampleReceiver::take_agent_episodes(const EpisodeStats& stats) {
-  if (stats.num_agents != options_.num_agents) return false;
-  for (const double value : stats.agent_returns) {
-    if (!std::isfinite(value)) return false;
-  }
-  for (const double value : stats.returns) {
-    if (!std::isfinite(value)) return false;
-  }
-  for (const int32_t policy : stats.agent_policies) {
-    if (policy >= static_cast<int32_t>(options_.policies.size())) return false;
-  }
-  if (!stats.policy_agent_steps.empty()) {
-    if (stats.policy_agent_steps.size() != options_.policies.size()) return false;
-    episodes_.policy_agent_steps.resize(options_.policies.size(), 0);
-    for (size_t p = 0; p < options_.policies.size(); ++p) episodes_.policy_agent_steps[p] += stats.policy_agent_steps[p];
-  }
-  stats_.episodes += stats.returns.size();
-  episodes_.env_steps += stats.env_steps;
-  if (episodes_.returns.size() + stats.returns.size() > kMaxEpisodesKept) return true;  // the learner is not reading
-  episodes_.num_agents = stats.num_agents;
-  episodes_.returns.insert(episodes_.returns.end(), stats.returns.begin(), stats.returns.end());
-  episodes_.lengths.insert(episodes_.lengths.end(), stats.lengths.begin(), stats.lengths.end());
-  episodes_.agent_returns.insert(episodes_.agent_returns.end(), stats.agent_returns.begin(), stats.agent_returns.end());
-  episodes_.agent_policies.insert(episodes_.agent_policies.end(), stats.agent_policies.begin(), stats.agent_policies.end());
-  return true;
 }
 
 void SampleReceiver::run_commands() {

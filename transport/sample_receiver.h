@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,7 @@
 #include "transport/messages.h"
 #include "transport/peer_guard.h"
 #include "transport/published_versions.h"
+#include "transport/worker_stops.h"
 
 namespace rlx {
 
@@ -134,6 +136,8 @@ struct ReceiverStats {
   uint64_t workers_joined = 0;
   uint64_t workers_lost = 0;              // timed out
   uint64_t workers_left = 0;              // said goodbye (a Stop) after their last fragment
+  uint64_t workers_failed = 0;            // said goodbye giving a failure as the reason (WorkerStops)
+  std::map<std::string, uint64_t> worker_failures;  // those by stop_cause_name
   uint64_t workers_restarted = 0;         // re-joined on the same connection (the learner went quiet)
   uint64_t workers_active = 0;
   // Summed over workers since their hello: seconds ready (welcomed, hello accepted) and seconds
@@ -177,6 +181,13 @@ class SampleReceiver {
   // One line for each peer dropped since the last call: who, and why.
   std::vector<std::string> take_notices();
 
+  // One line for each distinct reason a worker gave for stopping since the last call (who, the
+  // cause, the detail), as WorkerStops::record bounds them.
+  std::vector<std::string> take_stop_notices();
+
+  // The workers' failures so far, a line per distinct reason (WorkerStops::summary).
+  std::vector<std::string> worker_failure_summary() const;
+
   // Sends Stop to every known worker (the receiver keeps running).
   void stop_workers();
 
@@ -187,6 +198,7 @@ class SampleReceiver {
   ReceiverStats stats() const;
 
  private:
+  static constexpr size_t kMaxEpisodesKept = 1 << 20;  // episodes held for take_episodes
   struct Worker {
     uint64_t worker_id = 0;
     int worker_index = 0;
@@ -216,6 +228,8 @@ class SampleReceiver {
   void handle_hello(const std::string& identity, const Hello& hello, uint64_t sequence);
   void handle_fragment(const std::string& identity, SampleBatch&& batch, uint64_t sequence);
   void handle_episode_stats(const std::string& identity, const EpisodeStats& stats);
+  // A worker's goodbye: forgets it, and records the reason it gave (if it had joined).
+  void handle_stop(const std::string& identity, const Stop& stop);
   // A multi-agent worker's episodes, checked (agents, policies, finite returns) and kept; false
   // when they are not what the run's workers send.
   bool take_agent_episodes(const EpisodeStats& stats);
@@ -272,6 +286,8 @@ class SampleReceiver {
   std::vector<PublishedVersions> versions_;  // per policy (one in a single-agent run)
   EpisodeReport episodes_;
   std::vector<std::string> notices_;
+  WorkerStops worker_stops_;
+  std::vector<std::string> stop_notices_;
   ReceiverStats stats_;
   std::atomic<bool> running_{true};
   bool stop_workers_on_exit_ = true;

@@ -54,6 +54,7 @@ const char* column_id_name(ColumnId id) {
     case ColumnId::kScriptedRule: return "scripted_rule";
     case ColumnId::kHelloInfo: return "hello_info";
     case ColumnId::kWelcomeInfo: return "welcome_info";
+    case ColumnId::kStopInfo: return "stop_info";
     case ColumnId::kEpisodeReturns: return "episode_returns";
     case ColumnId::kEpisodeLengths: return "episode_lengths";
     case ColumnId::kEpisodesDropped: return "episodes_dropped";

@@ -53,6 +53,7 @@ enum class ColumnId : uint16_t {
   kPolicyLane = 16,      // [2] int64: a multi-agent fragment's policy (index in the run's map) and lane
   kHelloInfo = 20,
   kWelcomeInfo = 21,
+  kStopInfo = 22,        // [n] uint8: a worker's stop_info JSON (transport/stop_reason.h), in its goodbye
   kEpisodeReturns = 30,
   kEpisodeLengths = 31,
   kEpisodesDropped = 32,

@@ -149,10 +149,12 @@ class RaisesInStep:
     def _armed(self):
         if self.once_file is None:
             return True
-        if os.path.exists(self.once_file):
+        try:  # created atomically: of processes racing to it, exactly one raises
+            marker = os.open(self.once_file, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
             return False
-        with open(self.once_file, "w") as marker:
-            marker.write(str(os.getpid()))
+        os.write(marker, str(os.getpid()).encode())
+        os.close(marker)
         return True
 
     def _explode(self, action):
