@@ -40,6 +40,10 @@ struct SampleBatch {
   std::vector<uint8_t> bootstrap_obs_u8; // [K, B]
   std::vector<uint8_t> final_obs_u8;     // [D, B]
   std::vector<float> initial_states;     // [K, S] the recurrent policy's state before step 0 (zeros at an episode start)
+  // Increasing flat t * K + k of the steps that ended an episode dropped for a non-finite env
+  // output (drop_nonfinite_episodes): each is truncated, with reward 0 and its final_obs the last
+  // finite observation. Not a real step: episodes, returns and replay leave it out.
+  std::vector<int32_t> dropped_index;
 
   bool discrete() const { return action_size == 0; }
   int64_t num_transitions() const { return int64_t{num_steps} * num_envs; }
@@ -70,6 +74,7 @@ struct SampleBatch {
     bootstrap_obs.resize(static_cast<size_t>(envs) * obs_dim);
     final_obs_index.clear();
     final_obs.clear();
+    dropped_index.clear();
     initial_states.resize(static_cast<size_t>(envs) * static_cast<size_t>(state_size));
   }
 
@@ -99,6 +104,21 @@ struct SampleBatch {
     for (int32_t index : final_obs_index) {
       if (index < 0 || static_cast<size_t>(index) >= n) throw std::invalid_argument("SampleBatch final_obs_index out of range");
     }
+    for (size_t j = 0; j < dropped_index.size(); ++j) {
+      const int32_t index = dropped_index[j];
+      if (index < 0 || static_cast<size_t>(index) >= n || (j > 0 && index <= dropped_index[j - 1]) ||
+          !truncated[static_cast<size_t>(index)]) {
+        throw std::invalid_argument("SampleBatch dropped_index " + std::to_string(index) +
+                                    " is not an increasing index of a truncated step");
+      }
+    }
+  }
+
+  // Whether each step is one of dropped_index's ([T, K] of 0 and 1).
+  std::vector<uint8_t> dropped_rows() const {
+    std::vector<uint8_t> rows(static_cast<size_t>(num_transitions()), 0);
+    for (int32_t index : dropped_index) rows[static_cast<size_t>(index)] = 1;
+    return rows;
   }
 
  private:

@@ -67,6 +67,10 @@ std::vector<SampleBatch> split_fragment_by_envs(const SampleBatch& batch, int pa
       part.final_obs_u8.insert(part.final_obs_u8.end(), batch.final_obs_u8.begin() + static_cast<std::ptrdiff_t>(j * bytes),
                                batch.final_obs_u8.begin() + static_cast<std::ptrdiff_t>((j + 1) * bytes));
     }
+    for (const int32_t index : batch.dropped_index) {
+      const int env = index % k;
+      if (env >= first && env < first + width) part.dropped_index.push_back((index / k) * width + (env - first));
+    }
     part.validate();
     out.push_back(std::move(part));
     first += width;

@@ -38,6 +38,7 @@ void NStepAccumulator::check(const SampleBatch& batch) {
   const auto n = static_cast<size_t>(batch.num_transitions());
   final_row_.assign(n, -1);
   for (size_t d = 0; d < batch.final_obs_index.size(); ++d) final_row_[static_cast<size_t>(batch.final_obs_index[d])] = static_cast<int32_t>(d);
+  dropped_row_ = batch.dropped_rows();
   for (size_t f = 0; f < n; ++f) {
     if ((batch.terminated[f] || batch.truncated[f]) && final_row_[f] < 0) {
       throw std::invalid_argument("fragment step " + std::to_string(f / static_cast<size_t>(batch.num_envs)) + " of env " +
@@ -87,6 +88,9 @@ void NStepAccumulator::process_env(const SampleBatch& batch, int32_t env, Stream
   auto action_at = [&](int64_t j) { return j < carried ? stream.actions[static_cast<size_t>(j)] : batch.action_indices[flat(j)]; };
   auto reward_at = [&](int64_t j) { return j < carried ? stream.rewards[static_cast<size_t>(j)] : batch.rewards[flat(j)]; };
   auto ended = [&](int64_t j) { return j >= carried && (batch.terminated[flat(j)] || batch.truncated[flat(j)]); };
+  // A dropped episode's last step (not a real step): windows end on the step before it, which
+  // leads to its observation (the last finite one), and none starts on it.
+  auto dropped = [&](int64_t j) { return j >= carried && j < length && dropped_row_[flat(j)]; };
   auto next_obs_at = [&](int64_t j) -> ObsRef {
     if (j + 1 < carried) return obs_at(j + 1);
     if (j < carried) return batch.num_steps > 0 ? obs_at(j + 1) : ObsRef{stream.next_obs.data(), stream.next_obs_u8.data()};
@@ -117,13 +121,14 @@ void NStepAccumulator::process_env(const SampleBatch& batch, int32_t env, Stream
   next_end_.resize(static_cast<size_t>(length) + 1);
   next_end_[static_cast<size_t>(length)] = static_cast<int32_t>(length);
   for (int64_t j = length - 1; j >= 0; --j) {
-    next_end_[static_cast<size_t>(j)] = ended(j) ? static_cast<int32_t>(j) : next_end_[static_cast<size_t>(j) + 1];
+    next_end_[static_cast<size_t>(j)] =
+        ended(j) || dropped(j + 1) ? static_cast<int32_t>(j) : next_end_[static_cast<size_t>(j) + 1];
   }
   int64_t start = 0;
   for (; start < length; ++start) {
     const int64_t end = std::min<int64_t>(next_end_[static_cast<size_t>(start)], start + n - 1);
     if (end >= length) break;  // the window reaches past this fragment
-    emit_window(start, end);
+    if (!dropped(start)) emit_window(start, end);
   }
   const bool carry = config_.carry_across_fragments && n > 1;
   if (!carry) {

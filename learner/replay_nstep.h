@@ -77,7 +77,8 @@ class NStepAccumulator {
 
   // Validates the fragment (Discrete actions, float and byte sizes, a final_obs for every step that ended an
   // episode; throws std::invalid_argument otherwise, before emitting anything) and emits every
-  // transition whose window is complete, env by env in time order.
+  // transition whose window is complete, env by env in time order; none starts on a dropped step
+  // (dropped_index), and the windows before it end with its observation, as at a truncation.
   void add(const SampleBatch& batch, const TransitionSink& emit);
   // Emits every carried window cut at the steps it has (bootstrapping from its last next_obs)
   // and forgets all streams; returns the number emitted.
@@ -116,6 +117,7 @@ class NStepAccumulator {
   std::vector<double> gamma_powers_;  // gamma^0 .. gamma^n
   std::map<StreamKey, Stream> streams_;
   std::vector<int32_t> final_row_;    // per flat step t*K+k: row in final_obs, or -1
+  std::vector<uint8_t> dropped_row_;  // per flat step: 1 for a dropped episode's last step (SampleBatch::dropped_rows)
   std::vector<int32_t> next_end_;     // scratch: first episode end at or after each step
 };
 

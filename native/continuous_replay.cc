@@ -54,9 +54,13 @@ int64_t ContinuousReplay::add(const SampleBatch& batch) {
   const int64_t k_envs = batch.num_envs, o = obs_size_;
   std::vector<int32_t> final_slot(static_cast<size_t>(batch.num_transitions()), -1);
   for (size_t d = 0; d < batch.final_obs_index.size(); ++d) final_slot[static_cast<size_t>(batch.final_obs_index[d])] = static_cast<int32_t>(d);
+  const std::vector<uint8_t> dropped = batch.dropped_rows();
   for (int64_t t = 0; t < batch.num_steps; ++t) {
     for (int64_t k = 0; k < k_envs; ++k) {
       const int64_t i = t * k_envs + k;
+      // A dropped episode's last step is not a transition (the step before it already leads to
+      // its observation, the last finite one).
+      if (dropped[static_cast<size_t>(i)]) continue;
       const bool ended = batch.terminated[static_cast<size_t>(i)] || batch.truncated[static_cast<size_t>(i)];
       const float* next = nullptr;
       if (ended) {
@@ -72,7 +76,7 @@ int64_t ContinuousReplay::add(const SampleBatch& batch) {
             next, batch.terminated[static_cast<size_t>(i)] != 0);
     }
   }
-  return batch.num_transitions();
+  return batch.num_transitions() - static_cast<int64_t>(batch.dropped_index.size());
 }
 
 void ContinuousReplay::sample(int64_t batch_size, Rng& rng, ContinuousSample& out) const {

@@ -33,8 +33,8 @@ class ContinuousReplay {
   // Box with finite bounds low < high.
   ContinuousReplay(int64_t capacity, int64_t obs_size, const Space& action_space);
 
-  // Stores the fragment's T * K transitions (step-major), overwriting the oldest when full;
-  // returns how many. Throws std::invalid_argument (storing nothing) on a malformed fragment or
+  // Stores the fragment's T * K transitions (step-major) but its dropped steps (dropped_index),
+  // overwriting the oldest when full; returns how many. Throws std::invalid_argument (storing nothing) on a malformed fragment or
   // one whose sizes differ from the buffer's.
   int64_t add(const SampleBatch& batch);
 

@@ -124,7 +124,8 @@ void FragmentCollector::collect(SampleBatch& out) {
       const uint8_t* final_bytes = final_obs_u8_.data() + static_cast<size_t>(i) * obs_bytes_;
       out.final_obs_u8.insert(out.final_obs_u8.end(), final_bytes, final_bytes + obs_bytes_);
       if (episode_lengths_[static_cast<size_t>(i)] < 0) {
-        ++episodes_dropped_;  // ended by a non-finite step: not a real episode
+        ++episodes_dropped_;  // ended by a non-finite step: not a real episode, and marked so
+        out.dropped_index.push_back(static_cast<int32_t>(row + i));
       } else {
         finished_.push_back({episode_returns_[static_cast<size_t>(i)], episode_lengths_[static_cast<size_t>(i)]});
       }

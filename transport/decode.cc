@@ -183,7 +183,8 @@ Check decode_hello(const Columns& columns, const MessageInfo& info, const Decode
 // Shapes of a fragment's columns: present columns checked for dtype and rank.
 struct FragmentColumns {
   const ColumnDescriptor *obs, *action_indices, *action_values, *rewards, *terminated, *truncated, *log_probs, *values,
-      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8, *initial_states, *policy_lane;
+      *bootstrap_obs, *final_obs_index, *final_obs, *obs_u8, *bootstrap_obs_u8, *final_obs_u8, *initial_states, *policy_lane,
+      *dropped_index;
 };
 
 Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
@@ -191,7 +192,7 @@ Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
                                ColumnId::kTerminated, ColumnId::kTruncated, ColumnId::kLogProbs, ColumnId::kValues,
                                ColumnId::kBootstrapObs, ColumnId::kFinalObsIndex, ColumnId::kFinalObs, ColumnId::kObsU8,
                                ColumnId::kBootstrapObsU8, ColumnId::kFinalObsU8, ColumnId::kInitialStates,
-                               ColumnId::kPolicyLane})) {
+                               ColumnId::kPolicyLane, ColumnId::kDroppedIndex})) {
     return bad;
   }
   Check bad;
@@ -213,7 +214,8 @@ Check check_fragment_schema(const Columns& c, FragmentColumns& f) {
       (bad = c.get(ColumnId::kBootstrapObsU8, DType::kUInt8, 2, false, f.bootstrap_obs_u8)) ||
       (bad = c.get(ColumnId::kFinalObsU8, DType::kUInt8, 2, false, f.final_obs_u8)) ||
       (bad = c.get(ColumnId::kInitialStates, DType::kFloat32, 2, false, f.initial_states)) ||
-      (bad = c.get(ColumnId::kPolicyLane, DType::kInt64, 1, false, f.policy_lane))) {
+      (bad = c.get(ColumnId::kPolicyLane, DType::kInt64, 1, false, f.policy_lane)) ||
+      (bad = c.get(ColumnId::kDroppedIndex, DType::kInt32, 1, false, f.dropped_index))) {
     return bad;
   }
   const bool any_bytes = f.obs_u8 || f.bootstrap_obs_u8 || f.final_obs_u8;
@@ -245,6 +247,9 @@ Check check_fragment_dims(const FragmentColumns& f, const DecodeLimits& limits) 
   const int64_t d = f.final_obs_index->dims[0];
   if (d > n) return reject(RejectReason::kLimitExceeded, "more final observations than steps");
   if (!dims_are(f.final_obs, d, o)) return reject(RejectReason::kInconsistentDims, "final_obs is not [D, O]");
+  if (f.dropped_index && (f.dropped_index->dims[0] < 1 || f.dropped_index->dims[0] > d)) {
+    return reject(RejectReason::kInconsistentDims, "dropped_index is not [D'] with 1 <= D' <= D");  // sent only when any
+  }
   if (f.action_indices && f.action_indices->ndim == 3) {
     const int64_t components = f.action_indices->dims[2];
     if (components < 1) return reject(RejectReason::kInconsistentDims, "action_indices with D = 0");
@@ -286,6 +291,12 @@ Check check_fragment_values(const SampleBatch& b, const DecodeLimits& limits) {
   for (int32_t index : b.final_obs_index) {
     if (index < 0 || index >= n) return reject(RejectReason::kValueOutOfRange, "final_obs_index out of range");
   }
+  for (size_t j = 0; j < b.dropped_index.size(); ++j) {
+    const int32_t index = b.dropped_index[j];
+    if (index < 0 || index >= n || (j > 0 && index <= b.dropped_index[j - 1]) || !b.truncated[static_cast<size_t>(index)]) {
+      return reject(RejectReason::kValueOutOfRange, "dropped_index is not increasing indices of truncated steps");
+    }
+  }
   const int64_t num_actions = limits.num_actions > 0 ? limits.num_actions : std::numeric_limits<int64_t>::max();
   for (int64_t action : b.action_indices) {
     if (action < 0 || action >= num_actions) return reject(RejectReason::kValueOutOfRange, "action index out of range");
@@ -325,6 +336,7 @@ Check decode_fragment(const Columns& columns, const MessageInfo& info, const Dec
   columns.copy(f.final_obs_index, b.final_obs_index);
   columns.copy(f.final_obs, b.final_obs);
   if (f.initial_states) columns.copy(f.initial_states, b.initial_states);
+  if (f.dropped_index) columns.copy(f.dropped_index, b.dropped_index);
   if (f.policy_lane) {
     std::vector<int64_t> policy_lane;
     columns.copy(f.policy_lane, policy_lane);

@@ -80,6 +80,9 @@ std::vector<zmq::message_t> encode_sample_fragment(std::shared_ptr<const SampleB
   builder.add_shared(ColumnId::kFinalObsIndex, {d}, b.final_obs_index, owner);
   builder.add_shared(ColumnId::kFinalObs, {d, o}, b.final_obs, owner);
   if (b.state_size > 0) builder.add_shared(ColumnId::kInitialStates, {k, b.state_size}, b.initial_states, owner);
+  if (!b.dropped_index.empty()) {
+    builder.add_shared(ColumnId::kDroppedIndex, {static_cast<int64_t>(b.dropped_index.size())}, b.dropped_index, owner);
+  }
   if (b.policy_index >= 0 || b.lane >= 0) {
     require(b.policy_index >= 0 && b.lane >= 0 && k == 1, "a multi-agent fragment needs a policy, a lane and K = 1");
     const int64_t policy_lane[2] = {b.policy_index, b.lane};

@@ -23,6 +23,7 @@ struct EpisodeReport {
   std::vector<int32_t> agent_policies;  // -1: the agent never entered
   int64_t env_steps = 0;                // the workers' env steps, as they reported them
   std::vector<int64_t> policy_agent_steps;  // and their agent steps per policy (empty until one is reported)
+  int64_t dropped = 0;  // episodes the fragments marked dropped for a non-finite env output (not in returns)
 };
 
 class EpisodeTracker {
@@ -31,7 +32,8 @@ class EpisodeTracker {
   explicit EpisodeTracker(int max_episode_steps = 0) : max_episode_steps_(max_episode_steps) {}
 
   // Adds the fragment's steps (env k of the fragment is env k of every fragment of this
-  // worker) and appends the episodes it finished to out. Returns a description of the first
+  // worker) and appends the episodes it finished to out; an episode that ends on a step of
+  // dropped_index is counted in out.dropped instead. Returns a description of the first
   // episode that ran past the time limit; out then gains nothing, and the tracker, whose worker
   // is to be dropped, is left part-way.
   std::optional<std::string> add(const SampleBatch& batch, EpisodeReport& out);

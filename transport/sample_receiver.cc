@@ -403,6 +403,7 @@ void SampleReceiver::handle_fragment(const std::string& identity, SampleBatch&& 
   }
   std::unique_lock<std::mutex> lock(mutex_);
   stats_.episodes += finished.returns.size();
+  stats_.episodes_dropped += static_cast<uint64_t>(finished.dropped);
   if (episodes_.returns.size() + finished.returns.size() <= kMaxEpisodesKept) {  // else the learner is not reading
     episodes_.returns.insert(episodes_.returns.end(), finished.returns.begin(), finished.returns.end());
     episodes_.lengths.insert(episodes_.lengths.end(), finished.lengths.begin(), finished.lengths.end());

@@ -146,7 +146,7 @@ struct ReceiverStats {
   double worker_ready_s = 0.0;
   double worker_starved_s = 0.0;
   uint64_t episodes = 0;                  // finished in accepted fragments
-  uint64_t episodes_dropped = 0;          // ended by a non-finite env step (drop_nonfinite_episodes)
+  uint64_t episodes_dropped = 0;          // ended by a non-finite env step (drop_nonfinite_episodes), as fragments mark them
   uint64_t handshakes_accepted = 0;       // CURVE handshakes authorized (0 without keys)
   uint64_t handshakes_refused = 0;        // CURVE handshakes of keys not authorized
   std::string reject_counts;              // RejectCounters::snapshot()

@@ -14,8 +14,9 @@ EpisodeReport SampleReceiver::take_episodes() {
 }
 
 void SampleReceiver::handle_episode_stats(const std::string& identity, const EpisodeStats& stats) {
-  // Only the count of episodes a worker dropped for a non-finite step is taken from it; returns
-  // and lengths come from the fragments. The count is bounded by the steps a fragment holds.
+  // Returns, lengths and (single-agent) episodes dropped for a non-finite step come from the
+  // fragments (dropped_index); a multi-agent worker's report gives its dropped count, bounded by
+  // the steps a fragment holds.
   auto it = workers_.find(identity);
   if (it == workers_.end() || !it->second.ready) return;
   const FragmentContract& contract = it->second.contracts[0];
@@ -26,7 +27,7 @@ void SampleReceiver::handle_episode_stats(const std::string& identity, const Epi
     ++stats_.unexpected_messages;
     return;
   }
-  stats_.episodes_dropped += static_cast<uint64_t>(stats.dropped);
+  if (multi_agent()) stats_.episodes_dropped += static_cast<uint64_t>(stats.dropped);
 }
 
 bool SampleReceiver::take_agent_episodes(const EpisodeStats& stats) {

@@ -46,6 +46,7 @@ const char* column_id_name(ColumnId id) {
     case ColumnId::kFinalObsU8: return "final_obs_u8";
     case ColumnId::kInitialStates: return "initial_states";
     case ColumnId::kPolicyLane: return "policy_lane";
+    case ColumnId::kDroppedIndex: return "dropped_index";
     case ColumnId::kAgentReturns: return "agent_returns";
     case ColumnId::kAgentPolicies: return "agent_policies";
     case ColumnId::kEnvSteps: return "env_steps";

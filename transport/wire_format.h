@@ -51,6 +51,7 @@ enum class ColumnId : uint16_t {
   kFinalObsU8 = 14,      // [D, B]
   kInitialStates = 15,   // [K, S] float32: a recurrent policy's state before step 0, when S > 0
   kPolicyLane = 16,      // [2] int64: a multi-agent fragment's policy (index in the run's map) and lane
+  kDroppedIndex = 17,    // [D'] int32: steps ending an episode dropped for a non-finite env output, when any
   kHelloInfo = 20,
   kWelcomeInfo = 21,
   kStopInfo = 22,        // [n] uint8: a worker's stop_info JSON (transport/stop_reason.h), in its goodbye

@@ -103,6 +103,10 @@ TEST_CASE("drop_nonfinite_episodes: episodes with a NaN step are dropped and cou
     const nlohmann::json result = result_of(tmp);
     CHECK(result["training_iteration"] == 4);
     CHECK(result["sampler"]["episodes_dropped_nonfinite"].get<int64_t>() >= 4);
+    // The fragments mark the dropped episodes, so the learner never takes them for short (7-step)
+    // truncations: the episodes it counts are the whole 50-step ones before the env went bad.
+    CHECK(result["episodes_total"].get<int64_t>() >= 1);
+    CHECK(result["episode_len_mean"] == 50.0);
   }
 }
 

@@ -163,6 +163,36 @@ TEST_CASE("1-step transitions: next obs is obs[t+1], final_obs at episode ends, 
   CHECK(acc.num_pending() == 0);
 }
 
+TEST_CASE("a dropped episode's last step is no transition; the windows before it end at its observation",
+          "[learner][dqn][replay]") {
+  EnvColumn env;
+  env.obs = {10, 11, 12, 13, 14, 15};
+  env.rewards = {1, 2, 3, 0, 5, 6};
+  env.truncated_at = {3};  // dropped: a non-finite step after obs 13, ended at that last finite obs
+  env.final_obs = {13};
+  env.bootstrap_obs = 99;
+  rlx::SampleBatch batch = make_fragment({env});
+  batch.dropped_index = {3};
+
+  rlx::NStepAccumulator one(1, {1, 0.5, true});
+  KeepingSink sink;
+  one.add(batch, sink.sink());
+  check_all(sink.kept, {{10, 0, 1, 11, false, 0.5f},
+                        {11, 1, 2, 12, false, 0.5f},
+                        {12, 2, 3, 13, false, 0.5f},  // a truncation at obs 13: bootstraps from it
+                        {14, 4, 5, 15, false, 0.5f},
+                        {15, 5, 6, 99, false, 0.5f}});
+
+  rlx::NStepAccumulator three(1, {3, 0.5, false});
+  sink.kept.clear();
+  three.add(batch, sink.sink());
+  check_all(sink.kept, {{10, 0, 1 + 0.5f * 2 + 0.25f * 3, 13, false, 0.125f},
+                        {11, 1, 2 + 0.5f * 3, 13, false, 0.25f},
+                        {12, 2, 3, 13, false, 0.5f},
+                        {14, 4, 5 + 0.5f * 6, 99, false, 0.25f},
+                        {15, 5, 6, 99, false, 0.5f}});
+}
+
 TEST_CASE("n-step accumulator rejects malformed fragments without emitting", "[learner][dqn][replay]") {
   rlx::NStepAccumulator acc(1, {3, 0.5, true});
   KeepingSink sink;

@@ -56,6 +56,18 @@ TEST_CASE("ContinuousReplay stores each step with its next observation and its a
   for (bool s : seen) CHECK(s);
 }
 
+TEST_CASE("ContinuousReplay leaves out a dropped episode's last step", "[native][sac][replay]") {
+  SampleBatch batch = fragment();
+  batch.dropped_index = {3};  // env 1's truncation at t = 1 ended an episode dropped for a non-finite step
+  ContinuousReplay replay(16, 1, Space::box({1}, 0.0f, 4.0f));
+  REQUIRE(replay.add(batch) == 5);
+  REQUIRE(replay.size() == 5);
+  Rng rng(3);
+  ContinuousSample sample;
+  replay.sample(200, rng, sample);
+  for (int64_t r = 0; r < sample.rows; ++r) CHECK(sample.rewards[r] != 3.0f);  // step 3's transition
+}
+
 TEST_CASE("ContinuousReplay overwrites the oldest, saves and loads, and refuses mismatches", "[native][sac][replay]") {
   ContinuousReplay replay(4, 1, Space::box({1}, 0.0f, 4.0f));
   replay.add(fragment());

@@ -1,5 +1,8 @@
 // Encode -> decode round trips of every message type, and zero-copy frame lifetimes.
+#include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -209,4 +212,43 @@ TEST_CASE("weights params are sent without copies", "[transport]") {
 }
 
 }  // namespace
+
+TEST_CASE("a fragment marks its dropped episodes, and a mark on a step that did not end one is rejected",
+          "[transport]") {
+  auto batch = test::make_batch(5, 3, 4, true, true);
+  std::vector<int32_t> truncated_rows;
+  for (int32_t i = 0; i < static_cast<int32_t>(batch->truncated.size()); ++i) {
+    if (batch->truncated[static_cast<size_t>(i)]) truncated_rows.push_back(i);
+  }
+  REQUIRE_FALSE(truncated_rows.empty());
+  // None marked: the column is not sent at all.
+  const size_t frames_without = encode_sample_fragment(batch, 1).size();
+  batch->dropped_index = {truncated_rows.front()};
+  const auto frames = encode_sample_fragment(batch, 2);
+  CHECK(frames.size() == frames_without + 1);
+  const SampleBatch got = decoded_as<SampleBatch>(decode_message(frames));
+  CHECK(got.dropped_index == batch->dropped_index);
+
+  // Marks that a peer could send but that name no dropped episode's end.
+  int32_t untruncated = 0;
+  while (batch->truncated[static_cast<size_t>(untruncated)] || batch->terminated[static_cast<size_t>(untruncated)]) ++untruncated;
+  for (const int32_t mark : {untruncated, -1, 15}) {
+    INFO("dropped_index " << mark);
+    SampleBatch bad = *batch;
+    bad.dropped_index = {mark};
+    CHECK_THROWS_AS(bad.validate(), std::invalid_argument);
+    // Sent as raw columns (the encoder refuses them): the decoder rejects them by name.
+    const auto copy = std::make_shared<SampleBatch>(*batch);
+    std::vector<zmq::message_t> raw = encode_sample_fragment(copy, 3);
+    REQUIRE(raw.back().size() == sizeof(int32_t));
+    std::memcpy(raw.back().data(), &mark, sizeof mark);
+    const DecodeResult result = decode_message(raw);
+    CHECK_FALSE(result.ok());
+    CHECK(result.detail == "dropped_index is not increasing indices of truncated steps");
+  }
+  SampleBatch repeated = *batch;
+  repeated.dropped_index = {truncated_rows.front(), truncated_rows.front()};
+  CHECK_THROWS_AS(repeated.validate(), std::invalid_argument);
+}
+
 }  // namespace rlx

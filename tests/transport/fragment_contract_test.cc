@@ -3,6 +3,8 @@
 // UBSan in scripts/sanitizer-tests.sh).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -72,6 +74,24 @@ TEST_CASE("the fragment contract names the first thing a fragment breaks", "[tra
   REQUIRE(refusal);
   CHECK(refusal->detail == "values[63] is inf");
   CHECK(fragment_bytes(kept_fragment()) <= max_fragment_bytes(fuzz_contract()));
+}
+
+TEST_CASE("an episode a fragment marks dropped is counted apart, never as a short episode", "[transport][contract]") {
+  EpisodeTracker tracker(100);
+  EpisodeReport report;
+  SampleBatch batch = kept_fragment();  // env 1 ends at step 1 (row 5)
+  batch.terminated[5] = 0;
+  batch.truncated[5] = 1;
+  batch.dropped_index = {5};
+  batch.validate();
+  REQUIRE_FALSE(tracker.add(batch, report));
+  CHECK(report.returns.empty());
+  CHECK(report.dropped == 1);
+  // The env's next episode started in view: 14 steps here and 2 in the next fragment.
+  REQUIRE_FALSE(tracker.add(kept_fragment(), report));
+  CHECK(report.returns == std::vector<double>{16.0});
+  CHECK(report.lengths == std::vector<int32_t>{16});
+  CHECK(report.dropped == 1);
 }
 
 TEST_CASE("the learner's episode accounting spans fragments and skips episodes it did not see start",

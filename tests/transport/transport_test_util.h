@@ -55,6 +55,7 @@ inline void require_same_batch(const SampleBatch& a, const SampleBatch& b) {
   REQUIRE(a.values == b.values);
   REQUIRE(a.bootstrap_obs == b.bootstrap_obs);
   REQUIRE(a.final_obs_index == b.final_obs_index);
+  REQUIRE(a.dropped_index == b.dropped_index);
   REQUIRE(a.final_obs == b.final_obs);
 }
 
