@@ -7,6 +7,7 @@
 #include "algorithms/native_algorithms.h"
 #include "core/config_error.h"
 #include "core/non_finite_error.h"
+#include "core/stop_signal.h"
 #include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "native/ppo_state_file.h"
@@ -38,6 +39,9 @@ IterationResult NativePpoAlgorithm::train_iteration(Sampler& sampler, int64_t ti
     m = learner_->update(batches, timesteps_done);
   } catch (const NonFiniteLearnerError&) {
     mid_update_ = false;  // the learner undid the update
+    throw;
+  } catch (const StopRequested&) {
+    mid_update_ = false;  // abandoned for an overdue stop: the learner undid the update
     throw;
   }
   mid_update_ = false;

@@ -28,7 +28,8 @@ class NativePpoAlgorithm : public Algorithm {
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
   // There are no learner ranks to follow: throws std::logic_error.
   void follow(const LearnerCommand& command) override;
-  // 0 unless the failure came in the middle of an update (then nullopt), as PpoAlgorithm.
+  // 0 unless the failure came in the middle of an update (then nullopt), as PpoAlgorithm: an
+  // update abandoned for an overdue stop was undone, and so consumed nothing.
   std::optional<int64_t> steps_of_failed_iteration() const override {
     return mid_update_ ? std::nullopt : std::optional<int64_t>(0);
   }

@@ -11,6 +11,7 @@
 
 #include "core/config_schema.h"
 #include "core/non_finite_error.h"
+#include "core/stop_signal.h"
 #include "models/network_kernel.h"
 #include "native/chain_backprop.h"
 #include "native/dense_backprop.h"
@@ -81,7 +82,8 @@ NativePpoLearner::NativePpoLearner(const ModelSpec& model_config, PpoConfig conf
       reward_scaler_(config_.gamma),
       policy_(std::make_unique<ChainBackprop>(layout_.policy_chain)),
       value_(std::make_unique<ChainBackprop>(layout_.value_chain)),
-      categories_(model_config_.action_categories()) {}
+      categories_(model_config_.action_categories()),
+      stop_check_(stop_overdue) {}
 
 NativePpoLearner::~NativePpoLearner() = default;
 NativePpoLearner::NativePpoLearner(NativePpoLearner&&) noexcept = default;
@@ -251,6 +253,10 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
   for (int64_t epoch = 0; epoch < config_.num_epochs; ++epoch) {
     const std::vector<int64_t>& permutation = minibatches_.next_epoch();
     for (int64_t mb = 0; mb < minibatches_.num_minibatches(); ++mb) {
+      if (stop_check_ && stop_check_()) {
+        restore(before);
+        throw StopRequested(ppo_abandoned_message(epoch, mb, config_.num_epochs, minibatches_.num_minibatches()));
+      }
       double stats[5];
       minibatch_gradients(permutation.data() + minibatches_.minibatch_start(mb), minibatches_.minibatch_size(mb),
                           metrics.clip_param, stats);
@@ -258,14 +264,7 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
       const bool finite = std::isfinite(norm) && std::all_of(stats, stats + 5, [](double s) { return std::isfinite(s); });
       if (!finite) {
         const NonFiniteLearnerError error = ppo_non_finite_error(num_updates_, epoch, mb, norm, stats[0], stats[1]);
-        params_ = before.params;
-        exp_avg_ = before.exp_avg;
-        exp_avg_sq_ = before.exp_avg_sq;
-        adam_step_ = before.adam_step;
-        obs_stats_ = before.obs_stats;
-        reward_scaler_ = before.reward_scaler;
-        num_updates_ = before.num_updates;
-        use_obs_stats();
+        restore(before);
         throw error;
       }
       grad_norm_sum += norm;
@@ -282,6 +281,17 @@ PpoUpdateMetrics NativePpoLearner::update(const std::vector<SampleBatch>& batche
   set_ppo_step_means(sums, grad_norm_sum, steps, metrics);
   ++num_updates_;
   return metrics;
+}
+
+void NativePpoLearner::restore(const Snapshot& before) {
+  params_ = before.params;
+  exp_avg_ = before.exp_avg;
+  exp_avg_sq_ = before.exp_avg_sq;
+  adam_step_ = before.adam_step;
+  obs_stats_ = before.obs_stats;
+  reward_scaler_ = before.reward_scaler;
+  num_updates_ = before.num_updates;
+  use_obs_stats();
 }
 
 std::shared_ptr<Weights> NativePpoLearner::weights(uint64_t version) const {

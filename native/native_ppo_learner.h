@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -56,8 +57,13 @@ class NativePpoLearner {
   // the schedules are evaluated at timesteps_done. Throws std::invalid_argument on a batch that
   // does not fit the model (nothing has changed then), NonFiniteLearnerError
   // (core/non_finite_error.h) when a minibatch's loss or gradient norm is not finite, after
-  // undoing the whole update (parameters, Adam state, statistics, update count).
+  // undoing the whole update (parameters, Adam state, statistics, update count); StopRequested
+  // (core/stop_signal.h), after the same undo, when the stop check turns true between two
+  // minibatch steps.
   PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done);
+  // Replaces what update() reads before each minibatch step to abandon (rlx::stop_overdue by
+  // default; a test counts steps with its own).
+  void set_stop_check(std::function<bool()> overdue) { stop_check_ = std::move(overdue); }
 
   // Flat float32 parameters and the observation statistics (when normalising), for workers;
   // the same layout and content as PpoLearner::weights.
@@ -99,6 +105,8 @@ class NativePpoLearner {
   // Gradient of one minibatch (rows of the staged samples in `order`) into grads_; writes the
   // loss statistics [policy_loss, vf_loss, entropy, approx_kl, clip_fraction].
   void minibatch_gradients(const int64_t* order, int64_t rows, double clip_param, double stats[5]);
+  // Puts back what update() changed (parameters, Adam state, statistics, update count).
+  void restore(const Snapshot& before);
 
   ModelSpec model_config_;
   PpoConfig config_;
@@ -123,6 +131,8 @@ class NativePpoLearner {
   PpoMinibatchOrder minibatches_;
   // Minibatch buffers.
   std::vector<float> mb_obs_, mb_policy_grad_, mb_value_grad_, mb_log_p_, mb_normalized_advantages_;
+
+  std::function<bool()> stop_check_;  // true: abandon the update under way
 };
 
 }  // namespace rlx

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "core/stop_signal.h"
 #include "native/ppo_checks.h"
 
 namespace rlx {
@@ -29,6 +30,12 @@ NonFiniteLearnerError ppo_non_finite_error(int64_t num_updates_done, int64_t epo
                              ", policy loss " + std::to_string(policy_loss) + ", value loss " + std::to_string(value_loss);
   return NonFiniteLearnerError(detail + " (not finite); the update was undone, no weight changed (try a smaller lr "
                                         "or grad_clip, or normalize_observations)");
+}
+
+std::string ppo_abandoned_message(int64_t epoch, int64_t minibatch, int64_t num_epochs, int64_t num_minibatches) {
+  return "the PPO update was abandoned before epoch " + std::to_string(epoch + 1) + " of " + std::to_string(num_epochs) +
+         ", minibatch " + std::to_string(minibatch + 1) + " of " + std::to_string(num_minibatches) +
+         ": the stop is overdue (half of " + kStopGraceEnv + " passed); the learner is back as it was before the update";
 }
 
 void set_ppo_step_means(const double* loss_sums, double grad_norm_sum, int64_t steps, PpoUpdateMetrics& metrics) {

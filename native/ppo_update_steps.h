@@ -1,12 +1,13 @@
 // The bookkeeping of a PPO update that both PPO learners (LibTorch's learner/ppo_learner.h and
 // native/native_ppo_learner.h) do the same way around their own gradient arithmetic: each epoch's
-// minibatches, the error that stops a non-finite step, the means the update reports,
-// and the weights it ships to the workers.
+// minibatches, the error that stops a non-finite step, the note of an update a stop abandons,
+// the means the update reports, and the weights it ships to the workers.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/non_finite_error.h"
@@ -48,6 +49,10 @@ class PpoMinibatchOrder {
 // gradient norm: names the update, epoch and minibatch (given 0-based, said 1-based) and the values.
 NonFiniteLearnerError ppo_non_finite_error(int64_t num_updates_done, int64_t epoch, int64_t minibatch, double grad_norm,
                                            double policy_loss, double value_loss);
+
+// What StopRequested says when a stop abandons an update before minibatch `minibatch` of `epoch`
+// (0-based; said 1-based, of num_epochs and num_minibatches): the update was undone.
+std::string ppo_abandoned_message(int64_t epoch, int64_t minibatch, int64_t num_epochs, int64_t num_minibatches);
 
 // Sets the metrics' loss statistics, gradient norm and step count to the means over `steps`
 // minibatch steps, from loss_sums (kPpoLossSums values in the order above) and the sum of the

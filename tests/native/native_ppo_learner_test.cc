@@ -1,15 +1,19 @@
 // NativePpoLearner against the LibTorch PpoLearner (same model, config, initial weights and
 // fragments: the same parameters, metrics and weights to 1e-4), and its own contracts:
-// checkpoints, the non-finite rollback and what it refuses.
+// checkpoints, the non-finite rollback, the update a stop abandons and what it refuses.
+#include "tests/learner/torch_catch.h"  // first: Catch2's CHECK, not the glog one LibTorch brings
+
 #include "native_ppo_test_util.h"
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <string>
 
 #include <torch/torch.h>
 
 #include "core/non_finite_error.h"
+#include "core/stop_signal.h"
 #include "learner/policy_networks.h"
 #include "learner/ppo_learner.h"
 #include "native/native_ppo_learner.h"
@@ -283,6 +287,44 @@ TEST_CASE("NativePpoLearner: a NaN met after some Adam steps restores the Adam s
   learner.update(second, 100);
   clean.update(second, 100);
   CHECK(bitwise_equal(learner.parameters(), clean.parameters()));
+}
+
+TEST_CASE("NativePpoLearner: a stop overdue mid-update abandons it, the learner bit for bit as before it", "[native][ppo][stop]") {
+  const rlx::ModelSpec model = model_config_for("CartPole-v1", {16});
+  rlx::PpoConfig config = base_config();  // 4 epochs of 2 minibatches over 256 samples
+  config.normalize_observations = true;
+  config.scale_rewards = true;
+  Sampler sampler("CartPole-v1", model, 4, 32, 3);
+  const std::vector<rlx::SampleBatch> first = sampler.collect(2, 1), second = sampler.collect(2, 1);
+  rlx::NativePpoLearner learner(model, config, 5), clean(model, config, 5);
+  learner.update(first, 0);
+  clean.update(first, 0);
+  std::stringstream before;
+  learner.save(before);  // parameters and Adam state
+  const nlohmann::json state = learner.state_json();  // statistics and the update count
+
+  int checks = 0;
+  learner.set_stop_check([&checks] { return ++checks > 5; });  // overdue before the 6th minibatch step
+  std::string message;
+  try {
+    learner.update(second, 100);
+  } catch (const rlx::StopRequested& stop) {
+    message = stop.what();
+  }
+  INFO(message);
+  CHECK_THAT(message, Catch::Contains("abandoned before epoch 3 of 4, minibatch 2 of 2"));
+  std::stringstream after;
+  learner.save(after);
+  CHECK(after.str() == before.str());
+  CHECK(learner.state_json() == state);
+  CHECK(learner.weights(1)->obs_mean == clean.weights(1)->obs_mean);  // the statistics workers get, too
+
+  // The same update again, now with no stop: as if the abandoned one never began.
+  learner.set_stop_check([] { return false; });
+  learner.update(second, 100);
+  clean.update(second, 100);
+  CHECK(bitwise_equal(learner.parameters(), clean.parameters()));
+  CHECK(learner.state_json() == clean.state_json());
 }
 
 TEST_CASE("NativePpoLearner: unsupported names shared_trunk and the constructor refuses it", "[native][ppo]") {
