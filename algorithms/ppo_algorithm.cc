@@ -12,6 +12,7 @@
 #include "native/ppo_state_file.h"
 #include "learner/non_finite.h"
 #include "core/error_text.h"
+#include "core/stop_signal.h"
 
 namespace rlx {
 
@@ -141,6 +142,11 @@ PpoUpdateMetrics PpoAlgorithm::update_learner(const std::vector<SampleBatch>& ba
     throw;
   } catch (const LearnerGroupTooSmall&) {
     mid_update_ = false;  // the driver's learner was rolled back: the run checkpoints it
+    throw;
+  } catch (const StopRequested&) {
+    // Only one learner abandons an update for an overdue stop (a data-parallel one finishes), and
+    // it undid the update first.
+    mid_update_ = false;
     throw;
   }
   mid_update_ = false;

@@ -32,7 +32,8 @@ class PpoAlgorithm : public Algorithm {
   PpoLearner& learner() { return *learner_; }
 
   // 0 unless the failure came in the middle of an update (then nullopt): a failed update that
-  // the learner undid (non-finite loss or gradient), or a failed collection, consumed nothing.
+  // the learner undid (non-finite loss or gradient, or abandoned for an overdue stop), or a failed
+  // collection, consumed nothing.
   std::optional<int64_t> steps_of_failed_iteration() const override {
     return mid_update_ ? std::nullopt : std::optional<int64_t>(0);
   }

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/stop_signal.h"
 #include "learner/actor_critic_backprop.h"
 #include "learner/tensor_copies.h"
 #include "native/ppo_checks.h"
@@ -51,7 +52,8 @@ PpoLearner::PpoLearner(const ModelSpec& model_config, PpoConfig config, uint64_t
       obs_stats_(std::max<int64_t>(model_config.obs_size, 1)),
       reward_scaler_(config_.gamma),
       precision_(parse_precision(config_.precision)),
-      scaler_(precision_ == Precision::kFp16) {
+      scaler_(precision_ == Precision::kFp16),
+      stop_check_(stop_overdue) {
   check_precision(precision_, device_);
   model_ = make_seeded_model(model_config_, seed_);
   model_->to(device_);

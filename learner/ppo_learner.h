@@ -41,6 +41,11 @@
 // Minibatch order: each update shuffles with an rlx::Rng seeded from (seed, num_updates), so a
 // checkpoint needs only num_updates (in state_json) to reproduce the next permutations.
 //
+// A stop (core/stop_signal.h): one learner's update reads its stop check (rlx::stop_overdue) before
+// each minibatch step and, once the stop is overdue, puts back the snapshot every update takes
+// (the non-finite rollback's: parameters, Adam, statistics, update count, loss scale) and throws
+// StopRequested. A data-parallel update finishes instead.
+//
 // The code: ppo_learner.cc (construction, configuration, weights), ppo_train_batch.cc (statistics,
 // staging, targets), ppo_update.cc (update() and evaluate() as named steps), ppo_sequences.cc (a
 // recurrent model's streams and sequences; sequence_shards.h lists them over ranks),
@@ -130,11 +135,18 @@ class PpoLearner {
   // the schedules are evaluated at timesteps_done. Throws std::invalid_argument on a batch that
   // does not fit the model; then nothing has changed. Throws NonFiniteLearnerError
   // (learner/non_finite.h) when a minibatch's loss or gradient norm is not finite, after undoing
-  // the whole update (weights, Adam state, statistics, update count).
+  // the whole update (weights, Adam state, statistics, update count). A learner without
+  // data-parallel hooks throws StopRequested (core/stop_signal.h) after the same undo when the
+  // stop check turns true before a minibatch step: an update that outlasts half a stop's grace
+  // period is abandoned.
   // With a shard (and the hooks installed), this rank's part of a data-parallel update: every
-  // rank calls it with its own fragments and the same shard layout, metrics are global.
+  // rank calls it with its own fragments and the same shard layout, metrics are global; it
+  // never abandons for a stop (the ranks would part ways in a collective), so it finishes.
   PpoUpdateMetrics update(const std::vector<SampleBatch>& batches, int64_t timesteps_done,
                           const PpoShard* shard = nullptr);
+  // Replaces what update() (without hooks) reads before each minibatch step to abandon
+  // (rlx::stop_overdue by default; a test counts steps with its own).
+  void set_stop_check(std::function<bool()> overdue) { stop_check_ = std::move(overdue); }
 
   // When scale_rewards: replaces every fragment's rewards by the scaled rewards, updating the
   // scaler as update() would (a data-parallel driver does this to the whole batch, in order,
@@ -318,7 +330,8 @@ class PpoLearner {
   TrainBatch rows_in_order(const TrainBatch& data, const std::vector<int64_t>& order) const;
   // One step: this rank's gradient of its rows of the slot (zero when it holds none), weighted by
   // its share and all-reduced, checked finite (else `before` is restored and NonFiniteLearnerError
-  // thrown), clipped, and Adam's step; adds the loss statistics and gradient norm to sums.
+  // thrown), clipped, and Adam's step; adds the loss statistics and gradient norm to sums. Without
+  // shard or hooks, first restores `before` and throws StopRequested when the stop check says so.
   void minibatch_step(const TrainBatch& epoch, const MinibatchSlot& slot, const PpoLossOptions& options,
                       const torch::Tensor& epoch_moments, bool sharded, std::vector<torch::Tensor>& grads,
                       const Snapshot& before, StepSums& sums, const MinibatchSequences* sequences = nullptr);
@@ -358,6 +371,7 @@ class PpoLearner {
   int64_t num_updates_ = 0;
   Precision precision_ = Precision::kFp32;  // config_.precision
   LossScaler scaler_;                       // enabled for fp16
+  std::function<bool()> stop_check_;        // true: abandon the update under way (one learner's)
 
   // Host staging buffers, reused across updates.
   std::vector<float> obs_host_;        // [N + E, O] raw: samples, then extra (final / bootstrap) observations

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/stop_signal.h"
 #include "learner/actor_critic_backprop.h"
 #include "learner/gradient_clip.h"
 #include "learner/non_finite.h"
@@ -287,6 +288,11 @@ PpoLearner::TrainBatch PpoLearner::rows_in_order(const TrainBatch& data, const s
 void PpoLearner::minibatch_step(const TrainBatch& epoch, const MinibatchSlot& slot, const PpoLossOptions& options,
                                 const torch::Tensor& epoch_moments, bool sharded, std::vector<torch::Tensor>& grads,
                                 const Snapshot& before, StepSums& sums, const MinibatchSequences* sequences) {
+  // Abandoning is one learner's decision: a data-parallel rank's would leave the others in a collective.
+  if (!sharded && !hooks_.allreduce_gradients && stop_check_ && stop_check_()) {
+    restore_snapshot(before);
+    throw StopRequested(ppo_abandoned_message(slot.epoch, slot.index, config_.num_epochs, minibatches_.num_minibatches()));
+  }
   torch::Tensor loss_stats;
   if (slot.size > 0) {
     PpoLossOptions minibatch_options = options;

@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/config_error.h"
 #include "core/rng.h"
+#include "core/stop_signal.h"
 #include "native/gae.h"
 #include "tests/learner/learner_test_configs.h"
 
@@ -241,6 +243,50 @@ TEST_CASE("PpoLearner: save/load round trip gives bit-identical next updates", "
   rlx::PpoLearner smaller(model_config_for("CartPole-v1", {8}), config, 7);
   CHECK_THROWS_AS(smaller.load(mismatch), std::invalid_argument);
   CHECK_THROWS_AS(smaller.load_state_json(nlohmann::json{{"num_updates", 1}}), std::invalid_argument);
+}
+
+TEST_CASE("PpoLearner: a stop overdue mid-update abandons it, the learner bit for bit as before it", "[learner][ppo][stop]") {
+  const rlx::ModelSpec model_config = model_config_for("CartPole-v1", {16});
+  rlx::PpoConfig config = small_config();  // 4 epochs of 4 minibatches over 256 samples
+  config.normalize_observations = true;
+  config.scale_rewards = true;
+  Sampler sampler("CartPole-v1", model_config, 4, 32, 6);
+  const std::vector<rlx::SampleBatch> first = sampler.collect(2, 3), second = sampler.collect(2, 3);
+  rlx::PpoLearner learner(model_config, config, 7), clean(model_config, config, 7);
+  learner.update(first, 0);
+  clean.update(first, 0);
+  std::stringstream before;
+  learner.save(before);  // parameters and Adam state
+  const nlohmann::json state = learner.state_json();  // statistics and the update count
+
+  int checks = 0;
+  learner.set_stop_check([&checks] { return ++checks > 6; });  // overdue before the 7th minibatch step
+  std::string message;
+  try {
+    learner.update(second, 256);
+  } catch (const rlx::StopRequested& stop) {
+    message = stop.what();
+  }
+  INFO(message);
+  CHECK_THAT(message, Catch::Contains("abandoned before epoch 2 of 4, minibatch 3 of 4"));
+  std::stringstream after;
+  learner.save(after);
+  CHECK(after.str() == before.str());
+  CHECK(learner.state_json() == state);
+
+  // The same update again, now with no stop: as if the abandoned one never began.
+  learner.set_stop_check([] { return false; });
+  learner.update(second, 256);
+  clean.update(second, 256);
+  CHECK(same_parameters(learner, clean));
+  CHECK(learner.state_json() == clean.state_json());
+
+  // A data-parallel rank never abandons alone: the others would wait in its all-reduce.
+  rlx::PpoDataParallelHooks hooks;
+  hooks.allreduce_gradients = [](std::vector<torch::Tensor>&) {};
+  learner.set_data_parallel_hooks(hooks);
+  learner.set_stop_check([] { return true; });
+  CHECK(learner.update(first, 512).num_minibatch_steps == 16);
 }
 
 TEST_CASE("PpoLearner: weights carry parameters and statistics that reproduce the learner's policy on workers", "[learner][ppo]") {
