@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/config_error.h"
+#include "core/stop_signal.h"
 #include "envs/experiment_envs.h"
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
@@ -88,10 +89,16 @@ IterationResult DqnAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
       for (int rank = 1; rank < world; ++rank) {
         link_->send(rank, DqnStepCommand{rounds, received_}, dealt[static_cast<size_t>(rank)]);
       }
+      const int64_t steps_before = learner_->num_gradient_steps();
       try {
         ran = train_rounds(rounds, received_, last);
       } catch (const NonFiniteLearnerError&) {
         mid_step_ = false;  // every rank stopped before the same step
+        throw;
+      } catch (const StopRequested&) {
+        // One learner stopped between whole gradient steps for an overdue stop: the weights it
+        // holds now are a new version.
+        if (learner_->num_gradient_steps() != steps_before) ++version_;
         throw;
       }
       if (ran) rounds_run += rounds;

@@ -35,8 +35,8 @@ class DqnAlgorithm : public Algorithm {
   DqnLearner& learner() { return *learner_; }
 
   // The env steps this iteration stored before it failed, unless a data-parallel step failed
-  // between ranks (then nullopt). The learner stops before a non-finite step, so after one the
-  // state is sound.
+  // between ranks (then nullopt). The learner stops before a non-finite step, and between whole
+  // gradient steps for an overdue stop, so after either the state is sound.
   std::optional<int64_t> steps_of_failed_iteration() const override {
     return mid_step_ ? std::nullopt : std::optional<int64_t>(iteration_steps_);
   }

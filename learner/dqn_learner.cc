@@ -4,6 +4,7 @@
 #include "learner/dqn_learner.h"
 
 #include "core/config_schema.h"
+#include "core/stop_signal.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/utils.h>
@@ -53,7 +54,7 @@ void validate(const DqnConfig& config) {
 }  // namespace
 
 DqnLearner::DqnLearner(const ModelSpec& model_config, DqnConfig config, uint64_t seed, torch::Device device)
-    : model_config_(model_config), config_(config), seed_(seed), device_(device) {
+    : model_config_(model_config), config_(config), seed_(seed), device_(device), stop_check_(stop_overdue) {
   model_config_.validate();
   layout_ = model_config_.observation_layout();
   if (!model_config_.action_space.is_discrete()) {
@@ -176,7 +177,15 @@ DqnUpdateMetrics DqnLearner::train(int gradient_steps, int64_t timesteps_done) {
   const double beta = prioritized_ != nullptr ? annealed_beta(config_.prioritized_replay_beta, timesteps_done, config_.beta_horizon()) : 0.0;
   clear_step_records();
   const int64_t skipped_before = scaler_.skipped_steps();
-  for (int step = 0; step < gradient_steps; ++step) gradient_step(beta);
+  for (int step = 0; step < gradient_steps; ++step) {
+    // One learner only: a data-parallel rank stopping alone would leave the others in the all-reduce.
+    if (hooks_.world_size == 1 && stop_check_ && stop_check_()) {
+      throw StopRequested("the DQN training round stopped after " + std::to_string(step) + " of " +
+                          std::to_string(gradient_steps) + " gradient steps: the stop is overdue (half of " +
+                          kStopGraceEnv + " passed); the steps taken stay, each whole");
+    }
+    gradient_step(beta);
+  }
   DqnUpdateMetrics metrics = round_metrics(lr, beta, timesteps_done);
   metrics.skipped_steps = scaler_.skipped_steps() - skipped_before;
   metrics.loss_scale = scaler_.enabled() ? scaler_.scale() : 0.0;

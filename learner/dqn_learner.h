@@ -25,6 +25,13 @@
 // to learning_starts before training again (ready() says when); with it, save + load +
 // load_state_json + load_replay give bit-identical subsequent updates.
 //
+// A stop (core/stop_signal.h): train() stops between gradient steps once the stop is overdue, so
+// a round of many steps cannot outlast the grace period. Each step is whole (its draw, Adam
+// step, priorities and counters), so the learner is sound as it is and a checkpoint of it resumes
+// consistently: the next step draws with the next step's seed. Undoing the round instead would
+// mean copying the prioritized buffer's priorities too; what is lost is the rest of one round,
+// as rounds that fall due before learning_starts are. A data-parallel round finishes.
+//
 // Speed: both networks' parameters live in one flat buffer each (every parameter a view of
 // it, gradients a view of one flat gradient), so Adam, clipping, zeroing and target updates
 // are a handful of ops per step whatever the depth; a batch is gathered on the host in one
@@ -136,8 +143,13 @@ class DqnLearner {
   // Applies the target updates due at timesteps_done, then runs gradient_steps steps.
   // Throws std::logic_error when !ready(), std::invalid_argument when gradient_steps < 1, and
   // NonFiniteLearnerError (learner/non_finite.h) before a step whose loss or gradient norm is not
-  // finite (the steps before it stay applied).
+  // finite (the steps before it stay applied). One learner (not data-parallel) throws
+  // StopRequested (core/stop_signal.h) before a step when the stop check says the stop is
+  // overdue: the steps before it stay applied, and the round's others are not made up.
   DqnUpdateMetrics train(int gradient_steps, int64_t timesteps_done);
+  // Replaces what train() reads before each gradient step to stop (rlx::stop_overdue by default;
+  // a test counts steps with its own).
+  void set_stop_check(std::function<bool()> overdue) { stop_check_ = std::move(overdue); }
 
   // One gradient step on the given transitions (no replay draw, no priority or target update),
   // e.g. to check a data-parallel step against one learner on the ranks' samples together.
@@ -241,6 +253,7 @@ class DqnLearner {
   DqnDataParallelHooks hooks_;
   Precision precision_ = Precision::kFp32;  // config_.precision
   LossScaler scaler_;                       // enabled for fp16
+  std::function<bool()> stop_check_;        // true: stop train() before its next step (one learner's)
 
   int64_t num_gradient_steps_ = 0;
   int64_t target_updates_ = 0;

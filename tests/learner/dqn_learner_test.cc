@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "envs/registry.h"
@@ -13,6 +14,7 @@
 #include "learner/policy_networks.h"
 #include "models/rollout_policy.h"
 #include "core/config_error.h"
+#include "core/stop_signal.h"
 #include "tests/learner/learner_test_configs.h"
 
 namespace {
@@ -229,6 +231,40 @@ TEST_CASE("DQN learner: save/load round trip gives identical subsequent updates"
   source.save(archive);
   CHECK_THROWS_AS(mismatched.load(archive), std::invalid_argument);
   CHECK_THROWS_AS(mismatched.load_state_json(nlohmann::json{{"seed", 1}}), std::invalid_argument);
+}
+
+TEST_CASE("DQN learner: a stop overdue mid-round ends train() between whole gradient steps", "[learner][dqn][stop]") {
+  const auto data = cartpole_fragments(4, 8);
+  for (bool prioritized : {false, true}) {
+    INFO("prioritized " << prioritized);
+    rlx::DqnConfig config = small_config();
+    config.prioritized_replay = prioritized;
+    rlx::DqnLearner learner(cartpole_model(), config, 3), twin(cartpole_model(), config, 3);
+    add_all(learner, data);
+    add_all(twin, data);
+    int checks = 0;
+    learner.set_stop_check([&checks] { return ++checks > 4; });  // overdue before the 5th step
+    std::string message;
+    try {
+      learner.train(12, 200);
+    } catch (const rlx::StopRequested& stop) {
+      message = stop.what();
+    }
+    INFO(message);
+    CHECK_THAT(message, Catch::Contains("stopped after 4 of 12 gradient steps"));
+    // The learner after 4 whole steps (weights, Adam, counters, priorities): the twin's.
+    twin.train(4, 200);
+    CHECK(params(learner.online()) == params(twin.online()));
+    CHECK(params(learner.target()) == params(twin.target()));
+    CHECK(learner.state_json() == twin.state_json());
+    CHECK(learner.save_replay() == twin.save_replay());
+    // And it goes on as the twin does (the same Adam state; the next step draws with the next step's seed).
+    learner.set_stop_check([] { return false; });
+    learner.train(6, 300);
+    twin.train(6, 300);
+    CHECK(params(learner.online()) == params(twin.online()));
+    CHECK(params(learner.target()) == params(twin.target()));
+  }
 }
 
 TEST_CASE("DQN learner: training rounds follow received env steps past learning_starts", "[learner][dqn]") {
