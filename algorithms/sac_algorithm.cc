@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/config_error.h"
+#include "core/stop_signal.h"
 #include "envs/experiment_envs.h"
 #include "envs/registry.h"
 
@@ -59,7 +60,14 @@ IterationResult SacAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
     }
     const int64_t due = learner_->steps_due(received_);
     if (due > 0) {
-      last = learner_->train(due, received_);
+      const int64_t steps_before = learner_->num_gradient_steps();
+      try {
+        last = learner_->train(due, received_);
+      } catch (const StopRequested&) {
+        // Stopped between whole gradient steps for an overdue stop: the weights held now are a new version.
+        if (learner_->num_gradient_steps() != steps_before) ++version_;
+        throw;
+      }
       gradient_steps += due;
       ++version_;
     }

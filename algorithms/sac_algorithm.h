@@ -31,8 +31,9 @@ class SacAlgorithm : public Algorithm {
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
   // There are no learner ranks to follow: throws std::logic_error.
   void follow(const LearnerCommand& command) override;
-  // The learner stops before a step whose loss or gradient is not finite, so the transitions this
-  // iteration stored are a sound state.
+  // The learner stops before a step whose loss or gradient is not finite, and between whole steps
+  // for an overdue stop (the steps not taken stay due), so the transitions this iteration stored
+  // are a sound state.
   std::optional<int64_t> steps_of_failed_iteration() const override { return iteration_steps_; }
 
   NativeSacLearner& learner() { return *learner_; }

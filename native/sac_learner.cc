@@ -10,6 +10,7 @@
 #include "core/binary_io.h"
 #include "core/config_schema.h"
 #include "core/non_finite_error.h"
+#include "core/stop_signal.h"
 #include "native/dense_backprop.h"
 #include "native/gradient_clip.h"
 
@@ -53,7 +54,8 @@ NativeSacLearner::NativeSacLearner(const ModelSpec& model_config, SacConfig conf
       backprop_(squashed_gaussian_layout(model_config), continuous_q_layout(model_config)),
       replay_(config_.buffer_size, model_config.obs_size, model_config.action_space),
       rng_(seed ^ kLearnerStream),
-      target_entropy_(-static_cast<double>(model_config.action_space.size())) {
+      target_entropy_(-static_cast<double>(model_config.action_space.size())),
+      stop_check_(stop_overdue) {
   actor_ = initial_parameters(backprop_.actor_layout(), seed);
   critics_ = initial_parameters(backprop_.critic_layout(), seed + 1);
   const std::vector<float> second = initial_parameters(backprop_.critic_layout(), seed + 2);
@@ -83,6 +85,11 @@ SacUpdateMetrics NativeSacLearner::train(int64_t steps, int64_t timesteps) {
   next_noise_.resize(static_cast<size_t>(rows * a));
   noise_.resize(static_cast<size_t>(rows * a));
   for (int64_t step = 0; step < steps; ++step) {
+    if (stop_check_ && stop_check_()) {
+      throw StopRequested("SAC stopped after " + std::to_string(step) + " of " + std::to_string(steps) +
+                          " gradient steps due: the stop is overdue (half of " + kStopGraceEnv +
+                          " passed); the steps taken stay, each whole, and the rest stay due");
+    }
     replay_.sample(rows, rng_, sample_);
     for (float& z : next_noise_) z = static_cast<float>(rng_.normal());
     for (float& z : noise_) z = static_cast<float>(rng_.normal());

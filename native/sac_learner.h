@@ -7,9 +7,14 @@
 // critics before their update), checks them, then takes the Adam steps (critics, actor, log alpha)
 // and moves the targets by tau. Its large products split over native/product_threads.h's
 // threads (the same bits for any count); a seed fixes everything it draws.
+//
+// A stop (core/stop_signal.h): train() stops between gradient steps once the stop is overdue, so
+// many steps due at once cannot outlast the grace period. Each step is whole, so the learner is
+// sound as it is, and as steps_due() counts the steps taken, a resumed run takes the rest.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -58,8 +63,12 @@ class NativeSacLearner {
   // Takes `steps` gradient steps (the learning rates at timesteps); returns the last one's
   // metrics. Throws NonFiniteLearnerError (core/non_finite_error.h) before applying a step whose
   // loss or gradient is not finite (the learner keeps the previous steps), std::logic_error on an
-  // empty replay.
+  // empty replay. Throws StopRequested (core/stop_signal.h) before a step when the stop check
+  // says the stop is overdue (the steps before it stay applied).
   SacUpdateMetrics train(int64_t steps, int64_t timesteps);
+  // Replaces what train() reads before each gradient step to stop (rlx::stop_overdue by default;
+  // a test counts steps with its own).
+  void set_stop_check(std::function<bool()> overdue) { stop_check_ = std::move(overdue); }
 
   // The policy's flat parameters, for workers.
   std::shared_ptr<Weights> weights(uint64_t version) const;
@@ -100,6 +109,7 @@ class NativeSacLearner {
   float log_alpha_ = 0.0f;
   Adam actor_adam_, critic_adam_, alpha_adam_;
   int64_t gradient_steps_ = 0;
+  std::function<bool()> stop_check_;  // true: stop train() before its next step
   ContinuousSample sample_;
   std::vector<float> next_noise_, noise_;
 };

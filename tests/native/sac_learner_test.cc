@@ -1,14 +1,16 @@
 // NativeSacLearner's contracts: gradient steps follow utd_ratio past learning_starts, the targets
 // trail the critics by Polyak averaging, a non-finite step is refused before it changes anything,
-// and its state file round-trips and refuses another model's.
+// its state file round-trips and refuses another model's, and a stop ends train() between whole steps.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "core/non_finite_error.h"
+#include "core/stop_signal.h"
 #include "native/sac_learner.h"
 
 namespace rlx {
@@ -108,6 +110,39 @@ TEST_CASE("NativeSacLearner's state file round-trips and refuses another model's
   CHECK(wider.actor_parameters() == before);
   std::stringstream garbage("not a SAC learner's file at all");
   CHECK_THROWS_AS(wider.load(garbage), std::invalid_argument);
+}
+
+TEST_CASE("NativeSacLearner stops between whole gradient steps once the stop is overdue, the rest still due", "[native][sac][stop]") {
+  SacConfig config = small_config();
+  config.utd_ratio = 0.5;
+  NativeSacLearner learner(model(), config, 3), twin(model(), config, 3);
+  learner.add(fragment(40, -1.0f));
+  twin.add(fragment(40, -1.0f));
+  REQUIRE(learner.steps_due(40) == 10);
+  int checks = 0;
+  learner.set_stop_check([&checks] { return ++checks > 3; });  // overdue before the 4th step
+  std::string message;
+  try {
+    learner.train(10, 40);
+  } catch (const StopRequested& stop) {
+    message = stop.what();
+  }
+  INFO(message);
+  CHECK_THAT(message, Catch::Contains("stopped after 3 of 10 gradient steps"));
+  CHECK(learner.num_gradient_steps() == 3);
+  CHECK(learner.steps_due(40) == 7);
+  // What it holds is the learner after 3 whole steps: its state file is the twin's byte for byte.
+  twin.train(3, 40);
+  std::stringstream stopped, whole;
+  learner.save(stopped);
+  twin.save(whole);
+  CHECK(stopped.str() == whole.str());
+  // A resumed run takes the steps still due, as the twin does.
+  learner.set_stop_check([] { return false; });
+  learner.train(learner.steps_due(40), 40);
+  twin.train(twin.steps_due(40), 40);
+  CHECK(learner.actor_parameters() == twin.actor_parameters());
+  CHECK(learner.critic_parameters() == twin.critic_parameters());
 }
 
 }  // namespace rlx
