@@ -53,6 +53,10 @@ class MultiAgentAlgorithm : public Algorithm {
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
   // A learner rank: select_policy names the policy whose learner carries out the next command.
   void follow(const LearnerCommand& command) override;
+  // 0 when every policy's state is sound (nullopt otherwise): the failed iteration counts no steps.
+  // A stop cuts it short in one policy's turn, whose update (PPO, APPO) is undone; a policy trained
+  // earlier in the iteration keeps its update, as undoing it would take a copy of every learner
+  // each iteration.
   std::optional<int64_t> steps_of_failed_iteration() const override;
 
   void publish_weights(Sampler& sampler) const override;

@@ -188,8 +188,9 @@ int run_train(const std::vector<std::string>& args, const TrainBackend& backend)
                  "1 on errors, 2 on bad input (a bad experiment, a refused checkpoint).\n\n"
                  "SIGTERM or SIGINT (Ctrl-C, a scheduler's preemption): the current iteration finishes, then a\n"
                  "final checkpoint and result.json (\"stopped_by\": \"signal\") are written; resume with\n"
-                 "--resume. A second signal stops at once; so does the end of the grace period,\n"
-                 "RLX_STOP_GRACE_S seconds (default 60) after the first.\n";
+                 "--resume. An iteration (sampling, one learner's update) still running after half the grace\n"
+                 "period is given up, and the checkpoint holds the last complete one. A second signal stops at\n"
+                 "once; so does the end of the grace period, RLX_STOP_GRACE_S seconds (default 60) after the first.\n";
     return kExitOk;
   }
   // Started by srun or torchrun as one of several learner ranks? Ranks >= 1 follow rank 0.
