@@ -47,6 +47,13 @@ class Algorithm {
   virtual IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) = 0;
   // The files a checkpoint holds (model, optimiser) and the JSON state beside them.
   virtual std::vector<CheckpointFile> checkpoint_files() const = 0;
+  // Before checkpoint_files: writes the replay transitions taken in since the last checkpoint as
+  // a segment in replay_dir (native/replay_segments.h) and returns the listing the checkpoint's
+  // manifest keeps under "replay"; null for an algorithm without segmented replay.
+  virtual nlohmann::json write_replay_segments(const std::filesystem::path& replay_dir) {
+    (void)replay_dir;
+    return nullptr;
+  }
   virtual nlohmann::json checkpoint_state() const = 0;
   // Restores what checkpoint_files()/checkpoint_state() saved; throws CheckpointRefused on a
   // mismatch (e.g. another network shape).

@@ -8,6 +8,7 @@
 #include "algorithms/multi_agent_evaluation.h"
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
+#include "core/config_schema.h"
 #include "core/log.h"
 #include "core/space_json.h"
 #include "envs/experiment_envs.h"
@@ -45,6 +46,10 @@ RestoredAlgorithm restore_algorithm(const std::filesystem::path& checkpoint, con
   }
   load_experiment_envs(restored.experiment);
   restored.experiment.config.set("num_learners", int64_t{1});  // acting needs no data-parallel group
+  if (restored.experiment.algorithm == AlgorithmKind::kDQN || restored.experiment.algorithm == AlgorithmKind::kSAC) {
+    // nor a replay buffer: a checkpoint copied without its trial's replay/ still evaluates
+    restored.experiment.config.set("checkpoint_replay_buffer", false);
+  }
   restored.algorithm = make_algorithm(restored.experiment);
   restored.algorithm->check_model_of(restored.checkpoint);
   restored.algorithm->restore(restored.checkpoint);

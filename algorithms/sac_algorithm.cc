@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "core/stop_signal.h"
 #include "envs/experiment_envs.h"
@@ -95,9 +96,12 @@ IterationResult SacAlgorithm::train_iteration(Sampler& sampler, int64_t timestep
 std::vector<CheckpointFile> SacAlgorithm::checkpoint_files() const {
   std::ostringstream model;
   learner_->save(model);
-  std::vector<CheckpointFile> files = {{kLearnerFileName, model.str()}};
-  if (learner_->config().checkpoint_replay_buffer) files.push_back({kReplayFileName, learner_->save_replay()});
-  return files;
+  return {{kLearnerFileName, model.str()}};  // the replay goes in segments (write_replay_segments)
+}
+
+nlohmann::json SacAlgorithm::write_replay_segments(const std::filesystem::path& replay_dir) {
+  if (!learner_->config().checkpoint_replay_buffer) return nullptr;
+  return learner_->checkpoint_replay(replay_dir).to_json();
 }
 
 nlohmann::json SacAlgorithm::checkpoint_state() const {
@@ -112,7 +116,16 @@ void SacAlgorithm::restore(const Checkpoint& checkpoint) {
                           received_ = state.at("received_steps").get<int64_t>();
                         });
   if (learner_->config().checkpoint_replay_buffer) {
-    restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
+    if (const auto listing = checkpoint.manifest.find("replay"); listing != checkpoint.manifest.end()) {
+      const std::filesystem::path dir = trial_dir_of_checkpoint(checkpoint.path) / kReplayDirName;
+      try {
+        learner_->restore_replay(dir, ReplayListing::from_json(*listing));
+      } catch (const std::exception& error) {
+        throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
+      }
+    } else {  // a checkpoint from before replay segments: the whole buffer in one file
+      restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
+    }
   }
   published_rate_ = -1;
 }

@@ -26,6 +26,7 @@ class SacAlgorithm : public Algorithm {
   std::shared_ptr<Weights> current_weights() const override;
   IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) override;
   std::vector<CheckpointFile> checkpoint_files() const override;
+  nlohmann::json write_replay_segments(const std::filesystem::path& replay_dir) override;
   nlohmann::json checkpoint_state() const override;
   void restore(const Checkpoint& checkpoint) override;
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;

@@ -24,6 +24,7 @@
 #include "core/config_schema.h"
 #include "core/error_text.h"
 #include "core/guarded_temp_dir.h"
+#include "native/replay_segments.h"
 #include "core/log.h"
 #include "core/plugin_refs.h"
 #include "core/results.h"
@@ -213,12 +214,16 @@ class TrainingRun {
   // Writes checkpoint_<iteration>; never of non-finite weights (NonFiniteLearnerError naming
   // the last good checkpoint instead).
   void write_checkpoint(bool with_sampler_state) {
-    const nlohmann::json manifest =
+    nlohmann::json manifest =
         training_manifest(experiment_, spec_, *algorithm_, counters_, sampler_stats(), window_,
                           with_sampler_state && sampler_ ? sampler_->checkpoint_state() : nlohmann::json());
     const std::filesystem::path dir = checkpoint_path(outcome_.trial_dir, counters_.iteration);
+    const std::filesystem::path replay_dir = outcome_.trial_dir / kReplayDirName;
+    const nlohmann::json replay = algorithm_->write_replay_segments(replay_dir);
+    if (!replay.is_null()) manifest["replay"] = replay;
     write_training_checkpoint(dir, manifest, algorithm_->checkpoint_files(), algorithm_->non_finite_weights(),
                               outcome_.last_checkpoint);
+    if (!replay.is_null()) remove_unlisted_replay_segments(outcome_.trial_dir);
     outcome_.last_checkpoint = dir;
     last_checkpoint_iteration_ = counters_.iteration;
     file_logger().info("wrote {}", dir.string());

@@ -2,7 +2,11 @@
 
 #include <cmath>
 
+#include <fstream>
+#include <set>
+
 #include "core/non_finite_error.h"
+#include "native/replay_segments.h"
 
 namespace rlx {
 
@@ -28,6 +32,29 @@ void write_training_checkpoint(const std::filesystem::path& dir, const nlohmann:
                                 (last_good ? last_good->string() : std::string("none")));
   }
   write_checkpoint_dir(dir, manifest, files);
+}
+
+size_t remove_unlisted_replay_segments(const std::filesystem::path& trial_dir) {
+  std::set<std::string> listed;
+  const std::filesystem::path checkpoints = trial_dir / "checkpoints";
+  std::error_code error;
+  if (std::filesystem::is_directory(checkpoints, error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(checkpoints)) {
+      const std::filesystem::path manifest_path = entry.path() / kCheckpointManifestName;
+      if (!std::filesystem::is_regular_file(manifest_path, error)) continue;
+      std::ifstream in(manifest_path);
+      const nlohmann::json manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (manifest.is_discarded()) return 0;  // cannot tell what it needs: keep every segment
+      const auto replay = manifest.find("replay");
+      if (replay == manifest.end() || !replay->is_object() || !replay->contains("segments")) continue;
+      for (const nlohmann::json& segment : replay->at("segments")) {
+        if (segment.is_object() && segment.contains("file") && segment.at("file").is_string()) {
+          listed.insert(segment.at("file").get<std::string>());
+        }
+      }
+    }
+  }
+  return remove_unreferenced_segments(trial_dir / kReplayDirName, listed);
 }
 
 }  // namespace rlx

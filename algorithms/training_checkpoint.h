@@ -24,4 +24,9 @@ void write_training_checkpoint(const std::filesystem::path& dir, const nlohmann:
                                const std::vector<CheckpointFile>& files, const std::optional<std::string>& non_finite,
                                const std::optional<std::filesystem::path>& last_good);
 
+// Deletes the replay segments in TRIAL/replay/ that no checkpoint in TRIAL/checkpoints/ lists
+// (a segment goes with the last checkpoint that needs it); keeps them all when some
+// checkpoint.json cannot be read. Returns how many it deleted.
+size_t remove_unlisted_replay_segments(const std::filesystem::path& trial_dir);
+
 }  // namespace rlx

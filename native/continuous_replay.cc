@@ -42,6 +42,59 @@ void ContinuousReplay::store(const float* obs, const float* env_action, float re
   terminated_[slot] = terminated ? 1.0f : 0.0f;
   next_ = (next_ + 1) % capacity_;
   if (size_ < capacity_) ++size_;
+  ++inserted_;
+}
+
+namespace {
+
+// Calls fn(slot, count) for each run of consecutive slots that transitions [first, end) take.
+template <typename Fn>
+void for_each_slot_run(uint64_t first, uint64_t end, uint64_t capacity, Fn fn) {
+  while (first < end) {
+    const uint64_t slot = first % capacity;
+    const uint64_t count = std::min(end - first, capacity - slot);
+    fn(static_cast<size_t>(slot), static_cast<size_t>(count));
+    first += count;
+  }
+}
+
+}  // namespace
+
+void ContinuousReplay::write_rows(uint64_t first, uint64_t end, SegmentWriter& out) const {
+  if (first > end || end > inserted_ || first < inserted_ - static_cast<uint64_t>(size_)) {
+    throw std::invalid_argument("replay transitions [" + std::to_string(first) + ", " + std::to_string(end) +
+                                ") are not all held (it holds [" + std::to_string(inserted_ - size_) + ", " +
+                                std::to_string(inserted_) + "))");
+  }
+  const auto o = static_cast<size_t>(obs_size_), a = static_cast<size_t>(action_size_);
+  for_each_slot_run(first, end, static_cast<uint64_t>(capacity_), [&](size_t slot, size_t count) {
+    out.write(obs_.data() + slot * o, count * o * sizeof(float));
+    out.write(actions_.data() + slot * a, count * a * sizeof(float));
+    out.write(rewards_.data() + slot, count * sizeof(float));
+    out.write(next_obs_.data() + slot * o, count * o * sizeof(float));
+    out.write(terminated_.data() + slot, count * sizeof(float));
+  });
+}
+
+void ContinuousReplay::reset_to(uint64_t inserted) {
+  inserted_ = inserted;
+  next_ = static_cast<int64_t>(inserted % static_cast<uint64_t>(capacity_));
+  size_ = static_cast<int64_t>(std::min<uint64_t>(inserted, static_cast<uint64_t>(capacity_)));
+}
+
+void ContinuousReplay::read_rows(uint64_t first, uint64_t end, SegmentReader& in) {
+  if (first > end || end > inserted_) {
+    throw std::invalid_argument("replay transitions [" + std::to_string(first) + ", " + std::to_string(end) +
+                                ") lie past the " + std::to_string(inserted_) + " taken in");
+  }
+  const auto o = static_cast<size_t>(obs_size_), a = static_cast<size_t>(action_size_);
+  for_each_slot_run(first, end, static_cast<uint64_t>(capacity_), [&](size_t slot, size_t count) {
+    in.read(obs_.data() + slot * o, count * o * sizeof(float));
+    in.read(actions_.data() + slot * a, count * a * sizeof(float));
+    in.read(rewards_.data() + slot, count * sizeof(float));
+    in.read(next_obs_.data() + slot * o, count * o * sizeof(float));
+    in.read(terminated_.data() + slot, count * sizeof(float));
+  });
 }
 
 int64_t ContinuousReplay::add(const SampleBatch& batch) {
@@ -138,6 +191,7 @@ void ContinuousReplay::load(BinaryReader& in) {
   std::copy(terminated.begin(), terminated.end(), terminated_.begin());
   next_ = next;
   size_ = size;
+  inserted_ = static_cast<uint64_t>(size < capacity_ ? size : capacity_ + next);  // any count that fits the ring
 }
 
 }  // namespace rlx

@@ -14,6 +14,7 @@
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "core/space.h"
+#include "native/replay_segments.h"
 
 namespace rlx {
 
@@ -48,6 +49,19 @@ class ContinuousReplay {
   int64_t obs_size() const { return obs_size_; }
   int64_t action_size() const { return action_size_; }
 
+  // Transitions taken in so far (counting those a restore brought back): the number the next
+  // one gets. Transition g lives in slot g % capacity until capacity more come.
+  uint64_t inserted() const { return inserted_; }
+
+  // Streams the transitions numbered [first, end) to a segment, a contiguous run of slots at a
+  // time; std::invalid_argument unless all of them are still held.
+  void write_rows(uint64_t first, uint64_t end, SegmentWriter& out) const;
+  // Empties the buffer and puts it where it was after `inserted` transitions; read_rows then
+  // brings back the live ones, [inserted - min(inserted, capacity), inserted).
+  void reset_to(uint64_t inserted);
+  // Reads what write_rows(first, end) wrote into the slots of those transitions (end <= inserted()).
+  void read_rows(uint64_t first, uint64_t end, SegmentReader& in);
+
   // Appends the filled slots and the ring position.
   void save(BinaryWriter& out) const;
   // Restores save()'s bytes into a buffer of the same capacity and sizes; std::invalid_argument
@@ -64,6 +78,7 @@ class ContinuousReplay {
   std::vector<float> obs_, actions_, rewards_, next_obs_, terminated_;
   int64_t next_ = 0;
   int64_t size_ = 0;
+  uint64_t inserted_ = 0;
 };
 
 }  // namespace rlx

@@ -191,4 +191,15 @@ void NativeSacLearner::load_replay(const std::string& bytes) {
   reader.expect_end();
 }
 
+ReplayListing NativeSacLearner::checkpoint_replay(const std::filesystem::path& dir) {
+  return replay_log_.checkpoint(dir, replay_.inserted(), static_cast<uint64_t>(replay_.size()),
+                                [this](uint64_t first, uint64_t end, SegmentWriter& out) { replay_.write_rows(first, end, out); });
+}
+
+void NativeSacLearner::restore_replay(const std::filesystem::path& dir, const ReplayListing& listing) {
+  replay_.reset_to(listing.inserted);
+  replay_log_.restore(dir, listing, static_cast<uint64_t>(replay_.capacity()),
+                      [this](const ReplaySegment& segment, SegmentReader& in) { replay_.read_rows(segment.first, segment.end, in); });
+}
+
 }  // namespace rlx

@@ -79,9 +79,16 @@ class NativeSacLearner {
   void save(std::ostream& out) const;
   // Reads save()'s format; throws std::invalid_argument naming the mismatch, and then changes nothing.
   void load(std::istream& in);
-  // The replay's bytes, and their restore (std::invalid_argument on a mismatch).
+  // The replay's bytes, and their restore (std::invalid_argument on a mismatch): the whole
+  // buffer, as checkpoints before replay segments held it.
   std::string save_replay() const;
   void load_replay(const std::string& bytes);
+  // The replay's listing for a checkpoint, the transitions taken in since the last one written to
+  // a new segment in dir (ReplaySegmentLog::checkpoint).
+  ReplayListing checkpoint_replay(const std::filesystem::path& dir);
+  // The replay as a checkpoint's listing of segments in dir has it; std::runtime_error naming a
+  // missing, altered or mismatched segment.
+  void restore_replay(const std::filesystem::path& dir, const ReplayListing& listing);
 
   const SacConfig& config() const { return config_; }
   const ContinuousReplay& replay() const { return replay_; }
@@ -102,6 +109,7 @@ class NativeSacLearner {
   SacConfig config_;
   SacBackprop backprop_;
   ContinuousReplay replay_;
+  ReplaySegmentLog replay_log_;
   Rng rng_;
   double target_entropy_;
   std::vector<float> actor_, critics_, targets_;  // actor [P]; critics and targets [Q1 | Q2]

@@ -24,7 +24,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread
   libmujoco-dev libqhull-dev libopengl-dev libgl-dev
-  libzmq3-dev cppzmq-dev
+  libzmq3-dev cppzmq-dev zlib1g-dev
   libboost-program-options-dev libboost-dev  # libboost-dev: Beast and Asio headers (rlx serve)
   catch2 libgloo-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libspdlog-dev libprotobuf-dev protobuf-compiler python3-protobuf

@@ -32,6 +32,7 @@ const char* const kBenchUsage =
     "  learner --native      LibTorch vs native PPO learner: update times as JSON lines\n"
     "  recurrent --width H   LSTM/GRU vs MLP policy: worker act() and learner update times (JSON)\n"
     "  startup               rlx --version and envs list exec-to-exit, an idle worker's memory\n"
+    "  replay                a 1M-transition Hopper replay in checkpoints: whole vs segments (JSON)\n"
     "  serve POLICY.rlxp     rlx serve under closed- and open-loop load: requests/s, p50-p99.9 (JSON),\n"
     "                        against a Python server with --python-baseline\n\n"
     "every subcommand takes --help.\n";
@@ -207,7 +208,7 @@ int run_bench_command(const std::vector<std::string>& args) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> subcommands = {
       {"scale", run_bench_scale},
       {"transport", run_bench_transport}, {"sampling", run_bench_sampling}, {"learner", run_bench_learner},
-      {"recurrent", run_bench_recurrent}, {"startup", run_bench_startup}, {"serve", run_bench_serve}};
+      {"recurrent", run_bench_recurrent}, {"startup", run_bench_startup}, {"replay", run_bench_replay}, {"serve", run_bench_serve}};
   if (args.empty()) throw UsageError(std::string("missing subcommand\n") + kBenchUsage);
   if (args.front() == "--help" || args.front() == "-h") {
     std::cout << kBenchUsage;

@@ -24,4 +24,8 @@ int run_bench_startup(const std::vector<std::string>& args);
 // requests/s and latency percentiles of `rlx serve` per protocol and load level, as JSON lines.
 int run_bench_serve(const std::vector<std::string>& args);
 
+// `rlx bench replay [--transitions N] [--increment M] [--repeats R]`: a Hopper replay buffer in
+// checkpoints, whole per checkpoint against segments (size, write and read time), as JSON lines.
+int run_bench_replay(const std::vector<std::string>& args);
+
 }  // namespace rlx::cli

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/make_algorithm.h"
+#include "algorithms/sac_algorithm.h"
 #include "algorithms/trainer.h"
 #include "tests/algorithms/train_util.h"
 #include "algorithms/training_checkpoint.h"
@@ -54,7 +55,19 @@ nlohmann::json manifest_without_files(const Checkpoint& checkpoint) {
   manifest.erase("files");
   manifest["counters"].erase("time_total_s");
   manifest["counters"].erase("attempt");
+  // Replay segments are cut where each run checkpointed, and named apart: the buffers are
+  // compared by content (checkpoint_replay).
+  if (manifest.contains("replay")) manifest["replay"].erase("segments");
   return manifest;
+}
+
+// A SAC checkpoint's whole replay buffer as its segments restore it ("" for other algorithms).
+std::string checkpoint_replay(const Checkpoint& checkpoint) {
+  const Experiment experiment = experiment_from_json(checkpoint.manifest.at("experiment"), "checkpoint");
+  std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
+  algorithm->restore(checkpoint);
+  auto* sac = dynamic_cast<SacAlgorithm*>(algorithm.get());
+  return sac ? sac->learner().save_replay() : std::string();
 }
 
 // The flat weights a checkpoint's learner hands its workers.
@@ -98,6 +111,7 @@ void check_resume_is_exact(const Experiment& experiment, int middle, int iterati
   const Checkpoint x = read_checkpoint_dir(*straight.last_checkpoint), y = read_checkpoint_dir(*resumed.last_checkpoint);
   CHECK(manifest_without_files(x).dump() == manifest_without_files(y).dump());
   CHECK(checkpoint_weights(x) == checkpoint_weights(y));
+  CHECK(checkpoint_replay(x) == checkpoint_replay(y));
   for (const auto& [name, bytes] : x.files) {
     if (name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0) continue;
     CHECK(bytes == y.files.at(name));  // e.g. the replay buffer, byte for byte

@@ -163,7 +163,7 @@ TEST_CASE("1-step transitions: next obs is obs[t+1], final_obs at episode ends, 
   CHECK(acc.num_pending() == 0);
 }
 
-TEST_CASE("a dropped episode's last step is no transition; the windows before it end at its observation",
+TEST_CASE("a dropped episode's last step is no transition, and the windows before it end at its observation",
           "[learner][dqn][replay]") {
   EnvColumn env;
   env.obs = {10, 11, 12, 13, 14, 15};

@@ -38,7 +38,7 @@ bool eventually(const std::function<bool()>& condition) {
   return true;
 }
 
-TEST_CASE("a goodbye carries its reason through the codec; a learner's Stop carries none", "[transport][stop_reason]") {
+TEST_CASE("a goodbye carries its reason through the codec, and a learner's Stop carries none", "[transport][stop_reason]") {
   DecodeResult plain = decode_message(encode_stop(0, 1));
   REQUIRE(plain.ok());
   CHECK_FALSE(std::get<Stop>(*plain.message).reason);

@@ -1,0 +1,128 @@
+// Replay segments: a replay buffer kept in a trial's checkpoints a piece at a time. Each
+// checkpoint writes only the transitions added since the one before, as one zlib-compressed
+// segment file in TRIAL/replay/, and lists in its manifest the segments that still hold live
+// transitions (with their SHA-256). A later checkpoint shares the earlier segments it still
+// needs; remove_unreferenced_segments deletes a segment once no checkpoint lists it. Writing
+// streams rows from the buffer itself (no second copy in memory), to a temporary file renamed
+// into place once complete; reading checks the digest before it decompresses a byte.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rlx {
+
+constexpr const char* kReplayDirName = "replay";  // TRIAL/replay/, beside TRIAL/checkpoints/
+
+// One segment file: the transitions numbered [first, end) in the order the buffer took them in.
+struct ReplaySegment {
+  std::string file;  // its name in the replay directory
+  uint64_t first = 0;
+  uint64_t end = 0;
+  std::string sha256;  // of the file's bytes
+  uint64_t bytes = 0;  // the file's size
+
+  nlohmann::json to_json() const;
+  // Throws std::invalid_argument naming what is missing or malformed (a file name that is not a
+  // plain segment name, first > end).
+  static ReplaySegment from_json(const nlohmann::json& json);
+};
+
+// Streams rows into a new segment file: compressed, digested and renamed into place by finish().
+class SegmentWriter {
+ public:
+  // Opens dir/NAME.tmp for the segment [first, end) named NAME (segment_name); throws
+  // std::system_error naming the path when it cannot.
+  SegmentWriter(const std::filesystem::path& dir, const std::string& name, uint64_t first, uint64_t end);
+  // Removes the temporary file unless finish() succeeded.
+  ~SegmentWriter();
+  SegmentWriter(const SegmentWriter&) = delete;
+  SegmentWriter& operator=(const SegmentWriter&) = delete;
+
+  // Appends raw bytes of the rows; throws std::system_error on a write error (a full disk).
+  void write(const void* data, size_t size);
+  // Flushes, syncs and renames the file into place; the segment to list in a manifest.
+  ReplaySegment finish();
+
+ private:
+  struct Stream;
+  void drain(bool finishing);
+  std::filesystem::path path_, temp_path_;
+  ReplaySegment segment_;
+  std::unique_ptr<Stream> stream_;
+  std::FILE* file_ = nullptr;
+  bool finished_ = false;
+};
+
+// Reads a segment's rows back, after checking the file's size and digest against its listing.
+class SegmentReader {
+ public:
+  // Throws std::runtime_error naming the file when it is missing, of another size or digest, or
+  // not a segment.
+  SegmentReader(const std::filesystem::path& dir, const ReplaySegment& segment);
+  ~SegmentReader();
+  SegmentReader(const SegmentReader&) = delete;
+  SegmentReader& operator=(const SegmentReader&) = delete;
+
+  // Fills exactly `size` bytes; throws std::runtime_error when the segment ends first or is corrupt.
+  void read(void* data, size_t size);
+  // Throws std::runtime_error unless every byte of the segment has been read.
+  void expect_end();
+
+ private:
+  struct Stream;
+  std::filesystem::path path_;
+  std::unique_ptr<Stream> stream_;
+  std::FILE* file_ = nullptr;
+};
+
+// What a checkpoint lists of a buffer: the transitions it had taken in, and the segments that
+// hold its live ones (the last min(inserted, capacity)), oldest first.
+struct ReplayListing {
+  uint64_t inserted = 0;
+  std::vector<ReplaySegment> segments;
+
+  nlohmann::json to_json() const;
+  // Throws std::invalid_argument on a malformed listing.
+  static ReplayListing from_json(const nlohmann::json& json);
+};
+
+// A buffer's segments across its checkpoints: which it has written, and the next to write.
+class ReplaySegmentLog {
+ public:
+  using WriteRows = std::function<void(uint64_t first, uint64_t end, SegmentWriter& out)>;
+  using ReadRows = std::function<void(const ReplaySegment& segment, SegmentReader& in)>;
+
+  // The listing for a checkpoint of a buffer that has taken in `inserted` transitions and holds
+  // the last `held`: writes those taken in since the last listing (and still held) to one new
+  // segment in dir through write_rows, and leaves out segments whose transitions are all gone.
+  // Throws std::logic_error when `inserted` went back.
+  ReplayListing checkpoint(const std::filesystem::path& dir, uint64_t inserted, uint64_t held, const WriteRows& write_rows);
+
+  // Continues from a checkpoint's listing of a buffer of `capacity`: checks that its segments run
+  // without a gap up to `inserted` and cover the live transitions, then reads each (checked against
+  // its digest) through read_rows, oldest first. Throws std::runtime_error naming what is wrong.
+  void restore(const std::filesystem::path& dir, const ReplayListing& listing, uint64_t capacity,
+               const ReadRows& read_rows);
+
+ private:
+  ReplayListing listing_;
+};
+
+// A fresh segment name for transitions [first, end) ("replay-FIRST-END-TAG.seg", TAG random hex:
+// a run resumed from an older checkpoint never overwrites a segment a newer one lists).
+std::string segment_name(uint64_t first, uint64_t end);
+
+// Deletes the *.seg files (and stale *.tmp files) in dir that `referenced` does not name; returns
+// how many. A missing dir holds none.
+size_t remove_unreferenced_segments(const std::filesystem::path& dir, const std::set<std::string>& referenced);
+
+}  // namespace rlx
