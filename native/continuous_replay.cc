@@ -60,20 +60,25 @@ void for_each_slot_run(uint64_t first, uint64_t end, uint64_t capacity, Fn fn) {
 
 }  // namespace
 
+template <typename Replay, typename Fn>
+void ContinuousReplay::for_each_block(Replay& replay, uint64_t first, uint64_t end, Fn fn) {
+  const auto o = static_cast<size_t>(replay.obs_size_), a = static_cast<size_t>(replay.action_size_);
+  for_each_slot_run(first, end, static_cast<uint64_t>(replay.capacity_), [&](size_t slot, size_t count) {
+    fn(replay.obs_.data() + slot * o, count * o);
+    fn(replay.actions_.data() + slot * a, count * a);
+    fn(replay.rewards_.data() + slot, count);
+    fn(replay.next_obs_.data() + slot * o, count * o);
+    fn(replay.terminated_.data() + slot, count);
+  });
+}
+
 void ContinuousReplay::write_rows(uint64_t first, uint64_t end, SegmentWriter& out) const {
   if (first > end || end > inserted_ || first < inserted_ - static_cast<uint64_t>(size_)) {
     throw std::invalid_argument("replay transitions [" + std::to_string(first) + ", " + std::to_string(end) +
                                 ") are not all held (it holds [" + std::to_string(inserted_ - size_) + ", " +
                                 std::to_string(inserted_) + "))");
   }
-  const auto o = static_cast<size_t>(obs_size_), a = static_cast<size_t>(action_size_);
-  for_each_slot_run(first, end, static_cast<uint64_t>(capacity_), [&](size_t slot, size_t count) {
-    out.write(obs_.data() + slot * o, count * o * sizeof(float));
-    out.write(actions_.data() + slot * a, count * a * sizeof(float));
-    out.write(rewards_.data() + slot, count * sizeof(float));
-    out.write(next_obs_.data() + slot * o, count * o * sizeof(float));
-    out.write(terminated_.data() + slot, count * sizeof(float));
-  });
+  for_each_block(*this, first, end, [&](const float* block, size_t floats) { out.write(block, floats * sizeof(float)); });
 }
 
 void ContinuousReplay::reset_to(uint64_t inserted) {
@@ -87,14 +92,7 @@ void ContinuousReplay::read_rows(uint64_t first, uint64_t end, SegmentReader& in
     throw std::invalid_argument("replay transitions [" + std::to_string(first) + ", " + std::to_string(end) +
                                 ") lie past the " + std::to_string(inserted_) + " taken in");
   }
-  const auto o = static_cast<size_t>(obs_size_), a = static_cast<size_t>(action_size_);
-  for_each_slot_run(first, end, static_cast<uint64_t>(capacity_), [&](size_t slot, size_t count) {
-    in.read(obs_.data() + slot * o, count * o * sizeof(float));
-    in.read(actions_.data() + slot * a, count * a * sizeof(float));
-    in.read(rewards_.data() + slot, count * sizeof(float));
-    in.read(next_obs_.data() + slot * o, count * o * sizeof(float));
-    in.read(terminated_.data() + slot, count * sizeof(float));
-  });
+  for_each_block(*this, first, end, [&](float* block, size_t floats) { in.read(block, floats * sizeof(float)); });
 }
 
 int64_t ContinuousReplay::add(const SampleBatch& batch) {

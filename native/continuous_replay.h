@@ -69,6 +69,10 @@ class ContinuousReplay {
   void load(BinaryReader& in);
 
  private:
+  // Calls fn(block, floats) for each column's block of each run of slots that transitions
+  // [first, end) take: the one layout write_rows writes and read_rows reads.
+  template <typename Replay, typename Fn>
+  static void for_each_block(Replay& replay, uint64_t first, uint64_t end, Fn fn);
   void store(const float* obs, const float* env_action, float reward, const float* next_obs, bool terminated);
 
   int64_t capacity_;

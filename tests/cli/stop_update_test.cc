@@ -36,6 +36,8 @@ std::string long_ppo_update(const std::string& backend, int epochs) {
   return "long-update:\n  env: CartPole-v1\n  algorithm: PPO\n  stop: {training_iteration: 1000000}\n"
          "  config: {learner_backend: " + backend + ", num_workers: 0, checkpoint_freq: 1000, tensorboard: false, "
          "num_envs_per_worker: 8, rollout_fragment_length: 1024, train_batch_size: 8192, minibatch_size: 256, "
+         // one thread, so that a machine with more cores does not finish the update before the stop is due
+         "learner_threads: 1, "
          "num_epochs: " + std::to_string(epochs) + ", hidden_sizes: [256, 256]}\n";
 }
 
