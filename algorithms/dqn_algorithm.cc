@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "core/stop_signal.h"
 #include "envs/experiment_envs.h"
@@ -135,9 +136,15 @@ std::vector<CheckpointFile> DqnAlgorithm::checkpoint_files() const {
   std::ostringstream model;
   learner_->save(model);
   std::vector<CheckpointFile> files = {{"q_networks_and_optimizer.pt", model.str()}};
-  // One learner's buffer is the whole replay; data-parallel ranks each hold a shard of it.
-  if (checkpoint_replay_buffer_ && !link_->active()) files.push_back({kReplayFileName, learner_->save_replay()});
+  // One learner's buffer is the whole replay, its transitions in segments (write_replay_segments)
+  // and the rest here; data-parallel ranks each hold a shard of it.
+  if (checkpoint_replay_buffer_ && !link_->active()) files.push_back({kReplayRestFileName, learner_->save_replay_rest()});
   return files;
+}
+
+nlohmann::json DqnAlgorithm::write_replay_segments(const std::filesystem::path& replay_dir) {
+  if (!checkpoint_replay_buffer_ || link_->active()) return nullptr;
+  return learner_->checkpoint_replay(replay_dir).to_json();
 }
 
 nlohmann::json DqnAlgorithm::checkpoint_state() const {
@@ -153,7 +160,18 @@ void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
                           received_ = state.at("received_steps").get<int64_t>();
                         });
   if (checkpoint_replay_buffer_ && !link_->active()) {
-    restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
+    const auto listing = checkpoint.manifest.find("replay");
+    const auto rest = checkpoint.files.find(kReplayRestFileName);
+    if (listing != checkpoint.manifest.end() && rest != checkpoint.files.end()) {
+      try {
+        learner_->restore_replay(trial_dir_of_checkpoint(checkpoint.path) / kReplayDirName, ReplayListing::from_json(*listing),
+                                 rest->second);
+      } catch (const std::exception& error) {
+        throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
+      }
+    } else {  // a checkpoint from before replay segments: the whole buffer in one file
+      restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
+    }
   }
   synced_ = false;
 }

@@ -27,6 +27,7 @@ class DqnAlgorithm : public Algorithm {
   std::shared_ptr<Weights> current_weights() const override;
   IterationResult train_iteration(Sampler& sampler, int64_t timesteps_done) override;
   std::vector<CheckpointFile> checkpoint_files() const override;
+  nlohmann::json write_replay_segments(const std::filesystem::path& replay_dir) override;
   nlohmann::json checkpoint_state() const override;
   void restore(const Checkpoint& checkpoint) override;
   std::unique_ptr<RolloutPolicy> evaluation_policy(bool deterministic, uint64_t seed) const override;
@@ -52,6 +53,7 @@ class DqnAlgorithm : public Algorithm {
   int64_t iteration_steps_ = 0;  // env steps stored in the current iteration
   bool checkpoint_replay_buffer_ = true;
   static constexpr const char* kReplayFileName = "replay_buffer.bin";
+  static constexpr const char* kReplayRestFileName = "replay_rest.bin";  // n-step windows, priorities
   bool mid_step_ = false;        // a data-parallel store-and-train began and neither finished nor failed cleanly
   double published_epsilon_ = -1.0;  // the epsilon last published (-1: none yet)
   uint64_t dealt_ = 0;      // fragments dealt to ranks so far (round-robin)

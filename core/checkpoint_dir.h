@@ -19,6 +19,9 @@ namespace rlx {
 // 2: checkpoint.json.sha256 added. Format 1 checkpoints (no such file) still load.
 constexpr int kCheckpointFormatVersion = 2;
 constexpr const char* kCheckpointManifestName = "checkpoint.json";
+// TRIAL/replay/, beside TRIAL/checkpoints/: the replay segments a manifest's "replay" lists
+// (native/replay_segments.h).
+constexpr const char* kReplayDirName = "replay";
 // The SHA-256 of checkpoint.json in sha256sum's format ("<64 hex digits>  checkpoint.json\n", so
 // `sha256sum -c checkpoint.json.sha256` checks it by hand).
 constexpr const char* kCheckpointManifestSumName = "checkpoint.json.sha256";

@@ -63,6 +63,33 @@ std::string DqnLearner::save_replay() const {
   return out.take();
 }
 
+ReplayListing DqnLearner::checkpoint_replay(const std::filesystem::path& dir) {
+  const ReplayBuffer& buffer = *buffer_;
+  return replay_log_.checkpoint(dir, static_cast<uint64_t>(buffer.total_added()), static_cast<uint64_t>(buffer.size()),
+                                [&](uint64_t first, uint64_t end, SegmentWriter& out) { buffer.write_rows(first, end, out); });
+}
+
+std::string DqnLearner::save_replay_rest() const {
+  BinaryWriter out;
+  buffer_->save_rest(out);
+  return out.take();
+}
+
+void DqnLearner::restore_replay(const std::filesystem::path& dir, const ReplayListing& listing, const std::string& rest) {
+  DqnConfig config = config_;
+  config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
+  std::unique_ptr<ReplayBuffer> buffer = make_dqn_replay_buffer(config, stored_obs_size());
+  buffer->reset_to(listing.inserted);
+  ReplaySegmentLog log;
+  log.restore(dir, listing, static_cast<uint64_t>(buffer->capacity()),
+              [&](const ReplaySegment& segment, SegmentReader& in) { buffer->read_rows(segment.first, segment.end, in); });
+  BinaryReader in(rest, "the replay buffer's n-step windows and priorities");
+  buffer->load_rest(in);
+  in.expect_end();
+  set_buffer(std::move(buffer));
+  replay_log_ = std::move(log);
+}
+
 void DqnLearner::load_replay(const std::string& bytes) {
   DqnConfig config = config_;
   config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
@@ -71,6 +98,7 @@ void DqnLearner::load_replay(const std::string& bytes) {
   buffer->load(in);
   in.expect_end();
   set_buffer(std::move(buffer));
+  replay_log_ = ReplaySegmentLog();  // the next checkpoint writes every held transition anew
 }
 
 nlohmann::json DqnLearner::state_json() const {

@@ -178,6 +178,14 @@ class DqnLearner {
   // same capacity (std::invalid_argument, the buffer unchanged, otherwise).
   std::string save_replay() const;
   void load_replay(const std::string& bytes);
+  // The replay in segments (native/replay_segments.h): the listing for a checkpoint, with the
+  // transitions stored since the last one written to a new segment in dir, and the rest of the
+  // buffer's state (n-step windows, priorities; ReplayBuffer::save_rest) as bytes for a
+  // checkpoint file; and their restore into a fresh buffer (std::runtime_error or
+  // std::invalid_argument naming what does not fit, the buffer unchanged).
+  ReplayListing checkpoint_replay(const std::filesystem::path& dir);
+  std::string save_replay_rest() const;
+  void restore_replay(const std::filesystem::path& dir, const ReplayListing& listing, const std::string& rest);
   // Counters and seed: {"seed", "num_gradient_steps", "target_updates", "target_timesteps",
   // "received_steps"}, and with precision fp16 "loss_scaler" (LossScaler::to_json).
   nlohmann::json state_json() const;
@@ -247,6 +255,7 @@ class DqnLearner {
   torch::Tensor flat_target_;  // [P] storage of every target parameter
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::unique_ptr<QNetworkBackprop> backprop_;  // set when the hand-written backward is used
+  ReplaySegmentLog replay_log_;  // the segments this learner's checkpoints wrote or restored
   std::unique_ptr<ReplayBuffer> buffer_;
   PrioritizedReplayBuffer* prioritized_ = nullptr;  // buffer_ when prioritized
   Rng rng_;

@@ -76,14 +76,32 @@ void PrioritizedReplayBuffer::update_priorities(const int64_t* slots, const floa
 
 void PrioritizedReplayBuffer::save(BinaryWriter& out) const {
   ReplayBuffer::save(out);
+  save_priorities(out);
+}
+
+void PrioritizedReplayBuffer::load(BinaryReader& in) {
+  ReplayBuffer::load(in);
+  load_priorities(in);
+}
+
+void PrioritizedReplayBuffer::save_rest(BinaryWriter& out) const {
+  ReplayBuffer::save_rest(out);
+  save_priorities(out);
+}
+
+void PrioritizedReplayBuffer::load_rest(BinaryReader& in) {
+  ReplayBuffer::load_rest(in);
+  load_priorities(in);
+}
+
+void PrioritizedReplayBuffer::save_priorities(BinaryWriter& out) const {
   std::vector<double> priorities(static_cast<size_t>(size()));
   for (int64_t slot = 0; slot < size(); ++slot) priorities[static_cast<size_t>(slot)] = sum_.get(slot);
   out.put_vector(priorities);
   out.put<double>(max_priority_);
 }
 
-void PrioritizedReplayBuffer::load(BinaryReader& in) {
-  ReplayBuffer::load(in);
+void PrioritizedReplayBuffer::load_priorities(BinaryReader& in) {
   const std::vector<double> priorities = in.get_vector<double>(static_cast<uint64_t>(capacity()));
   const auto max_priority = in.get<double>();
   if (static_cast<int64_t>(priorities.size()) != size() || !(max_priority > 0.0)) {

@@ -50,12 +50,19 @@ class PrioritizedReplayBuffer : public ReplayBuffer {
   // The base's state, then the filled slots' priorities and the largest priority seen.
   void save(BinaryWriter& out) const override;
   void load(BinaryReader& in) override;
+  // The n-step windows, then every held slot's priority and the largest priority seen.
+  void save_rest(BinaryWriter& out) const override;
+  void load_rest(BinaryReader& in) override;
 
  protected:
   void on_stored(int64_t slot) override;
 
  private:
   using ReplayBuffer::sample;  // uniform sampling stays reachable through the base class only
+  // Every held slot's priority and the largest seen, and their restore (std::invalid_argument on
+  // a mismatch).
+  void save_priorities(BinaryWriter& out) const;
+  void load_priorities(BinaryReader& in);
 
   PrioritizedReplayConfig priority_;
   SumTree sum_;

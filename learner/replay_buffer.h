@@ -19,6 +19,7 @@
 #include "core/rng.h"
 #include "core/sample_batch.h"
 #include "learner/replay_nstep.h"
+#include "native/replay_segments.h"
 
 namespace rlx {
 
@@ -85,6 +86,18 @@ class ReplayBuffer {
   // what it held; std::invalid_argument on a mismatch or malformed bytes (then discard the buffer).
   virtual void load(BinaryReader& in);
 
+  // Checkpoints in segments (native/replay_segments.h; learner/replay_buffer_segments.cc): the
+  // transitions numbered [first, end) streamed to a segment, a contiguous run of slots at a time
+  // (std::invalid_argument unless all are still held); the buffer emptied and placed as after
+  // `total_added` transitions; a segment's rows read back into their slots; and the rest of the
+  // state, small beside the slots (the carried n-step windows; a prioritized buffer's priorities),
+  // saved and loaded apart (load_rest after the rows; std::invalid_argument on a mismatch).
+  void write_rows(uint64_t first, uint64_t end, SegmentWriter& out) const;
+  void reset_to(uint64_t total_added);
+  void read_rows(uint64_t first, uint64_t end, SegmentReader& in);
+  virtual void save_rest(BinaryWriter& out) const;
+  virtual void load_rest(BinaryReader& in);
+
   // Read access to one slot (< size()).
   const float* obs(int64_t slot) const { return obs_floats_.data() + slot * obs_.floats; }
   const float* next_obs(int64_t slot) const { return next_obs_floats_.data() + slot * obs_.floats; }
@@ -100,6 +113,11 @@ class ReplayBuffer {
   virtual void on_stored(int64_t slot) { (void)slot; }
 
  private:
+  // Calls fn(block, bytes) for each column's block of each run of slots that transitions
+  // [first, end) take: the one layout write_rows writes and read_rows reads.
+  template <typename Buffer, typename Fn>
+  static void for_each_block(Buffer& buffer, uint64_t first, uint64_t end, Fn fn);
+
   int64_t capacity_;
   StoredObsSize obs_;
   NStepAccumulator n_step_;

@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace rlx {
+#include "core/checkpoint_dir.h"  // kReplayDirName
 
-constexpr const char* kReplayDirName = "replay";  // TRIAL/replay/, beside TRIAL/checkpoints/
+namespace rlx {
 
 // One segment file: the transitions numbered [first, end) in the order the buffer took them in.
 struct ReplaySegment {

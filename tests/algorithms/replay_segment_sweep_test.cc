@@ -28,7 +28,7 @@ std::string manifest_listing(const std::vector<std::string>& files) {
   return nlohmann::json{{"replay", {{"inserted", 1}, {"segments", segments}}}}.dump();
 }
 
-TEST_CASE("segments that no checkpoint lists are deleted; an unreadable checkpoint keeps them all",
+TEST_CASE("segments that no checkpoint lists are deleted, and an unreadable checkpoint keeps them all",
           "[algorithms][checkpoint][segments]") {
   TempDir tmp;
   const fs::path trial = tmp.path();

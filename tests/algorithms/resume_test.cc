@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algorithms/dqn_algorithm.h"
 #include "algorithms/make_algorithm.h"
 #include "algorithms/sac_algorithm.h"
 #include "algorithms/trainer.h"
@@ -61,13 +62,14 @@ nlohmann::json manifest_without_files(const Checkpoint& checkpoint) {
   return manifest;
 }
 
-// A SAC checkpoint's whole replay buffer as its segments restore it ("" for other algorithms).
+// A SAC or DQN checkpoint's whole replay buffer as its segments restore it ("" for other algorithms).
 std::string checkpoint_replay(const Checkpoint& checkpoint) {
   const Experiment experiment = experiment_from_json(checkpoint.manifest.at("experiment"), "checkpoint");
   std::unique_ptr<Algorithm> algorithm = make_algorithm(experiment);
   algorithm->restore(checkpoint);
-  auto* sac = dynamic_cast<SacAlgorithm*>(algorithm.get());
-  return sac ? sac->learner().save_replay() : std::string();
+  if (auto* sac = dynamic_cast<SacAlgorithm*>(algorithm.get())) return sac->learner().save_replay();
+  if (auto* dqn = dynamic_cast<DqnAlgorithm*>(algorithm.get())) return dqn->learner().save_replay();
+  return std::string();
 }
 
 // The flat weights a checkpoint's learner hands its workers.
