@@ -37,10 +37,13 @@ void require_cpu_contiguous(const torch::Tensor& tensor, const char* what) {
   }
 }
 
-// Waits for work, turning Gloo's errors and timeouts into CommunicatorError.
-void finish(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout, const std::string& what) {
+// Starts work and waits for it, turning Gloo's errors (thrown as the work starts, e.g. a send to
+// a peer whose connection closed, or as it is awaited) and timeouts into CommunicatorError.
+template <typename Start>
+void finish(Start start, std::chrono::milliseconds timeout, const std::string& what) {
   bool done = false;
   try {
+    const c10::intrusive_ptr<c10d::Work> work = start();
     done = work->wait(timeout);
   } catch (const std::exception& e) {
     throw CommunicatorError("gloo " + what + " failed (a learner rank died or left?): " + error_text(e));
@@ -128,7 +131,7 @@ void GlooCommunicator::allreduce(torch::Tensor& tensor, ReduceOp op) {
   c10d::AllreduceOptions options;
   options.reduceOp = to_c10d(op);
   options.timeout = timeout_;
-  finish(group_->allreduce(tensors, options), timeout_, "allreduce");
+  finish([&] { return group_->allreduce(tensors, options); }, timeout_, "allreduce");
 }
 
 void GlooCommunicator::broadcast(torch::Tensor& tensor, int root) {
@@ -138,26 +141,26 @@ void GlooCommunicator::broadcast(torch::Tensor& tensor, int root) {
   c10d::BroadcastOptions options;
   options.rootRank = root;
   options.timeout = timeout_;
-  finish(group_->broadcast(tensors, options), timeout_, "broadcast");
+  finish([&] { return group_->broadcast(tensors, options); }, timeout_, "broadcast");
 }
 
 void GlooCommunicator::send(const torch::Tensor& tensor, int dst) {
   require_cpu_contiguous(tensor, "send");
   std::vector<at::Tensor> tensors{tensor};
-  finish(group_->send(tensors, dst, /*tag=*/0), timeout_, "send to rank " + std::to_string(dst));
+  finish([&] { return group_->send(tensors, dst, /*tag=*/0); }, timeout_, "send to rank " + std::to_string(dst));
 }
 
 void GlooCommunicator::recv(torch::Tensor& tensor, int src) {
   require_cpu_contiguous(tensor, "recv");
   std::vector<at::Tensor> tensors{tensor};
-  finish(group_->recv(tensors, src, /*tag=*/0), timeout_, "recv from rank " + std::to_string(src));
+  finish([&] { return group_->recv(tensors, src, /*tag=*/0); }, timeout_, "recv from rank " + std::to_string(src));
 }
 
 void GlooCommunicator::barrier() {
   if (size_ == 1) return;
   c10d::BarrierOptions options;
   options.timeout = timeout_;
-  finish(group_->barrier(options), timeout_, "barrier");
+  finish([&] { return group_->barrier(options); }, timeout_, "barrier");
 }
 
 }  // namespace rlx

@@ -113,10 +113,10 @@ class ReplayBuffer {
   virtual void on_stored(int64_t slot) { (void)slot; }
 
  private:
-  // Calls fn(block, bytes) for each column's block of each run of slots that transitions
-  // [first, end) take: the one layout write_rows writes and read_rows reads.
-  template <typename Buffer, typename Fn>
-  static void for_each_block(Buffer& buffer, uint64_t first, uint64_t end, Fn fn);
+  // Calls floats(block, count) or bytes(block, size) for each column's block of each run of slots
+  // that transitions [first, end) take: the one layout write_rows writes and read_rows reads.
+  template <typename Buffer, typename FloatsFn, typename BytesFn>
+  static void for_each_block(Buffer& buffer, uint64_t first, uint64_t end, FloatsFn floats, BytesFn bytes);
 
   int64_t capacity_;
   StoredObsSize obs_;

@@ -8,22 +8,22 @@
 
 namespace rlx {
 
-template <typename Buffer, typename Fn>
-void ReplayBuffer::for_each_block(Buffer& buffer, uint64_t first, uint64_t end, Fn fn) {
+template <typename Buffer, typename FloatsFn, typename BytesFn>
+void ReplayBuffer::for_each_block(Buffer& buffer, uint64_t first, uint64_t end, FloatsFn floats, BytesFn bytes) {
   const auto capacity = static_cast<uint64_t>(buffer.capacity_);
   const auto o = static_cast<size_t>(buffer.obs_.floats), b = static_cast<size_t>(buffer.obs_.bytes);
   while (first < end) {
     const auto slot = static_cast<size_t>(first % capacity);
     const auto count = static_cast<size_t>(std::min<uint64_t>(end - first, capacity - slot));
-    fn(buffer.obs_floats_.data() + slot * o, count * o * sizeof(float));
-    fn(buffer.next_obs_floats_.data() + slot * o, count * o * sizeof(float));
-    fn(buffer.actions_.data() + slot, count * sizeof(int64_t));
-    fn(buffer.rewards_.data() + slot, count * sizeof(float));
-    fn(buffer.terminated_.data() + slot, count * sizeof(float));
-    fn(buffer.discounts_.data() + slot, count * sizeof(float));
+    floats(buffer.obs_floats_.data() + slot * o, count * o);
+    floats(buffer.next_obs_floats_.data() + slot * o, count * o);
+    bytes(buffer.actions_.data() + slot, count * sizeof(int64_t));
+    floats(buffer.rewards_.data() + slot, count);
+    floats(buffer.terminated_.data() + slot, count);
+    floats(buffer.discounts_.data() + slot, count);
     if (b > 0) {
-      fn(buffer.obs_u8_.data() + slot * b, count * b);
-      fn(buffer.next_obs_u8_.data() + slot * b, count * b);
+      bytes(buffer.obs_u8_.data() + slot * b, count * b);
+      bytes(buffer.next_obs_u8_.data() + slot * b, count * b);
     }
     first += count;
   }
@@ -36,7 +36,9 @@ void ReplayBuffer::write_rows(uint64_t first, uint64_t end, SegmentWriter& out) 
                                 ") are not all held (it holds [" + std::to_string(added - static_cast<uint64_t>(size_)) +
                                 ", " + std::to_string(added) + "))");
   }
-  for_each_block(*this, first, end, [&](const void* block, size_t bytes) { out.write(block, bytes); });
+  for_each_block(
+      *this, first, end, [&](const float* block, size_t count) { out.write_floats(block, count); },
+      [&](const void* block, size_t size) { out.write(block, size); });
 }
 
 void ReplayBuffer::reset_to(uint64_t total_added) {
@@ -50,7 +52,9 @@ void ReplayBuffer::read_rows(uint64_t first, uint64_t end, SegmentReader& in) {
     throw std::invalid_argument("replay transitions [" + std::to_string(first) + ", " + std::to_string(end) +
                                 ") lie past the " + std::to_string(total_added_) + " stored");
   }
-  for_each_block(*this, first, end, [&](void* block, size_t bytes) { in.read(block, bytes); });
+  for_each_block(
+      *this, first, end, [&](float* block, size_t count) { in.read_floats(block, count); },
+      [&](void* block, size_t size) { in.read(block, size); });
 }
 
 void ReplayBuffer::save_rest(BinaryWriter& out) const { n_step_.save(out); }

@@ -78,7 +78,7 @@ void ContinuousReplay::write_rows(uint64_t first, uint64_t end, SegmentWriter& o
                                 ") are not all held (it holds [" + std::to_string(inserted_ - size_) + ", " +
                                 std::to_string(inserted_) + "))");
   }
-  for_each_block(*this, first, end, [&](const float* block, size_t floats) { out.write(block, floats * sizeof(float)); });
+  for_each_block(*this, first, end, [&](const float* block, size_t floats) { out.write_floats(block, floats); });
 }
 
 void ContinuousReplay::reset_to(uint64_t inserted) {
@@ -92,7 +92,7 @@ void ContinuousReplay::read_rows(uint64_t first, uint64_t end, SegmentReader& in
     throw std::invalid_argument("replay transitions [" + std::to_string(first) + ", " + std::to_string(end) +
                                 ") lie past the " + std::to_string(inserted_) + " taken in");
   }
-  for_each_block(*this, first, end, [&](float* block, size_t floats) { in.read(block, floats * sizeof(float)); });
+  for_each_block(*this, first, end, [&](float* block, size_t floats) { in.read_floats(block, floats); });
 }
 
 int64_t ContinuousReplay::add(const SampleBatch& batch) {

@@ -17,6 +17,7 @@ namespace {
 
 constexpr size_t kChunkBytes = size_t{1} << 20;
 constexpr int kCompressionLevel = Z_BEST_SPEED;  // floats compress little; speed matters more
+constexpr size_t kFloatsPerChunk = size_t{1} << 16;  // write_floats regroups this many at a time
 constexpr const char* kSegmentSuffix = ".seg";
 
 std::system_error io_error(const std::string& what, const std::filesystem::path& path) {
@@ -54,11 +55,31 @@ ReplaySegment ReplaySegment::from_json(const nlohmann::json& json) {
 struct SegmentWriter::Stream {
   z_stream z{};
   std::vector<unsigned char> out = std::vector<unsigned char>(kChunkBytes);
+  std::vector<unsigned char> planes = std::vector<unsigned char>(kFloatsPerChunk * sizeof(float));
   Sha256 digest;
 };
 
+namespace {
+
+// A chunk of n floats' bytes as planes: plane b (the b-th byte of every float) at b * n.
+void split_planes(const float* data, size_t n, unsigned char* planes) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t b = 0; b < sizeof(float); ++b) planes[b * n + i] = bytes[i * sizeof(float) + b];
+  }
+}
+
+void join_planes(const unsigned char* planes, size_t n, float* data) {
+  auto* bytes = reinterpret_cast<unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t b = 0; b < sizeof(float); ++b) bytes[i * sizeof(float) + b] = planes[b * n + i];
+  }
+}
+
+}  // namespace
+
 SegmentWriter::SegmentWriter(const std::filesystem::path& dir, const std::string& name, uint64_t first, uint64_t end)
-    : path_(dir / name), temp_path_(dir / (name + ".tmp")), stream_(std::make_unique<Stream>()) {
+    : path_(dir / name), temp_path_(dir / (name + ".tmp")), stream_(std::make_unique<Stream>()), level_(kCompressionLevel) {
   segment_.file = name;
   segment_.first = first;
   segment_.end = end;
@@ -98,7 +119,43 @@ void SegmentWriter::drain(bool finishing) {
 }
 
 void SegmentWriter::write(const void* data, size_t size) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
+  set_level(kCompressionLevel);
+  deflate_bytes(static_cast<const unsigned char*>(data), size);
+}
+
+void SegmentWriter::write_floats(const float* data, size_t count) {
+  constexpr size_t kMantissaBytes = sizeof(float) - 1;
+  while (count > 0) {
+    const size_t n = std::min(count, kFloatsPerChunk);
+    split_planes(data, n, stream_->planes.data());
+    set_level(Z_NO_COMPRESSION);
+    deflate_bytes(stream_->planes.data(), kMantissaBytes * n);
+    set_level(kCompressionLevel);
+    deflate_bytes(stream_->planes.data() + kMantissaBytes * n, n);
+    data += n;
+    count -= n;
+  }
+}
+
+void SegmentWriter::set_level(int level) {
+  if (level == level_) return;
+  for (;;) {  // deflateParams compresses what is pending at the old level first, as room allows
+    stream_->z.next_out = stream_->out.data();
+    stream_->z.avail_out = static_cast<uInt>(stream_->out.size());
+    const int status = deflateParams(&stream_->z, level, Z_DEFAULT_STRATEGY);
+    const size_t produced = stream_->out.size() - stream_->z.avail_out;
+    if (produced > 0) {
+      if (std::fwrite(stream_->out.data(), 1, produced, file_) != produced) throw io_error("cannot write", temp_path_);
+      stream_->digest.update(stream_->out.data(), produced);
+      segment_.bytes += produced;
+    }
+    if (status == Z_OK) break;
+    if (status != Z_BUF_ERROR) throw std::runtime_error("zlib failed changing its level for " + temp_path_.string());
+  }
+  level_ = level;
+}
+
+void SegmentWriter::deflate_bytes(const unsigned char* bytes, size_t size) {
   while (size > 0) {
     const size_t part = std::min<size_t>(size, kChunkBytes);
     stream_->z.next_in = const_cast<unsigned char*>(bytes);  // zlib's API is not const-correct
@@ -126,6 +183,7 @@ ReplaySegment SegmentWriter::finish() {
 struct SegmentReader::Stream {
   z_stream z{};
   std::vector<unsigned char> in = std::vector<unsigned char>(kChunkBytes);
+  std::vector<unsigned char> planes = std::vector<unsigned char>(kFloatsPerChunk * sizeof(float));
   bool ended = false;
 };
 
@@ -172,6 +230,16 @@ void SegmentReader::read(void* data, size_t size) {
     } else if (status != Z_OK) {
       throw std::runtime_error("replay segment " + path_.string() + " is corrupt (zlib status " + std::to_string(status) + ")");
     }
+  }
+}
+
+void SegmentReader::read_floats(float* data, size_t count) {
+  while (count > 0) {
+    const size_t n = std::min(count, kFloatsPerChunk);
+    read(stream_->planes.data(), n * sizeof(float));
+    join_planes(stream_->planes.data(), n, data);
+    data += n;
+    count -= n;
   }
 }
 

@@ -47,19 +47,26 @@ class SegmentWriter {
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;
 
-  // Appends raw bytes of the rows; throws std::system_error on a write error (a full disk).
+  // Appends raw bytes of the rows, compressed; throws std::system_error on a write error (a full disk).
   void write(const void* data, size_t size);
+  // Appends floats, each chunk regrouped into byte planes (every float's lowest byte, ..., every
+  // sign-and-exponent byte): the mantissa planes, next to incompressible, are stored as they are
+  // and only the exponent plane is compressed. SegmentReader::read_floats reads them back.
+  void write_floats(const float* data, size_t count);
   // Flushes, syncs and renames the file into place; the segment to list in a manifest.
   ReplaySegment finish();
 
  private:
   struct Stream;
   void drain(bool finishing);
+  void set_level(int level);  // zlib's level for what is written next
+  void deflate_bytes(const unsigned char* bytes, size_t size);
   std::filesystem::path path_, temp_path_;
   ReplaySegment segment_;
   std::unique_ptr<Stream> stream_;
   std::FILE* file_ = nullptr;
   bool finished_ = false;
+  int level_;
 };
 
 // Reads a segment's rows back, after checking the file's size and digest against its listing.
@@ -74,6 +81,8 @@ class SegmentReader {
 
   // Fills exactly `size` bytes; throws std::runtime_error when the segment ends first or is corrupt.
   void read(void* data, size_t size);
+  // Reads `count` floats that SegmentWriter::write_floats wrote (with the same counts in the same order).
+  void read_floats(float* data, size_t count);
   // Throws std::runtime_error unless every byte of the segment has been read.
   void expect_end();
 
