@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "tests/learner/torch_catch.h"  // first: Catch's CHECK, not glog's
 
 #include "algorithms/appo_algorithm.h"
 

@@ -1,6 +1,6 @@
 // core/error_text.h against LibTorch's real errors: the stack trace c10 appends goes, the
 // message stays.
-#include <catch2/catch.hpp>
+#include "tests/learner/torch_catch.h"  // first: Catch's CHECK, not glog's
 
 #include <stdexcept>
 #include <string>
