@@ -63,6 +63,12 @@ std::string DqnLearner::save_replay() const {
   return out.take();
 }
 
+std::unique_ptr<ReplayBuffer> DqnLearner::empty_buffer() const {
+  DqnConfig config = config_;
+  config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
+  return make_dqn_replay_buffer(config, stored_obs_size());
+}
+
 ReplayListing DqnLearner::checkpoint_replay(const std::filesystem::path& dir) {
   const ReplayBuffer& buffer = *buffer_;
   return replay_log_.checkpoint(dir, static_cast<uint64_t>(buffer.total_added()), static_cast<uint64_t>(buffer.size()),
@@ -76,9 +82,7 @@ std::string DqnLearner::save_replay_rest() const {
 }
 
 void DqnLearner::restore_replay(const std::filesystem::path& dir, const ReplayListing& listing, const std::string& rest) {
-  DqnConfig config = config_;
-  config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
-  std::unique_ptr<ReplayBuffer> buffer = make_dqn_replay_buffer(config, stored_obs_size());
+  std::unique_ptr<ReplayBuffer> buffer = empty_buffer();
   buffer->reset_to(listing.inserted);
   ReplaySegmentLog log;
   log.restore(dir, listing, static_cast<uint64_t>(buffer->capacity()),
@@ -91,9 +95,7 @@ void DqnLearner::restore_replay(const std::filesystem::path& dir, const ReplayLi
 }
 
 void DqnLearner::load_replay(const std::string& bytes) {
-  DqnConfig config = config_;
-  config.buffer_size = buffer_->capacity();  // this rank's shard when data-parallel
-  std::unique_ptr<ReplayBuffer> buffer = make_dqn_replay_buffer(config, stored_obs_size());
+  std::unique_ptr<ReplayBuffer> buffer = empty_buffer();
   BinaryReader in(bytes, "the replay buffer");
   buffer->load(in);
   in.expect_end();

@@ -222,6 +222,7 @@ class DqnLearner {
  private:
   // dqn_learner.cc
   void set_buffer(std::unique_ptr<ReplayBuffer> buffer);  // buffer_, and prioritized_ when it is one
+  std::unique_ptr<ReplayBuffer> empty_buffer() const;     // one like buffer_, holding nothing (dqn_checkpoint.cc)
   StoredObsSize stored_obs_size() const { return {layout_.float_slots, layout_.byte_slots}; }
   DqnUpdateMetrics round_metrics(double lr, double beta, int64_t timesteps_done);  // of train()'s steps
   void apply_optimizer_options();  // config_'s lr and adam_eps into Adam

@@ -102,6 +102,13 @@ SegmentWriter::~SegmentWriter() {
   }
 }
 
+void SegmentWriter::emit(size_t produced) {
+  if (produced == 0) return;
+  if (std::fwrite(stream_->out.data(), 1, produced, file_) != produced) throw io_error("cannot write", temp_path_);
+  stream_->digest.update(stream_->out.data(), produced);
+  segment_.bytes += produced;
+}
+
 void SegmentWriter::drain(bool finishing) {
   int status = Z_OK;
   do {
@@ -110,11 +117,7 @@ void SegmentWriter::drain(bool finishing) {
     status = deflate(&stream_->z, finishing ? Z_FINISH : Z_NO_FLUSH);
     if (status == Z_STREAM_ERROR) throw std::runtime_error("zlib failed compressing " + temp_path_.string());
     const size_t produced = stream_->out.size() - stream_->z.avail_out;
-    if (produced > 0) {
-      if (std::fwrite(stream_->out.data(), 1, produced, file_) != produced) throw io_error("cannot write", temp_path_);
-      stream_->digest.update(stream_->out.data(), produced);
-      segment_.bytes += produced;
-    }
+    emit(produced);
   } while (stream_->z.avail_out == 0 || (finishing && status != Z_STREAM_END));
 }
 
@@ -144,11 +147,7 @@ void SegmentWriter::set_level(int level) {
     stream_->z.avail_out = static_cast<uInt>(stream_->out.size());
     const int status = deflateParams(&stream_->z, level, Z_DEFAULT_STRATEGY);
     const size_t produced = stream_->out.size() - stream_->z.avail_out;
-    if (produced > 0) {
-      if (std::fwrite(stream_->out.data(), 1, produced, file_) != produced) throw io_error("cannot write", temp_path_);
-      stream_->digest.update(stream_->out.data(), produced);
-      segment_.bytes += produced;
-    }
+    emit(produced);
     if (status == Z_OK) break;
     if (status != Z_BUF_ERROR) throw std::runtime_error("zlib failed changing its level for " + temp_path_.string());
   }

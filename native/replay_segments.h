@@ -59,6 +59,7 @@ class SegmentWriter {
  private:
   struct Stream;
   void drain(bool finishing);
+  void emit(size_t produced);  // the first `produced` bytes of the output buffer: to the file, digest and size
   void set_level(int level);  // zlib's level for what is written next
   void deflate_bytes(const unsigned char* bytes, size_t size);
   std::filesystem::path path_, temp_path_;
