@@ -10,6 +10,7 @@
 #include "envs/registry.h"
 #include "learner/data_parallel.h"
 #include "learner/non_finite.h"
+#include "learner/replay_shard_transfer.h"
 #include "rollout/policy_factory.h"
 
 namespace rlx {
@@ -46,6 +47,10 @@ void DqnAlgorithm::follow(const LearnerCommand& command) {
     for (const SampleBatch& batch : command.fragments) learner_->add(batch);
     DqnUpdateMetrics last;
     train_rounds(step->rounds, step->timesteps, last);
+  } else if (const auto* replay = std::get_if<ReplayCheckpointCommand>(&command.command)) {
+    send_replay_shard(link_->member().host(), *learner_, static_cast<uint64_t>(replay->from));
+  } else if (std::holds_alternative<ReplayRestoreCommand>(command.command)) {
+    receive_replay_shard_restore(link_->member().host(), *learner_);
   } else {
     throw RankProtocolError(std::string("a DQN learner rank cannot carry out a ") + rank_command_name(command.command) +
                             " command");
@@ -136,19 +141,17 @@ std::vector<CheckpointFile> DqnAlgorithm::checkpoint_files() const {
   std::ostringstream model;
   learner_->save(model);
   std::vector<CheckpointFile> files = {{"q_networks_and_optimizer.pt", model.str()}};
-  // One learner's buffer is the whole replay, its transitions in segments (write_replay_segments)
-  // and the rest here; data-parallel ranks each hold a shard of it.
-  if (checkpoint_replay_buffer_ && !link_->active()) files.push_back({kReplayRestFileName, learner_->save_replay_rest()});
+  // The replay's transitions are in segments (write_replay_segments), the rest of each shard's
+  // state here.
+  files.insert(files.end(), replay_rests_.begin(), replay_rests_.end());
   return files;
 }
 
-nlohmann::json DqnAlgorithm::write_replay_segments(const std::filesystem::path& replay_dir) {
-  if (!checkpoint_replay_buffer_ || link_->active()) return nullptr;
-  return learner_->checkpoint_replay(replay_dir).to_json();
-}
-
 nlohmann::json DqnAlgorithm::checkpoint_state() const {
-  return {{"learner", learner_->state_json()}, {"policy_version", version_}, {"received_steps", received_}};
+  return {{"learner", learner_->state_json()},
+          {"policy_version", version_},
+          {"received_steps", received_},
+          {"dealt_fragments", dealt_}};
 }
 
 void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
@@ -158,21 +161,9 @@ void DqnAlgorithm::restore(const Checkpoint& checkpoint) {
                           learner_->load_state_json(state.at("learner"));
                           version_ = state.at("policy_version").get<uint64_t>();
                           received_ = state.at("received_steps").get<int64_t>();
+                          dealt_ = state.value("dealt_fragments", uint64_t{0});
                         });
-  if (checkpoint_replay_buffer_ && !link_->active()) {
-    const auto listing = checkpoint.manifest.find("replay");
-    const auto rest = checkpoint.files.find(kReplayRestFileName);
-    if (listing != checkpoint.manifest.end() && rest != checkpoint.files.end()) {
-      try {
-        learner_->restore_replay(trial_dir_of_checkpoint(checkpoint.path) / kReplayDirName, ReplayListing::from_json(*listing),
-                                 rest->second);
-      } catch (const std::exception& error) {
-        throw CheckpointRefused(checkpoint.path.string() + ": cannot restore the replay buffer: " + error.what());
-      }
-    } else {  // a checkpoint from before replay segments: the whole buffer in one file
-      restore_replay_file(checkpoint, kReplayFileName, [this](const std::string& bytes) { learner_->load_replay(bytes); });
-    }
-  }
+  if (checkpoint_replay_buffer_) restore_replay(checkpoint);
   synced_ = false;
 }
 

@@ -52,12 +52,16 @@ class DqnAlgorithm : public Algorithm {
   bool synced_ = false;     // the ranks hold the driver's weights and state
   int64_t iteration_steps_ = 0;  // env steps stored in the current iteration
   bool checkpoint_replay_buffer_ = true;
-  static constexpr const char* kReplayFileName = "replay_buffer.bin";
-  static constexpr const char* kReplayRestFileName = "replay_rest.bin";  // n-step windows, priorities
+  static constexpr const char* kReplayFileName = "replay_buffer.bin";  // checkpoints from before segments
+  std::vector<ReplaySegmentLog> shard_logs_;  // rank 0: what it stored of each rank's replay shard ([0] unused)
+  std::vector<CheckpointFile> replay_rests_;  // each shard's n-step windows and priorities, of the last write_replay_segments
   bool mid_step_ = false;        // a data-parallel store-and-train began and neither finished nor failed cleanly
   double published_epsilon_ = -1.0;  // the epsilon last published (-1: none yet)
   uint64_t dealt_ = 0;      // fragments dealt to ranks so far (round-robin)
 
+  // Restores each learner's replay (dqn_replay_checkpoint.cc); a checkpoint of another number of
+  // learners leaves it empty, with a warning.
+  void restore_replay(const Checkpoint& checkpoint);
   // The training rounds every rank runs (collective when data-parallel); true when they ran.
   bool train_rounds(int64_t rounds, int64_t timesteps, DqnUpdateMetrics& last);
 };

@@ -46,12 +46,8 @@ size_t remove_unlisted_replay_segments(const std::filesystem::path& trial_dir) {
       const nlohmann::json manifest = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
       if (manifest.is_discarded()) return 0;  // cannot tell what it needs: keep every segment
       const auto replay = manifest.find("replay");
-      if (replay == manifest.end() || !replay->is_object() || !replay->contains("segments")) continue;
-      for (const nlohmann::json& segment : replay->at("segments")) {
-        if (segment.is_object() && segment.contains("file") && segment.at("file").is_string()) {
-          listed.insert(segment.at("file").get<std::string>());
-        }
-      }
+      if (replay == manifest.end()) continue;
+      for (std::string& file : listed_segment_files(*replay)) listed.insert(std::move(file));
     }
   }
   return remove_unreferenced_segments(trial_dir / kReplayDirName, listed);

@@ -242,4 +242,21 @@ std::optional<Checkpoint> newest_valid_checkpoint(const fs::path& trial_dir, std
   return std::nullopt;
 }
 
+std::vector<std::string> listed_segment_files(const nlohmann::json& replay) {
+  std::vector<std::string> files;
+  const auto add_listing = [&](const nlohmann::json& listing) {
+    if (!listing.is_object() || !listing.contains("segments") || !listing.at("segments").is_array()) return;
+    for (const nlohmann::json& segment : listing.at("segments")) {
+      if (segment.is_object() && segment.contains("file") && segment.at("file").is_string()) {
+        files.push_back(segment.at("file").get<std::string>());
+      }
+    }
+  };
+  add_listing(replay);
+  if (replay.is_object() && replay.contains("shards") && replay.at("shards").is_array()) {
+    for (const nlohmann::json& shard : replay.at("shards")) add_listing(shard);
+  }
+  return files;
+}
+
 }  // namespace rlx

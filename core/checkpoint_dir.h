@@ -22,6 +22,11 @@ constexpr const char* kCheckpointManifestName = "checkpoint.json";
 // TRIAL/replay/, beside TRIAL/checkpoints/: the replay segments a manifest's "replay" lists
 // (native/replay_segments.h).
 constexpr const char* kReplayDirName = "replay";
+
+// The segment files a manifest's "replay" value lists: one buffer's listing, or {"shards": [listing,
+// ...]} of data-parallel learners. Entries that are not well-formed are skipped.
+std::vector<std::string> listed_segment_files(const nlohmann::json& replay);
+
 // The SHA-256 of checkpoint.json in sha256sum's format ("<64 hex digits>  checkpoint.json\n", so
 // `sha256sum -c checkpoint.json.sha256` checks it by hand).
 constexpr const char* kCheckpointManifestSumName = "checkpoint.json.sha256";

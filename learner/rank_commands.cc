@@ -25,6 +25,8 @@ constexpr CommandInfo kCommands[] = {
     {RankCommandKind::kSelectPolicy, "select_policy", false},
     {RankCommandKind::kRegroup, "regroup", false},
     {RankCommandKind::kPsUpdate, "ps_update", true},
+    {RankCommandKind::kReplayCheckpoint, "replay_checkpoint", false},
+    {RankCommandKind::kReplayRestore, "replay_restore", false},
 };
 static_assert(std::size(kCommands) == std::variant_size_v<RankCommand>);
 
@@ -152,6 +154,8 @@ void check_fields(const RankCommand& command, uint64_t fragments, const Where& a
   } else if (const auto* ps = std::get_if<PsUpdateCommand>(&command)) {
     at_least(ps->timesteps_done, 0, "timesteps_done");
     at_least(ps->iteration, 1, "iteration");
+  } else if (const auto* replay = std::get_if<ReplayCheckpointCommand>(&command)) {
+    at_least(replay->from, 0, "from");
   }
 }
 
@@ -193,6 +197,8 @@ std::string encode_rank_command(const RankCommand& command, size_t fragments) {
   } else if (const auto* ps = std::get_if<PsUpdateCommand>(&command)) {
     out.put<int64_t>(ps->timesteps_done);
     out.put<int64_t>(ps->iteration);
+  } else if (const auto* replay = std::get_if<ReplayCheckpointCommand>(&command)) {
+    out.put<int64_t>(replay->from);
   }
   return out.take();
 }
@@ -245,6 +251,8 @@ DecodedRankCommand decode_rank_command(const std::string& bytes) {
       decoded.command = ps;
       break;
     }
+    case RankCommandKind::kReplayCheckpoint: decoded.command = ReplayCheckpointCommand{in.get<int64_t>("from")}; break;
+    case RankCommandKind::kReplayRestore: decoded.command = ReplayRestoreCommand{}; break;
   }
   in.expect_end();
   check_fields(decoded.command, fragments, in.where());

@@ -27,6 +27,8 @@ enum class RankCommandKind : uint8_t {
   kSelectPolicy = 5,
   kRegroup = 6,
   kPsUpdate = 7,
+  kReplayCheckpoint = 8,
+  kReplayRestore = 9,
 };
 
 // Leave the group: the rank returns from run_learner_rank. No fragments.
@@ -68,8 +70,18 @@ struct PsUpdateCommand {
   int64_t iteration = 0;       // the server's iteration, > 0
 };
 
+// A checkpoint: send rank 0 this rank's replay shard's transitions from number `from` on (those
+// rank 0 has not stored yet), as a segment, with the rest of its state (learner/replay_shard_transfer.h).
+// No fragments.
+struct ReplayCheckpointCommand {
+  int64_t from = 0;  // >= 0
+};
+
+// A resume: take the replay shard rank 0 sends next (learner/replay_shard_transfer.h). No fragments.
+struct ReplayRestoreCommand {};
+
 using RankCommand = std::variant<StopRank, SyncLearnerState, PpoUpdateCommand, DqnStepCommand, SelectPolicyCommand,
-                                 RegroupCommand, PsUpdateCommand>;
+                                 RegroupCommand, PsUpdateCommand, ReplayCheckpointCommand, ReplayRestoreCommand>;
 
 // A header that is not a valid rank command: its message names the field and what was expected.
 class RankProtocolError : public std::invalid_argument {
@@ -79,7 +91,8 @@ class RankProtocolError : public std::invalid_argument {
 
 // The command's kind.
 RankCommandKind rank_command_kind(const RankCommand& command);
-// "stop", "sync", "ppo_update", "dqn_step", "select_policy", "regroup" or "ps_update"; "unknown" for a value outside the enum.
+// "stop", "sync", "ppo_update", "dqn_step", "select_policy", "regroup", "ps_update", "replay_checkpoint" or
+// "replay_restore"; "unknown" for a value outside the enum.
 const char* rank_command_name(RankCommandKind kind);
 const char* rank_command_name(const RankCommand& command);
 

@@ -278,6 +278,14 @@ ReplayListing ReplayListing::from_json(const nlohmann::json& json) {
 
 ReplayListing ReplaySegmentLog::checkpoint(const std::filesystem::path& dir, uint64_t inserted, uint64_t held,
                                            const WriteRows& write_rows) {
+  return checkpoint_stored(inserted, held, [&](uint64_t first, uint64_t end) {
+    SegmentWriter writer(dir, segment_name(first, end), first, end);
+    write_rows(first, end, writer);
+    return writer.finish();
+  });
+}
+
+ReplayListing ReplaySegmentLog::checkpoint_stored(uint64_t inserted, uint64_t held, const StoreSegment& store_segment) {
   if (inserted < listing_.inserted) {
     throw std::logic_error("a replay that had taken in " + std::to_string(listing_.inserted) + " transitions now counts " +
                            std::to_string(inserted));
@@ -289,17 +297,24 @@ ReplayListing ReplaySegmentLog::checkpoint(const std::filesystem::path& dir, uin
     if (segment.end > live_from) next.segments.push_back(segment);
   }
   const uint64_t first = std::max(listing_.inserted, live_from);
-  if (first < inserted) {
-    SegmentWriter writer(dir, segment_name(first, inserted), first, inserted);
-    write_rows(first, inserted, writer);
-    next.segments.push_back(writer.finish());
-  }
+  if (first < inserted) next.segments.push_back(store_segment(first, inserted));
   listing_ = next;
   return next;
 }
 
 void ReplaySegmentLog::restore(const std::filesystem::path& dir, const ReplayListing& listing, uint64_t capacity,
                                const ReadRows& read_rows) {
+  ReplaySegmentLog checked;
+  checked.adopt(listing, capacity);
+  for (const ReplaySegment& segment : listing.segments) {
+    SegmentReader reader(dir, segment);
+    read_rows(segment, reader);
+    reader.expect_end();
+  }
+  listing_ = listing;
+}
+
+void ReplaySegmentLog::adopt(const ReplayListing& listing, uint64_t capacity) {
   const uint64_t live_from = listing.inserted - std::min(capacity, listing.inserted);
   uint64_t covered = listing.segments.empty() ? listing.inserted : listing.segments.front().first;
   if (covered > live_from) {
@@ -317,11 +332,6 @@ void ReplaySegmentLog::restore(const std::filesystem::path& dir, const ReplayLis
   if (covered != listing.inserted) {
     throw std::runtime_error("the checkpoint's replay segments end at transition " + std::to_string(covered) + ", not " +
                              std::to_string(listing.inserted));
-  }
-  for (const ReplaySegment& segment : listing.segments) {
-    SegmentReader reader(dir, segment);
-    read_rows(segment, reader);
-    reader.expect_end();
   }
   listing_ = listing;
 }

@@ -110,18 +110,28 @@ class ReplaySegmentLog {
  public:
   using WriteRows = std::function<void(uint64_t first, uint64_t end, SegmentWriter& out)>;
   using ReadRows = std::function<void(const ReplaySegment& segment, SegmentReader& in)>;
+  // Puts transitions [first, end) in a new segment of the replay directory and returns its listing.
+  using StoreSegment = std::function<ReplaySegment(uint64_t first, uint64_t end)>;
 
   // The listing for a checkpoint of a buffer that has taken in `inserted` transitions and holds
   // the last `held`: writes those taken in since the last listing (and still held) to one new
   // segment in dir through write_rows, and leaves out segments whose transitions are all gone.
   // Throws std::logic_error when `inserted` went back.
   ReplayListing checkpoint(const std::filesystem::path& dir, uint64_t inserted, uint64_t held, const WriteRows& write_rows);
+  // The same, with the new segment made by store_segment (e.g. received from the learner rank
+  // that holds the buffer).
+  ReplayListing checkpoint_stored(uint64_t inserted, uint64_t held, const StoreSegment& store_segment);
 
   // Continues from a checkpoint's listing of a buffer of `capacity`: checks that its segments run
   // without a gap up to `inserted` and cover the live transitions, then reads each (checked against
   // its digest) through read_rows, oldest first. Throws std::runtime_error naming what is wrong.
   void restore(const std::filesystem::path& dir, const ReplayListing& listing, uint64_t capacity,
                const ReadRows& read_rows);
+  // Continues from a listing whose segments another process reads (checked as restore checks it).
+  void adopt(const ReplayListing& listing, uint64_t capacity);
+
+  // The transitions taken in by the last listing (0 before any).
+  uint64_t inserted() const { return listing_.inserted; }
 
  private:
   ReplayListing listing_;

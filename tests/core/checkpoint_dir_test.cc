@@ -294,3 +294,13 @@ TEST_CASE("A checkpoint's trial directory is written as the checkpoint's path is
   CHECK(trial_dir_of_checkpoint("checkpoints/checkpoint_000004") == here);
   CHECK(trial_dir_of_checkpoint("../checkpoints/checkpoint_000004") == here.parent_path());
 }
+
+TEST_CASE("A manifest's replay lists its segment files, one buffer's or every data-parallel shard's", "[core][checkpoint]") {
+  const nlohmann::json one = {{"inserted", 9}, {"segments", {{{"file", "a.seg"}}, {{"file", "b.seg"}}}}};
+  CHECK(rlx::listed_segment_files(one) == std::vector<std::string>{"a.seg", "b.seg"});
+  const nlohmann::json shards = {{"shards", {one, {{"inserted", 3}, {"segments", {{{"file", "c.seg"}}}}}}}};
+  CHECK(rlx::listed_segment_files(shards) == std::vector<std::string>{"a.seg", "b.seg", "c.seg"});
+  // What is not a listing lists nothing.
+  CHECK(rlx::listed_segment_files(nlohmann::json("x")).empty());
+  CHECK(rlx::listed_segment_files({{"shards", 4}, {"segments", {{{"file", 7}}}}}).empty());
+}

@@ -86,6 +86,13 @@ TEST_CASE("Every rank command survives encode and decode unchanged", "[learner][
   CHECK(std::get<rlx::PsUpdateCommand>(ps.command).timesteps_done == 4096);
   CHECK(std::get<rlx::PsUpdateCommand>(ps.command).iteration == 3);
   CHECK(ps.fragments == 2);
+  const auto replay = rlx::decode_rank_command(rlx::encode_rank_command(rlx::ReplayCheckpointCommand{123456}, 0));
+  REQUIRE(std::holds_alternative<rlx::ReplayCheckpointCommand>(replay.command));
+  CHECK(std::get<rlx::ReplayCheckpointCommand>(replay.command).from == 123456);
+  CHECK(std::string(rlx::rank_command_name(replay.command)) == "replay_checkpoint");
+  const auto restore = rlx::decode_rank_command(rlx::encode_rank_command(rlx::ReplayRestoreCommand{}, 0));
+  CHECK(std::holds_alternative<rlx::ReplayRestoreCommand>(restore.command));
+  CHECK(std::string(rlx::rank_command_name(restore.command)) == "replay_restore");
   CHECK(rlx::rank_command_kind(update.command) == rlx::RankCommandKind::kPpoUpdate);
   CHECK(std::string(rlx::rank_command_name(static_cast<rlx::RankCommandKind>(77))) == "unknown");
 }
@@ -97,8 +104,9 @@ TEST_CASE("A header that is not a rank command is refused, naming the field", "[
         "rank command: field magic: not a rank command (the bytes of another message?)");
   CHECK_THAT(refusal(patched<uint16_t>(stop, 4, 2)),
              Catch::Contains("field version: 2, expected 1") && Catch::Contains("different rlx builds"));
-  CHECK(refusal(patched<uint8_t>(stop, kKindOffset, 9)) ==
-        "rank command: field command: unknown command 9 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy, 6 regroup, 7 ps_update)");
+  CHECK(refusal(patched<uint8_t>(stop, kKindOffset, 10)) ==
+        "rank command: field command: unknown command 10 (expected 1 stop, 2 sync, 3 ppo_update, 4 dqn_step, 5 select_policy, "
+        "6 regroup, 7 ps_update, 8 replay_checkpoint, 9 replay_restore)");
   CHECK(refusal(patched<uint8_t>(stop, kKindOffset + 1, 1)) == "rank command stop: field reserved: 1, expected 0");
   CHECK(refusal(patched<uint64_t>(stop, kFragmentsOffset, 2)) == "rank command stop: field fragments: 2, expected none");
   CHECK(refusal(stop + "x") == "rank command stop: 1 bytes after its last field");
@@ -110,6 +118,11 @@ TEST_CASE("A header that is not a rank command is refused, naming the field", "[
   CHECK(refusal(patched<int64_t>(step, kFieldsOffset, -1)) == "rank command dqn_step: field rounds: -1, expected >= 0");
   CHECK(refusal(patched<uint64_t>(step, kFragmentsOffset, uint64_t{1} << 40)) ==
         "rank command dqn_step: field fragments: 1099511627776, at most 1048576");
+
+  const std::string replay = rlx::encode_rank_command(rlx::ReplayCheckpointCommand{0}, 0);
+  CHECK(refusal(patched<int64_t>(replay, kFieldsOffset, -1)) == "rank command replay_checkpoint: field from: -1, expected >= 0");
+  CHECK(refusal(patched<uint64_t>(rlx::encode_rank_command(rlx::ReplayRestoreCommand{}, 0), kFragmentsOffset, 3)) ==
+        "rank command replay_restore: field fragments: 3, expected none");
 
   const std::string select = rlx::encode_rank_command(rlx::SelectPolicyCommand{1}, 0);
   CHECK(refusal(patched<int64_t>(select, kFieldsOffset, -2)) == "rank command select_policy: field policy: -2, expected >= 0");
