@@ -151,11 +151,11 @@ void RemoteSampler::report_notices() {
   }
   // The reasons workers gave for stopping, once each (the receiver bounds them): a failure is
   // worth a warning wherever the worker ran; a signal is a scheduler's doing.
-  for (const std::string& notice : receiver_->take_stop_notices()) {
-    if (notice.find(" stopped: signal: ") != std::string::npos) {
-      logger().info("{}", notice);
+  for (const StopNotice& notice : receiver_->take_stop_notices()) {
+    if (notice.cause == StopCause::kSignal) {
+      logger().info("{}", notice.text);
     } else {
-      logger().warn("{}", notice);
+      logger().warn("{}", notice.text);
     }
   }
 }

@@ -183,7 +183,7 @@ class SampleReceiver {
 
   // One line for each distinct reason a worker gave for stopping since the last call (who, the
   // cause, the detail), as WorkerStops::record bounds them.
-  std::vector<std::string> take_stop_notices();
+  std::vector<StopNotice> take_stop_notices();
 
   // The workers' failures so far, a line per distinct reason (WorkerStops::summary).
   std::vector<std::string> worker_failure_summary() const;
@@ -287,7 +287,7 @@ class SampleReceiver {
   EpisodeReport episodes_;
   std::vector<std::string> notices_;
   WorkerStops worker_stops_;
-  std::vector<std::string> stop_notices_;
+  std::vector<StopNotice> stop_notices_;
   ReceiverStats stats_;
   std::atomic<bool> running_{true};
   bool stop_workers_on_exit_ = true;

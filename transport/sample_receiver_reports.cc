@@ -74,7 +74,7 @@ void SampleReceiver::handle_stop(const std::string& identity, const Stop& stop) 
   std::lock_guard<std::mutex> lock(mutex_);
   const bool failed = stop.reason && is_failure(stop.reason->cause);
   if (stop.reason) {
-    if (std::optional<std::string> notice = worker_stops_.record(*stop.reason, who)) stop_notices_.push_back(std::move(*notice));
+    if (std::optional<StopNotice> notice = worker_stops_.record(*stop.reason, who)) stop_notices_.push_back(std::move(*notice));
   }
   if (failed) {
     stats_.workers_failed = worker_stops_.failed();
@@ -85,9 +85,9 @@ void SampleReceiver::handle_stop(const std::string& identity, const Stop& stop) 
   stats_.workers_active = workers_.size();
 }
 
-std::vector<std::string> SampleReceiver::take_stop_notices() {
+std::vector<StopNotice> SampleReceiver::take_stop_notices() {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::string> taken = std::move(stop_notices_);
+  std::vector<StopNotice> taken = std::move(stop_notices_);
   stop_notices_.clear();
   return taken;
 }

@@ -24,7 +24,7 @@ std::string masked(const std::string& detail) {
 
 }  // namespace
 
-std::optional<std::string> WorkerStops::record(const StopReason& reason, const std::string& who) {
+std::optional<StopNotice> WorkerStops::record(const StopReason& reason, const std::string& who) {
   const bool failure = is_failure(reason.cause);
   if (failure) {
     ++failed_;
@@ -44,7 +44,7 @@ std::optional<std::string> WorkerStops::record(const StopReason& reason, const s
   if (notices_ >= kMaxStopNotices) return std::nullopt;
   std::string notice = who + " stopped: " + stop_cause_name(reason.cause) + ": " + reason.detail;
   if (++notices_ == kMaxStopNotices) notice += " (further distinct reasons are only counted)";
-  return notice;
+  return StopNotice{reason.cause, std::move(notice)};
 }
 
 std::vector<std::string> WorkerStops::summary() const {

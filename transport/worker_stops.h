@@ -20,11 +20,17 @@ namespace rlx {
 constexpr size_t kMaxDistinctStopReasons = 256;
 constexpr size_t kMaxStopNotices = 32;
 
+// A line to print about a worker's stop, with its cause (a signal is worth less than a failure).
+struct StopNotice {
+  StopCause cause;
+  std::string text;  // "WHO stopped: CAUSE: DETAIL"
+};
+
 class WorkerStops {
  public:
   // Counts a worker's stop; `who` names it ("worker 7 (pid 12 on node3)"). Returns the notice to
   // print when its reason is new (and notices are left), nullopt otherwise.
-  std::optional<std::string> record(const StopReason& reason, const std::string& who);
+  std::optional<StopNotice> record(const StopReason& reason, const std::string& who);
 
   // Workers that stopped for each failure cause, by stop_cause_name (signals are not failures).
   const std::map<std::string, uint64_t>& failures() const { return failures_; }

@@ -91,12 +91,15 @@ TEST_CASE("a stop detail is one bounded line of printable ASCII", "[transport][s
 TEST_CASE("WorkerStops says each distinct reason once, groups numbers, counts failures apart from signals",
           "[transport][stop_reason]") {
   WorkerStops stops;
-  const std::optional<std::string> first = stops.record(python_error("the env broke at step 40"), "worker 1 (pid 10 on a)");
+  const std::optional<StopNotice> first = stops.record(python_error("the env broke at step 40"), "worker 1 (pid 10 on a)");
   REQUIRE(first);
-  CHECK(*first == "worker 1 (pid 10 on a) stopped: python_error: the env broke at step 40");
+  CHECK(first->text == "worker 1 (pid 10 on a) stopped: python_error: the env broke at step 40");
+  CHECK(first->cause == StopCause::kPythonError);
   CHECK_FALSE(stops.record(python_error("the env broke at step 41"), "worker 2 (pid 11 on b)"));
   CHECK(stops.record(StopReason{StopCause::kEnvContract, "obs[2] is nan", "b", 11}, "worker 3 (pid 12 on b)"));
-  CHECK(stops.record(StopReason{StopCause::kSignal, "stopped by SIGTERM", "c", 13}, "worker 4 (pid 13 on c)"));
+  const std::optional<StopNotice> signal = stops.record(StopReason{StopCause::kSignal, "stopped by SIGTERM", "c", 13}, "worker 4 (pid 13 on c)");
+  REQUIRE(signal);
+  CHECK(signal->cause == StopCause::kSignal);  // the sampler prints it as info, not as a warning
   CHECK(stops.failed() == 3);
   CHECK(stops.failures() == std::map<std::string, uint64_t>{{"env_contract", 1}, {"python_error", 2}});
   const std::vector<std::string> summary = stops.summary();
@@ -115,7 +118,7 @@ TEST_CASE("WorkerStops bounds the notices and the reasons it keeps", "[transport
     for (size_t n = i; n > 0 || name.empty(); n /= 26) name += static_cast<char>('a' + n % 26);
     if (auto notice = stops.record(python_error("reason " + name), "worker")) {
       ++notices;
-      last_notice = *notice;
+      last_notice = notice->text;
     }
   }
   CHECK(notices == kMaxStopNotices);
@@ -148,10 +151,11 @@ TEST_CASE("the receiver counts a joined worker's failure, names it with its host
   REQUIRE(ready.join());
   ready.send(encode_stop(666, 100, StopReason{StopCause::kEnvContract, "CartPole-v1: step: obs[0] is nan", "ignored", 5}));
   REQUIRE(eventually([&] { return receiver.stats().workers_failed == 1; }));
-  std::vector<std::string> notices = receiver.take_stop_notices();
+  std::vector<StopNotice> notices = receiver.take_stop_notices();
   REQUIRE(notices.size() == 1);
   // Its hello named it (pid 1 on "hostile"), so that is who it is.
-  CHECK(notices[0] == "worker 666 (pid 1 on hostile) stopped: env_contract: CartPole-v1: step: obs[0] is nan");
+  CHECK(notices[0].text == "worker 666 (pid 1 on hostile) stopped: env_contract: CartPole-v1: step: obs[0] is nan");
+  CHECK(notices[0].cause == StopCause::kEnvContract);
 
   // Failed while setting up, before any hello: where it runs comes with the reason.
   test::HostilePeer unready(context, receiver.endpoint());
@@ -161,7 +165,8 @@ TEST_CASE("the receiver counts a joined worker's failure, names it with its host
   REQUIRE(eventually([&] { return receiver.stats().workers_failed == 2; }));
   notices = receiver.take_stop_notices();
   REQUIRE(notices.size() == 1);
-  CHECK(notices[0] == "worker 77 (pid 31 on node9) stopped: bad_config: unknown env 'Nope-v0'");
+  CHECK(notices[0].text == "worker 77 (pid 31 on node9) stopped: bad_config: unknown env 'Nope-v0'");
+  CHECK(notices[0].cause == StopCause::kBadConfig);
 
   // A peer that never joined: its goodbye is not counted.
   test::HostilePeer stranger(context, receiver.endpoint());
