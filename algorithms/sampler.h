@@ -31,6 +31,7 @@ struct SamplerStats {
   uint64_t fragments_received = 0;
   uint64_t fragments_consumed = 0;
   uint64_t fragments_queued = 0;    // received, not yet taken
+  uint64_t fragments_dropped_at_stop = 0;  // queued when an earlier attempt's checkpoint was written, never taken
   uint64_t workers_joined = 0;
   uint64_t workers_lost = 0;        // silent past the heartbeat timeout (a crashed host, a cut link)
   uint64_t workers_left = 0;        // said goodbye after their last fragment (a SIGTERM, a finished run)

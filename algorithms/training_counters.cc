@@ -22,6 +22,7 @@ constexpr SamplerCount kSamplerCounts[] = {
     {"episodes_dropped_nonfinite", &SamplerStats::episodes_dropped_nonfinite},
     {"fragments_received", &SamplerStats::fragments_received},
     {"fragments_consumed", &SamplerStats::fragments_consumed},
+    {"fragments_dropped_at_stop", &SamplerStats::fragments_dropped_at_stop},
     {"workers_joined", &SamplerStats::workers_joined},
     {"workers_lost", &SamplerStats::workers_lost},
     {"workers_left", &SamplerStats::workers_left},
@@ -63,6 +64,9 @@ SamplerStats sampler_totals(const SamplerStats& this_attempt, const SamplerStats
 
 nlohmann::json sampler_counts_json(const SamplerStats& sampling) {
   nlohmann::json out = counts_json(sampling);
+  // What is queued now, an attempt resumed from this checkpoint never takes: with these, every
+  // fragment received is still accounted for (consumed, queued, dropped or refused).
+  out["fragments_dropped_at_stop"] = sampling.fragments_dropped_at_stop + sampling.fragments_queued;
   for (const auto& [name, member] : kSamplerSeconds) out[name] = sampling.*member;
   return out;
 }

@@ -78,7 +78,7 @@ class Tuner {
     write_state();
     loop();
     finished_ = !stopping_;
-    write_state();
+    if (!write_state()) throw state_error_;  // the previous state stays: --resume continues from it
     if (options_.table) table_.print(std::cerr, trials_, spec_, stopping_ ? "stopped" : "finished");
     TuneOutcome outcome = report();
     if (stopping_) {
@@ -197,7 +197,9 @@ class Tuner {
     trial.awaiting_decision = false;
   }
 
-  void write_state() {
+  // Writes experiment_state.json and trials.csv (atomically). A write that fails (a full disk) keeps
+  // the previous files, is said once per outage, and is retried at the next change: false then.
+  bool write_state() {
     nlohmann::json trials = nlohmann::json::array();
     for (const Trial& trial : trials_) trials.push_back(trial_to_json(trial));
     const nlohmann::json state = {{"format_version", 1},
@@ -209,9 +211,24 @@ class Tuner {
                                   {"finished", finished_},
                                   {"scheduler_state", scheduler_->state()},
                                   {"trials", trials}};
-    write_file_atomic(dir_ / kExperimentStateName, state.dump(2) + "\n");
-    write_file_atomic(dir_ / kTrialsCsvName, trials_csv(trials_, spec_.metric));
     dirty_ = true;
+    try {
+      write_file_atomic(dir_ / kExperimentStateName, state.dump(2) + "\n");
+      write_file_atomic(dir_ / kTrialsCsvName, trials_csv(trials_, spec_.metric));
+    } catch (const std::system_error& error) {
+      if (!state_error_.code()) {
+        out_ << "rlx tune: warning: " << error.what() << "; the previous state stays, and the tuner retries at the next change\n";
+        file_logger().warn("{}; the previous state stays, and the tuner retries at the next change", error.what());
+      }
+      state_error_ = error;
+      return false;
+    }
+    if (state_error_.code()) {
+      out_ << "rlx tune: the state is written again\n";
+      file_logger().info("the state is written again");
+      state_error_ = std::system_error(std::error_code());
+    }
+    return true;
   }
 
   void loop() {
@@ -299,7 +316,11 @@ class Tuner {
     segment.log_level = log_level_name(log_level());
     const std::vector<std::string> argv = segment_argv(segment);
     fs::create_directories(log_path(trial).parent_path());
-    append_line_durable(log_path(trial), "# rlx tune: segment " + std::to_string(trial.segments + 1) + ": " + command_line(argv));
+    try {
+      append_line_durable(log_path(trial), "# rlx tune: segment " + std::to_string(trial.segments + 1) + ": " + command_line(argv));
+    } catch (const std::system_error& error) {  // the segment still runs (and fails on its own if the disk stays full)
+      file_logger().warn("{}: {}", trial.name, error.what());
+    }
     running_[index_of(trial)] = launcher_.launch({argv, options_.env, log_path(trial), ""});
     file_logger().info("{}: segment {} started, pid {}: {}", trial.name, trial.segments + 1,
                        running_[index_of(trial)]->pid(), command_line(argv));
@@ -410,7 +431,13 @@ class Tuner {
       file_logger().warn("{}: {}", trial.name, trial.error);
       return;
     }
-    write_state();  // the decision first: a crash from here on redoes this same exploit
+    // The decision first: a crash from here on redoes this same exploit. Not written, not made.
+    if (!write_state()) {
+      trial.pending.reset();
+      trial.error = std::string("exploit of ") + donor.name + " skipped: the tuner's state could not be written";
+      file_logger().warn("{}: {}", trial.name, trial.error);
+      return;
+    }
     finish_exploit(trial);
   }
 
@@ -421,28 +448,33 @@ class Tuner {
       if (!target) throw CheckpointError(trial_dir(trial).string() + " has no checkpoint to replace");
       const ExploitedDonor copied = exploit_checkpoint(pending.donor_checkpoint, *target, pending.new_params, pending.donor);
       const std::string& attr = spec_.time_attr();
-      append_pbt_log(dir_ / kPbtLogName, {{"id", pending.id},
-                                          {"trial", trial.name},
-                                          {"donor", pending.donor},
-                                          {"donor_checkpoint", pending.donor_checkpoint},
-                                          {"donor_checkpoint_sha256", copied.fingerprint},
-                                          {"donor_training_iteration", copied.counters.at("training_iteration")},
-                                          {"donor_timesteps_total", copied.counters.at("timesteps_total")},
-                                          {"donor_metric", pending.donor_metric ? nlohmann::json(*pending.donor_metric) : nlohmann::json()},
-                                          {"trial_checkpoint", target->string()},
-                                          {"time_attr", attr},
-                                          {"time", trial.time(attr)},
-                                          {"training_iteration", trial.iteration},
-                                          {"timesteps_total", trial.timesteps},
-                                          {"old_params", pending.old_params},
-                                          {"new_params", pending.new_params}});
       trial.params = pending.new_params;
       file_logger().info("{}: exploited {} ({}); params now {}", trial.name, pending.donor, pending.donor_checkpoint,
                          trial.params.dump());
       // The checkpoint now holds the donor's weights: it scores what the donor's did.
       trial.checkpoint = target->string();
       trial.checkpoint_metric = pending.donor_metric;
-    } catch (const CheckpointError& e) {
+      // The checkpoint is replaced whether or not its line reaches the PBT log (a full disk).
+      try {
+        append_pbt_log(dir_ / kPbtLogName, {{"id", pending.id},
+                                            {"trial", trial.name},
+                                            {"donor", pending.donor},
+                                            {"donor_checkpoint", pending.donor_checkpoint},
+                                            {"donor_checkpoint_sha256", copied.fingerprint},
+                                            {"donor_training_iteration", copied.counters.at("training_iteration")},
+                                            {"donor_timesteps_total", copied.counters.at("timesteps_total")},
+                                            {"donor_metric", pending.donor_metric ? nlohmann::json(*pending.donor_metric) : nlohmann::json()},
+                                            {"trial_checkpoint", target->string()},
+                                            {"time_attr", attr},
+                                            {"time", trial.time(attr)},
+                                            {"training_iteration", trial.iteration},
+                                            {"timesteps_total", trial.timesteps},
+                                            {"old_params", pending.old_params},
+                                            {"new_params", pending.new_params}});
+      } catch (const std::system_error& error) {
+        file_logger().warn("{}: the PBT log misses exploit {}: {}", trial.name, pending.id, error.what());
+      }
+    } catch (const std::runtime_error& e) {  // CheckpointError, or a full disk (std::system_error)
       trial.error = "exploit of " + pending.donor + " failed, trial continues unchanged: " + e.what();
       file_logger().warn("{}: {}", trial.name, trial.error);
     }
@@ -490,6 +522,7 @@ class Tuner {
   bool finished_ = false;
   bool stopping_ = false;  // a stop signal came: the running segments are stopping, no new ones start
   bool dirty_ = true;
+  std::system_error state_error_{std::error_code()};  // the last failed write_state (no code: none since the last success)
 };
 
 }  // namespace

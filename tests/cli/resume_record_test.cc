@@ -80,6 +80,14 @@ TEST_CASE("A resumed run writes its paths as the fresh run did and a finished tr
     CHECK(second_result.at("sampler").at(count) ==
           kept.at("sampler").at(count).get<uint64_t>() + second_result.at("sampler_this_attempt").at(count).get<uint64_t>());
   }
+  // Over both attempts every fragment received is accounted for: what the first attempt had
+  // queued at its checkpoint the second never takes (fragments_dropped_at_stop).
+  const nlohmann::json& totals = second_result.at("sampler");
+  const auto count = [&](const char* name) { return totals.at(name).get<uint64_t>(); };
+  CHECK(count("fragments_dropped_at_stop") == kept.at("sampler").at("fragments_dropped_at_stop").get<uint64_t>());
+  CHECK(count("fragments_received") == count("fragments_consumed") + count("fragments_queued") +
+                                           count("fragments_dropped_stale") + count("fragments_dropped_other") +
+                                           count("fragments_refused") + count("fragments_dropped_at_stop"));
 
   const Attempt again = attempt(tmp.path(), 4096);
   INFO(again.out << again.err);
