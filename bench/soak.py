@@ -12,7 +12,7 @@ Faults (a seeded schedule; each is logged in OUT/faults.jsonl with its time):
     collectives and store, down for --cut-s s.
 At the end the tuner gets SIGTERM (its trials checkpoint and stop), and the report checks that
 nothing was lost: every result row parses and the iterations run 1..N unbroken, every row's
-fragments add up (received = consumed + queued + dropped) and its steps are the consumed
+fragments add up (received = consumed + queued + dropped + refused) and its steps are the consumed
 fragments', every checkpoint verifies (manifest digest, file digests) and the last of each trial
 evaluates, no dead run's temp directory survives the next start, and the memory of the process
 tree stayed flat. One JSON line per check, then the verdict line.
@@ -212,8 +212,9 @@ def fragments_accounted(rows, fragment_steps):
     bad = []
     for r in rows:
         s = r["sampler"]
-        dropped = s["fragments_dropped_stale"] + s["fragments_dropped_other"]
-        if s["fragments_received"] != s["fragments_consumed"] + s["fragments_queued"] + dropped:
+        ended = (s["fragments_dropped_stale"] + s["fragments_dropped_other"] + s["fragments_dropped_at_stop"] +
+                 s["fragments_refused"] + s["fragments_queued"])
+        if s["fragments_received"] != s["fragments_consumed"] + ended:
             bad.append(r["training_iteration"])
         elif r["timesteps_total"] != s["fragments_consumed"] * fragment_steps:
             bad.append(r["training_iteration"])
@@ -273,7 +274,8 @@ def report(args):
         s = last["sampler"]
         ok &= check("fragments_accounted", not bad, trial=name, rows_not_adding_up=bad[:10],
                     fragments_received=s["fragments_received"], fragments_consumed=s["fragments_consumed"],
-                    fragments_dropped_stale=s["fragments_dropped_stale"], worker_restarts=s["worker_restarts"],
+                    fragments_dropped_stale=s["fragments_dropped_stale"],
+                    fragments_dropped_at_stop=s["fragments_dropped_at_stop"], worker_restarts=s["worker_restarts"],
                     workers_failed=s["workers_failed"], attempts=last.get("attempt"), iterations=last["training_iteration"],
                     timesteps_total=last["timesteps_total"], episode_return_mean=last["episode_return_mean"])
         checkpoints = sorted(glob.glob(os.path.join(trial, "checkpoints", "checkpoint_*")))

@@ -17,6 +17,7 @@ work=$(mktemp -d /tmp/rlx-soak-XXXXXX)
 ns=rlx-soak-$$
 cleanup() {
   ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+  [ -n "${SOAK_KEEP:-}" ] && cp -a "$work/out" "$work/out.kept" 2>/dev/null
   umount "$work/out" 2>/dev/null || true
   ip netns del "$ns" 2>/dev/null || true
   [ -n "${SOAK_KEEP:-}" ] && echo "bench/soak.sh: kept $work" >&2 || rm -rf "$work"

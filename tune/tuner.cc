@@ -216,16 +216,14 @@ class Tuner {
       write_file_atomic(dir_ / kExperimentStateName, state.dump(2) + "\n");
       write_file_atomic(dir_ / kTrialsCsvName, trials_csv(trials_, spec_.metric));
     } catch (const std::system_error& error) {
-      if (!state_error_.code()) {
-        out_ << "rlx tune: warning: " << error.what() << "; the previous state stays, and the tuner retries at the next change\n";
-        file_logger().warn("{}; the previous state stays, and the tuner retries at the next change", error.what());
+      if (!state_error_.code()) {  // stderr and the log: a SIGKILL may follow, stdout is buffered
+        logger().warn("{}; the previous state stays, and the tuner retries at the next change", error.what());
       }
       state_error_ = error;
       return false;
     }
     if (state_error_.code()) {
-      out_ << "rlx tune: the state is written again\n";
-      file_logger().info("the state is written again");
+      logger().info("the state is written again");
       state_error_ = std::system_error(std::error_code());
     }
     return true;
