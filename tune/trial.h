@@ -2,6 +2,7 @@
 // pending PBT exploit, and the JSON form experiment_state.json keeps it in.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ struct Trial {
   TrialStatus status = TrialStatus::kPending;
   bool awaiting_decision = false;        // PAUSED at a boundary, the scheduler not yet asked
   int64_t failures = 0;                  // crashed segments so far
+  int64_t failures_in_a_row = 0;         // crashed segments since one that ended well (not saved)
+  std::chrono::steady_clock::time_point retry_at{};  // a crashed trial's next try waits until then (not saved)
   int64_t segments = 0;                  // segment processes started
   int64_t decisions = 0;                 // scheduler decisions made (seeds PBT's draws)
   int64_t iteration = 0;

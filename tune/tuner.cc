@@ -33,6 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kMaxRetryWait{30000};  // the longest wait before a crashed trial's next try
 
 // The last complete row of result.jsonl (for the live table), read from the file's tail only.
 std::optional<nlohmann::json> last_row(const fs::path& trial_dir) {
@@ -246,8 +247,9 @@ class Tuner {
       if (changed) write_state();
       // Start runnable trials, those furthest behind first (keeps a synchronous population together).
       std::vector<size_t> runnable;
+      const auto now = Clock::now();
       for (size_t i = 0; i < trials_.size(); ++i) {
-        if (trials_[i].runnable()) runnable.push_back(i);
+        if (trials_[i].runnable() && now >= trials_[i].retry_at) runnable.push_back(i);
       }
       std::stable_sort(runnable.begin(), runnable.end(), [&](size_t a, size_t b) {
         return trials_[a].time(spec_.time_attr()) < trials_[b].time(spec_.time_attr());
@@ -355,6 +357,10 @@ class Tuner {
       return;
     }
     trial.status = latest_checkpoint(trial_dir(trial)) ? TrialStatus::kPaused : TrialStatus::kPending;
+    // Crashes in a row wait longer before each try (0.5 s, 1 s, 2 s, ... up to kMaxRetryWait): a
+    // cause that lasts (a full disk, a lost host) does not spend max_failures in seconds.
+    const int64_t doublings = std::min<int64_t>(trial.failures_in_a_row++, 6);
+    trial.retry_at = Clock::now() + std::min(kMaxRetryWait, std::chrono::milliseconds(500) * (int64_t{1} << doublings));
   }
 
   // Takes what a segment's result.json says: counters, metric, checkpoint.
@@ -374,6 +380,7 @@ class Tuner {
   // Takes a finished segment's outcome: counters, metric, checkpoint; paused or terminated.
   void segment_ended(Trial& trial, int code, const nlohmann::json& result) {
     take_progress(trial, result);
+    trial.failures_in_a_row = 0;
     if (code == kTrainPaused) {
       trial.status = TrialStatus::kPaused;
       trial.awaiting_decision = true;
