@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/config_schema.h"
+#include "core/file_lines.h"
 
 namespace rlx {
 namespace fs = std::filesystem;
@@ -38,19 +39,11 @@ std::string csv_cell(const nlohmann::json& value) {
   return value.dump();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
-std::string join_lines(const std::vector<std::string>& lines) {
-  std::string text;
-  for (const auto& line : lines) text += line + "\n";
-  return text;
+// Cuts the file at `path` back to `size` bytes (nothing when it is that long) and syncs it.
+void cut_file(const fs::path& path, uintmax_t size) {
+  if (fs::file_size(path) == size) return;
+  fs::resize_file(path, size);
+  fsync_path(path);
 }
 
 // The training_iteration of a row, if it has a numeric one.
@@ -116,26 +109,27 @@ std::vector<std::string> parse_csv_line(std::string_view line) {
 ResultsWriter::ResultsWriter(fs::path trial_dir) : dir_(std::move(trial_dir)) {
   fs::create_directories(dir_);
   repair_partial_lines();
-  if (fs::exists(dir_ / kCsv)) {
-    const std::string text = read_file(dir_ / kCsv);
-    const size_t end = text.find('\n');
-    if (end != std::string::npos && end > 0) columns_ = parse_csv_line(std::string_view(text).substr(0, end));
-  }
-  if (fs::exists(dir_ / kJsonl)) {
-    const auto lines = lines_of(read_file(dir_ / kJsonl));
-    if (!lines.empty()) last_row_ = nlohmann::json::parse(lines.back(), nullptr, false);
+  // Only the ends of the files are read: a long run's results grow by a row per iteration.
+  const std::string header = first_line(dir_ / kCsv);
+  if (!header.empty()) columns_ = parse_csv_line(header);
+  for_each_line_backwards(dir_ / kJsonl, [&](const std::string& line, uintmax_t) {
+    if (line.empty()) return true;
+    last_row_ = nlohmann::json::parse(line, nullptr, false);
     if (last_row_.is_discarded()) last_row_ = nullptr;
-  }
+    return false;
+  });
 }
 
 void ResultsWriter::repair_partial_lines() const {
   for (const char* name : {kJsonl, kCsv}) {
     const fs::path path = dir_ / name;
-    if (!fs::exists(path)) continue;
-    const std::string text = read_file(path);
-    if (text.empty() || text.back() == '\n') continue;
-    const size_t last = text.rfind('\n');
-    write_file_atomic(path, last == std::string::npos ? std::string() : text.substr(0, last + 1));
+    std::error_code missing;
+    const uintmax_t size = fs::file_size(path, missing);
+    if (missing) continue;
+    const uintmax_t complete = size_through_last_newline(path);
+    if (complete == size) continue;
+    fs::resize_file(path, complete);  // the partial line goes; one ftruncate, then synced
+    fsync_path(path);
   }
 }
 
@@ -177,35 +171,39 @@ void ResultsWriter::append(const nlohmann::json& row) {
 }
 
 void ResultsWriter::truncate_after(int64_t iteration) {
+  // Rows are in iteration order: those after `iteration` are at the end, found from there.
   const auto limit = static_cast<double>(iteration);
   if (fs::exists(dir_ / kJsonl)) {
-    std::vector<std::string> kept;
+    uintmax_t cut = fs::file_size(dir_ / kJsonl);
     nlohmann::json last = nullptr;
-    for (const auto& line : lines_of(read_file(dir_ / kJsonl))) {
+    for_each_line_backwards(dir_ / kJsonl, [&](const std::string& line, uintmax_t offset) {
+      if (line.empty()) return true;
       const auto row = nlohmann::json::parse(line, nullptr, false);
       const auto row_iteration = row.is_object() ? iteration_of(row) : std::nullopt;
-      if (row_iteration && *row_iteration > limit) continue;
-      kept.push_back(line);
+      if (row_iteration && *row_iteration > limit) {
+        cut = offset;
+        return true;
+      }
       if (!row.is_discarded()) last = row;
-    }
-    write_file_atomic(dir_ / kJsonl, join_lines(kept));
+      return false;
+    });
+    cut_file(dir_ / kJsonl, cut);
     last_row_ = last;
   }
   if (fs::exists(dir_ / kCsv) && !columns_.empty()) {
-    const auto column = std::find(columns_.begin(), columns_.end(), "training_iteration") - columns_.begin();
-    const auto lines = lines_of(read_file(dir_ / kCsv));
-    std::vector<std::string> kept;
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (i > 0 && static_cast<size_t>(column) < columns_.size()) {
-        const auto cells = parse_csv_line(lines[i]);
-        if (static_cast<size_t>(column) < cells.size()) {
-          const auto value = parse_value(ConfigType::kFloat, cells[static_cast<size_t>(column)]);
-          if (value && std::get<double>(*value) > limit) continue;
-        }
-      }
-      kept.push_back(lines[i]);
-    }
-    write_file_atomic(dir_ / kCsv, join_lines(kept));
+    const auto column = static_cast<size_t>(std::find(columns_.begin(), columns_.end(), "training_iteration") - columns_.begin());
+    uintmax_t cut = fs::file_size(dir_ / kCsv);
+    for_each_line_backwards(dir_ / kCsv, [&](const std::string& line, uintmax_t offset) {
+      if (offset == 0 || column >= columns_.size()) return false;  // the header stays
+      if (line.empty()) return true;
+      const auto cells = parse_csv_line(line);
+      if (column >= cells.size()) return false;
+      const auto value = parse_value(ConfigType::kFloat, cells[column]);
+      if (!value || std::get<double>(*value) <= limit) return false;
+      cut = offset;
+      return true;
+    });
+    cut_file(dir_ / kCsv, cut);
   }
 }
 

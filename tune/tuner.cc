@@ -18,6 +18,7 @@
 #include "core/checkpoint_dir.h"
 #include "core/config_error.h"
 #include "core/experiment.h"
+#include "core/file_lines.h"
 #include "core/json_fields.h"
 #include "core/results.h"
 #include "core/log.h"
@@ -55,12 +56,12 @@ std::optional<nlohmann::json> last_row(const fs::path& trial_dir) {
 }
 
 std::string log_tail(const fs::path& log) {
-  if (!fs::exists(log)) return "";
-  const std::string text = read_file(log);
-  std::string tail = text.substr(text.size() > 600 ? text.size() - 600 : 0);
-  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
-  const size_t line = tail.rfind('\n');
-  return line == std::string::npos ? tail : tail.substr(line + 1);
+  std::string last;  // the last line that is not empty, at most 600 bytes of its end
+  for_each_line_backwards(log, [&](const std::string& line, uintmax_t) {
+    last = line.substr(line.size() > 600 ? line.size() - 600 : 0);
+    return last.empty();
+  });
+  return last;
 }
 
 class Tuner {
@@ -393,7 +394,7 @@ class Tuner {
   void update_best(Trial& trial) {
     const fs::path path = trial_dir(trial) / "result.jsonl";
     if (!fs::exists(path)) return;
-    std::istringstream lines(read_file(path));
+    std::ifstream lines(path, std::ios::binary);  // a row at a time: a long trial's rows run to many MB
     std::string line;
     // The latest result counts too: after an exploit it scores the donor's weights, no row's.
     std::optional<double> best = trial.metric;
