@@ -160,7 +160,7 @@ std::vector<KeySpec> build_schema() {
   add(float_key("exploration_fraction", 0.1, "Fraction of stop.timesteps_total over which epsilon decays linearly").at_least(0).at_most(1).to(&DqnConfig::exploration_fraction));
   add(bool_key("apex_epsilons", false, "false: every worker follows the schedule; true: worker i of N uses 0.4^(1 + 7i/(N-1)) (Ape-X)").to(&DqnConfig::apex_epsilons));
   add(float_key("huber_delta", 1.0, "Delta of the Huber TD loss").above(0).to(&DqnConfig::huber_delta));
-  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly: in segments in TRIAL/replay/, each checkpoint writing only the transitions new since the last (docs/sac.md); one learner only (data-parallel ranks refill theirs)").to(&DqnConfig::checkpoint_replay_buffer).to(&SacConfig::checkpoint_replay_buffer));
+  add(bool_key("checkpoint_replay_buffer", true, "Keep the replay buffer (with its n-step windows and priorities) in checkpoints, so a resumed run continues exactly: in segments in TRIAL/replay/, each checkpoint writing only the transitions new since the last (docs/sac.md); data-parallel DQN keeps every rank's shard, for a resume with the same number of learners (docs/data-parallel.md)").to(&DqnConfig::checkpoint_replay_buffer).to(&SacConfig::checkpoint_replay_buffer));
 
   // ---- SAC (reads gamma, lr, lr_schedule, adam_eps, grad_clip and DQN's buffer_size, learning_starts, batch_size, tau, checkpoint_replay_buffer too) ----
   add(float_key("utd_ratio", 1.0, "Updates-to-data ratio: gradient steps per env step received, once learning_starts transitions are stored").above(0).at_most(1000).to(&SacConfig::utd_ratio));
