@@ -55,6 +55,7 @@ void DqnAlgorithm::restore_replay(const Checkpoint& checkpoint) {
     return;
   }
   const std::string where = checkpoint.path.string();
+  const std::filesystem::path replay_dir = trial_dir_of_checkpoint(checkpoint.path) / kReplayDirName;
   const int world = link_->world();
   std::vector<ShardCheckpoint> shards(static_cast<size_t>(world));
   try {
@@ -72,7 +73,7 @@ void DqnAlgorithm::restore_replay(const Checkpoint& checkpoint) {
       if (rest == checkpoint.files.end()) throw std::invalid_argument("its file " + rest_file_name(rank) + " is missing");
       shard.rest = rest->second;
     }
-    learner_->restore_replay(trial_dir_of_checkpoint(checkpoint.path) / kReplayDirName, shards[0].listing, shards[0].rest);
+    learner_->restore_replay(replay_dir, shards[0].listing, shards[0].rest);
     shard_logs_.assign(shards.size(), ReplaySegmentLog());
     for (int rank = 1; rank < world; ++rank) {
       shard_logs_[static_cast<size_t>(rank)].adopt(shards[static_cast<size_t>(rank)].listing,
@@ -85,8 +86,8 @@ void DqnAlgorithm::restore_replay(const Checkpoint& checkpoint) {
   link_->guarded([&] {
     for (int rank = 1; rank < world; ++rank) {
       link_->send(rank, ReplayRestoreCommand{});
-      std::optional<std::string> answer = send_replay_shard_restore(
-          link_->member().host(), rank, trial_dir_of_checkpoint(checkpoint.path) / kReplayDirName, shards[static_cast<size_t>(rank)]);
+      std::optional<std::string> answer =
+          send_replay_shard_restore(link_->member().host(), rank, replay_dir, shards[static_cast<size_t>(rank)]);
       if (answer && !refused) refused = "learner rank " + std::to_string(rank) + ": " + *answer;
     }
   });

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -80,7 +81,7 @@ class Tuner {
     write_state();
     loop();
     finished_ = !stopping_;
-    if (!write_state()) throw state_error_;  // the previous state stays: --resume continues from it
+    if (!write_state()) throw *state_error_;  // the previous state stays: --resume continues from it
     if (options_.table) table_.print(std::cerr, trials_, spec_, stopping_ ? "stopped" : "finished");
     TuneOutcome outcome = report();
     if (stopping_) {
@@ -218,15 +219,15 @@ class Tuner {
       write_file_atomic(dir_ / kExperimentStateName, state.dump(2) + "\n");
       write_file_atomic(dir_ / kTrialsCsvName, trials_csv(trials_, spec_.metric));
     } catch (const std::system_error& error) {
-      if (!state_error_.code()) {  // stderr and the log: a SIGKILL may follow, stdout is buffered
+      if (!state_error_) {  // stderr and the log: a SIGKILL may follow, stdout is buffered
         logger().warn("{}; the previous state stays, and the tuner retries at the next change", error.what());
       }
       state_error_ = error;
       return false;
     }
-    if (state_error_.code()) {
+    if (state_error_) {
       logger().info("the state is written again");
-      state_error_ = std::system_error(std::error_code());
+      state_error_.reset();
     }
     return true;
   }
@@ -528,7 +529,7 @@ class Tuner {
   bool finished_ = false;
   bool stopping_ = false;  // a stop signal came: the running segments are stopping, no new ones start
   bool dirty_ = true;
-  std::system_error state_error_{std::error_code()};  // the last failed write_state (no code: none since the last success)
+  std::optional<std::system_error> state_error_;  // the last failed write_state, until one succeeds
 };
 
 }  // namespace
